@@ -1,0 +1,30 @@
+import { readConfig } from '../../server/config.ts';
+import { DataError } from '../../server/versions/catalog.ts';
+import { RefusedError, parseReleaseArgs, releaseJar } from './release.ts';
+
+const USAGE = `usage: npm run depot -- <command>
+  release <file.jar> --version 1.4.0 --java 21 --software PaperMC,Folia [--minecraft 1.21.4] [--proxy 3.4] [--by alice]`;
+
+/** The operator CLI: each command prints one JSON object on stdout; progress goes to stderr. */
+async function main(argv: string[]): Promise<number> {
+  const [command, ...args] = argv;
+  const config = readConfig();
+  try {
+    switch (command) {
+      case 'release':
+        console.log(JSON.stringify(await releaseJar(parseReleaseArgs(args), config, new Date()), null, 2));
+        return 0;
+      default:
+        console.error(command ? `depot: unknown command ${JSON.stringify(command)}\n${USAGE}` : USAGE);
+        return 1;
+    }
+  } catch (error) {
+    if (error instanceof RefusedError || error instanceof DataError || (error as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+      console.error(`depot ${command}: ${(error as Error).message}`);
+      return 1;
+    }
+    throw error;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,102 @@
+// Writes the demo content of data/: small, valid plugin JARs made here (the repository ships no
+// third-party files), their records and three users. Deterministic: same script, same bytes.
+// Run with `npm run demo`; the output is committed so a fresh clone serves something real.
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { strToU8, zipSync } from 'fflate';
+import { readConfig } from '../server/config.ts';
+import { jarPath, jarsDir, sha256Hex, versionsDir } from '../server/versions/catalog.ts';
+import { PluginVersionRecord, UserProfiles } from '../server/versions/schema.ts';
+import { isProxy, type ServerSoftware } from '../server/versions/software.ts';
+
+type Demo = {
+  version: string;
+  java: '8' | '11' | '17' | '21';
+  software: ServerSoftware[];
+  at: string;
+  by: string;
+  minecraft?: string;
+  proxy?: string;
+};
+
+const DEMO_VERSIONS: Demo[] = [
+  { version: '1.0.0', java: '8', software: ['Spigot', 'Bukkit'], at: '2026-01-10T09:00:00.000Z', by: 'alice', minecraft: '1.8.8' },
+  { version: '1.0.0', java: '8', software: ['BungeeCord', 'Waterfall'], at: '2026-01-10T09:05:00.000Z', by: 'alice', proxy: '1.20' },
+  { version: '1.0.1', java: '8', software: ['Spigot'], at: '2026-01-20T12:00:00.000Z', by: 'bob', minecraft: '1.12.2' },
+  { version: '1.1.0', java: '11', software: ['PaperMC', 'Spigot', 'Bukkit'], at: '2026-02-14T10:30:00.000Z', by: 'alice', minecraft: '1.16.5' },
+  { version: '1.2.0', java: '17', software: ['PaperMC', 'Folia', 'Purpur'], at: '2026-03-21T08:00:00.000Z', by: 'alice', minecraft: '1.20.4' },
+  { version: '1.2.0', java: '17', software: ['Velocity'], at: '2026-03-21T08:10:00.000Z', by: 'bob', proxy: '3.3.0' },
+  { version: '1.3.0', java: '21', software: ['PaperMC', 'Folia', 'Purpur'], at: '2026-06-02T15:00:00.000Z', by: 'alice', minecraft: '1.21.4' },
+  { version: '1.3.0', java: '17', software: ['Spigot', 'Bukkit'], at: '2026-06-02T15:05:00.000Z', by: 'alice', minecraft: '1.20.6' },
+  { version: '1.3.0', java: '21', software: ['Velocity'], at: '2026-06-02T15:10:00.000Z', by: 'carol', proxy: '3.4.0' },
+  { version: '1.3.0', java: '11', software: ['BungeeCord', 'Waterfall'], at: '2026-06-02T15:15:00.000Z', by: 'carol', proxy: '1.21' },
+  { version: '1.3.0', java: '21', software: ['Quilt', 'LeafMC'], at: '2026-06-02T15:20:00.000Z', by: 'ci-bot', minecraft: '1.21.4' },
+  { version: '1.3.0', java: '21', software: ['CanvasMC'], at: '2026-06-02T15:25:00.000Z', by: 'ci-bot', minecraft: '1.21.4' },
+  { version: '1.4.0', java: '17', software: ['PaperMC', 'Purpur'], at: '2026-09-15T11:00:00.000Z', by: 'bob', minecraft: '1.21.1' },
+  { version: '1.5.0-beta.1', java: '21', software: ['LeafMC'], at: '2026-10-30T18:45:00.000Z', by: 'alice', minecraft: '1.21.10' },
+];
+
+const DEMO_USERS = UserProfiles.parse([
+  { id: 'user-alice', username: 'alice', nickname: 'Alice the Maintainer', image: 'https://avatars.example.org/alice.png' },
+  { id: 'user-bob', username: 'bob', nickname: null },
+  { id: 'user-carol', username: 'carol', image: 'https://avatars.example.org/carol.png' },
+]);
+
+const MTIME = new Date('2026-01-01T00:00:00.000Z');
+const PLUGIN = { name: 'DepotDemo', main: 'org.example.depotdemo.DepotDemo', author: 'plugin depot' };
+
+/** The descriptor the platform reads: Velocity and BungeeCord have their own, Folia wants paper-plugin.yml. */
+function descriptors(demo: Demo): Record<string, string> {
+  const files: Record<string, string> = {};
+  const api = demo.minecraft?.split('.').slice(0, 2).join('.');
+  if (demo.software.includes('Velocity')) {
+    files['velocity-plugin.json'] = JSON.stringify({ id: 'depotdemo', name: PLUGIN.name, version: demo.version, main: PLUGIN.main, authors: [PLUGIN.author] });
+  }
+  if (demo.software.some((s) => s === 'BungeeCord' || s === 'Waterfall')) {
+    files['bungee.yml'] = `name: ${PLUGIN.name}\nversion: ${demo.version}\nmain: ${PLUGIN.main}\nauthor: ${PLUGIN.author}\n`;
+  }
+  const servers = demo.software.filter((s) => !isProxy(s));
+  if (servers.length > 0) {
+    files['plugin.yml'] = `name: ${PLUGIN.name}\nversion: ${demo.version}\nmain: ${PLUGIN.main}\nauthor: ${PLUGIN.author}\n${api ? `api-version: '${api}'\n` : ''}${servers.some((s) => s === 'Folia' || s === 'CanvasMC') ? 'folia-supported: true\n' : ''}`;
+  }
+  if (servers.some((s) => s === 'PaperMC' || s === 'Folia' || s === 'CanvasMC' || s === 'Purpur')) {
+    files['paper-plugin.yml'] = `name: ${PLUGIN.name}\nversion: ${demo.version}\nmain: ${PLUGIN.main}\napi-version: '${api ?? '1.20'}'\nfolia-supported: true\n`;
+  }
+  return files;
+}
+
+function demoJar(demo: Demo): Uint8Array {
+  const manifest = `Manifest-Version: 1.0\r\nCreated-By: plugin depot demo\r\nImplementation-Title: ${PLUGIN.name}\r\nImplementation-Version: ${demo.version}\r\nBuild-Jdk-Spec: ${demo.java === '8' ? '1.8' : demo.java}\r\n\r\n`;
+  const entries: Record<string, Uint8Array> = { 'META-INF/MANIFEST.MF': strToU8(manifest) };
+  for (const [name, text] of Object.entries(descriptors(demo))) entries[name] = strToU8(text);
+  entries['README.txt'] = strToU8(`${PLUGIN.name} ${demo.version} for ${demo.software.join(', ')} on Java ${demo.java}. Demo content of plugin depot.\n`);
+  return zipSync(entries, { mtime: MTIME, level: 6 });
+}
+
+const { dataDir } = readConfig();
+await rm(versionsDir(dataDir), { recursive: true, force: true });
+await rm(jarsDir(dataDir), { recursive: true, force: true });
+await mkdir(versionsDir(dataDir), { recursive: true });
+await mkdir(jarsDir(dataDir), { recursive: true });
+for (const demo of DEMO_VERSIONS) {
+  const bytes = demoJar(demo);
+  const sha256 = sha256Hex(bytes);
+  const record = PluginVersionRecord.parse({
+    id: `plugin-${Date.parse(demo.at)}-${sha256.slice(0, 10)}`,
+    serverSoftware: demo.software,
+    pluginVersion: demo.version,
+    javaVersion: demo.java,
+    ...(demo.minecraft ? { minecraftVersion: demo.minecraft } : {}),
+    proxyVersion: demo.proxy ?? null,
+    fileName: `DepotDemo-${demo.version}-${demo.software.map((s) => s.toLowerCase()).join('+')}-java${demo.java}.jar`,
+    fileSize: bytes.length,
+    sha256,
+    createdAt: demo.at,
+    updatedAt: demo.at,
+    createdBy: demo.by,
+  });
+  await writeFile(jarPath(dataDir, record.id), bytes);
+  await writeFile(join(versionsDir(dataDir), `${record.id}.json`), `${JSON.stringify(record, null, 2)}\n`);
+}
+await writeFile(join(dataDir, 'users.json'), `${JSON.stringify(DEMO_USERS, null, 2)}\n`);
+console.log(`demo data: ${DEMO_VERSIONS.length} versions, ${DEMO_USERS.length} users in ${dataDir}`);

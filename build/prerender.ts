@@ -1,0 +1,36 @@
+import { access, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createApi } from '../server/app.ts';
+import { sha256Hex } from '../server/versions/catalog.ts';
+import { FILES_DIR, type RouteEntry, type Tree } from '../server/tree.ts';
+
+const EXTENSIONS: Record<string, string> = {
+  'application/json': 'json',
+  'application/java-archive': 'jar',
+};
+
+/** Headers the static server computes per request rather than stores. */
+const PER_REQUEST_HEADERS = new Set(['content-length', 'content-range']);
+
+/**
+ * Asks the same app the origin runs for each path and records status, headers and bytes. Bytes go to
+ * files/<sha256>.<ext>: identical answers (a JAR behind several URLs) are stored once.
+ */
+export async function prerender(tree: Tree, paths: readonly string[]): Promise<Record<string, RouteEntry>> {
+  const api = createApi({ tree: () => tree });
+  const routes: Record<string, RouteEntry> = {};
+  for (const path of paths) {
+    const response = await api.request(path);
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    if (response.status >= 500) throw new Error(`prerender ${path}: ${response.status} ${new TextDecoder().decode(bytes)}`);
+    const type = (response.headers.get('content-type') ?? '').split(';')[0]!.trim();
+    const ext = EXTENSIONS[type];
+    if (!ext) throw new Error(`prerender ${path}: unexpected content-type ${JSON.stringify(type)} (status ${response.status})`);
+    const file = `${FILES_DIR}/${sha256Hex(bytes)}.${ext}`;
+    const target = join(tree.dir, file);
+    if (!(await access(target).then(() => true, () => false))) await writeFile(target, bytes);
+    const headers = Object.fromEntries([...response.headers].filter(([name]) => !PER_REQUEST_HEADERS.has(name)).sort());
+    routes[path] = { file, status: response.status, size: bytes.length, headers };
+  }
+  return routes;
+}

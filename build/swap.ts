@@ -1,0 +1,30 @@
+import { readdir, rename, rm, stat, symlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CURRENT_LINK, TREES_DIR } from '../server/tree.ts';
+
+/** Trees kept besides the current one, so requests that started on them can finish. */
+const KEEP_PREVIOUS = 2;
+
+/**
+ * Names the staged tree by its manifest digest, then points dist/current at it with one rename (a
+ * symlink replaced atomically): a reader sees the old tree or the new one, never a mix.
+ */
+export async function swapTree(distDir: string, stagingDir: string, name: string): Promise<string> {
+  const treesDir = join(distDir, TREES_DIR);
+  const finalDir = join(treesDir, name);
+  const exists = await stat(finalDir).then(() => true, () => false);
+  if (exists) await rm(stagingDir, { recursive: true, force: true });
+  else await rename(stagingDir, finalDir);
+  const tmpLink = join(distDir, `.${CURRENT_LINK}-${process.pid}-${Date.now()}`);
+  await symlink(join(TREES_DIR, name), tmpLink);
+  await rename(tmpLink, join(distDir, CURRENT_LINK));
+  await pruneTrees(treesDir, name);
+  return finalDir;
+}
+
+async function pruneTrees(treesDir: string, keep: string) {
+  const names = (await readdir(treesDir)).filter((n) => n !== keep && !n.startsWith('.'));
+  const dated = await Promise.all(names.map(async (n) => ({ n, at: (await stat(join(treesDir, n))).mtimeMs })));
+  dated.sort((a, b) => b.at - a.at);
+  for (const { n } of dated.slice(KEEP_PREVIOUS)) await rm(join(treesDir, n), { recursive: true, force: true });
+}

@@ -1,0 +1,20 @@
+import { H3, type Middleware } from 'h3';
+import type { AppContext } from './context.ts';
+import { answerError } from './http/errors.ts';
+import { serveTree } from './http/static.ts';
+import { versionRoutes } from './versions/routes.ts';
+
+/**
+ * Every response of the service. The build calls this app in-process to pre-render the finite
+ * answers; the origin is the same app with the edge (static tree, later rate limits) in front.
+ */
+export function createApi(ctx: AppContext, edge: Middleware[] = []): H3 {
+  const app = new H3({ onError: answerError, silent: true });
+  for (const middleware of edge) app.use(middleware);
+  app.mount('/api/plugin-versions', versionRoutes(ctx));
+  return app;
+}
+
+export function createOrigin(ctx: AppContext): H3 {
+  return createApi(ctx, [serveTree(ctx)]);
+}

@@ -1,0 +1,20 @@
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { describeIssues } from './describe-issues.ts';
+
+const Env = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default('localhost'),
+  DATA_DIR: z.string().min(1).default('./data'),
+  DIST_DIR: z.string().min(1).default('./dist'),
+});
+
+export type Config = { port: number; host: string; dataDir: string; distDir: string };
+
+/** The only reader of process.env: read once at start, checked, passed down. */
+export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = Env.safeParse(env);
+  if (!parsed.success) throw new Error(`Invalid configuration: ${describeIssues(parsed.error.issues)}`);
+  const { PORT, HOST, DATA_DIR, DIST_DIR } = parsed.data;
+  return { port: PORT, host: HOST, dataDir: resolve(DATA_DIR), distDir: resolve(DIST_DIR) };
+}

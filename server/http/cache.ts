@@ -1,0 +1,10 @@
+// How long each kind of answer may be cached (SPEC 8, DESIGN). One table, named by what is served.
+export const CACHE_CONTROL = {
+  /** A version's JAR by id never changes. */
+  versionFile: 'public, max-age=31536000, immutable',
+  /** Latest answers and the list change with each release: short, and revalidated by ETag. */
+  latest: 'public, max-age=60',
+  versionList: 'public, max-age=60',
+  /** A miss may turn into a hit with the next release. */
+  notFound: 'public, max-age=60',
+} as const;

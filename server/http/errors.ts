@@ -1,0 +1,30 @@
+import { HTTPError, type H3Event } from 'h3';
+
+/**
+ * The one error shape (SPEC 2.9): `{ "error": message, ...data }`. An error h3 did not get from us
+ * (`unhandled`) is logged once and answered without detail, so internals never leak.
+ */
+export function answerError(error: HTTPError, event: H3Event): Response {
+  let status = error.status;
+  let body: Record<string, unknown>;
+  if (error.unhandled || status >= 500) {
+    console.error(`[error] ${event.req.method} ${event.url.pathname}:`, error.cause ?? error);
+    status = 500;
+    body = { error: 'Internal server error' };
+  } else if (status === 404 && !(error.data && typeof error.data === 'object') && error.message.startsWith('Cannot find any route')) {
+    body = { error: `No endpoint at ${event.url.pathname}` };
+  } else {
+    body = { error: error.message, ...(isRecord(error.data) ? error.data : {}) };
+  }
+  const headers = new Headers(status < 500 ? error.headers : undefined);
+  headers.set('content-type', 'application/json; charset=utf-8');
+  return new Response(JSON.stringify(body), { status, headers });
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function notFound(message: string, data?: Record<string, unknown>, headers?: Record<string, string>): HTTPError {
+  return new HTTPError({ status: 404, message, data, headers });
+}

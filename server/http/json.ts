@@ -1,0 +1,15 @@
+import type { H3Event } from 'h3';
+import { sendRepresentation, strongEtag } from './send.ts';
+
+const encoder = new TextEncoder();
+
+/** A JSON answer with a strong ETag from its bytes, so identical answers revalidate everywhere. */
+export function sendJson(event: H3Event, value: unknown, cacheControl: string, status = 200) {
+  const bytes = encoder.encode(JSON.stringify(value));
+  return sendRepresentation(event.req, {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': cacheControl, etag: strongEtag(bytes) },
+    size: bytes.length,
+    body: bytes,
+  });
+}

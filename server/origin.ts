@@ -1,0 +1,34 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { toNodeHandler } from 'h3';
+import { createOrigin } from './app.ts';
+import { currentTreeDir, followCurrentTree, openTree } from './tree.ts';
+
+export type RunningOrigin = { url: string; server: Server; close: () => Promise<void> };
+
+/** Serves dist/current on host:port (0 picks a free port) and follows rebuilds without a restart. */
+export async function startOrigin(options: { distDir: string; host: string; port: number }): Promise<RunningOrigin> {
+  const dir = await currentTreeDir(options.distDir);
+  if (!dir) throw new Error(`No built tree at ${options.distDir}/current: run \`npm run build\` first`);
+  const follower = followCurrentTree(options.distDir, await openTree(dir), (error) =>
+    console.error('[tree] could not open the new tree; still serving the previous one:', error),
+  );
+  const app = createOrigin({ tree: follower.current });
+  const server = createServer(toNodeHandler(app));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const { address, port } = server.address() as AddressInfo;
+  const host = address.includes(':') ? `[${address}]` : address;
+  return {
+    url: `http://${host}:${port}`,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        follower.stop();
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}

@@ -1,0 +1,92 @@
+import { readFile, readlink } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+import { createCatalog, parseFile, readJsonFile, type Catalog } from './versions/catalog.ts';
+import { PluginVersionRecord, UserProfiles } from './versions/schema.ts';
+
+/**
+ * dist/ layout: `current` is a symlink to `trees/<name>`, swapped atomically by the build. A tree
+ * holds `manifest.json` (URL path -> file, status, headers), `catalog.json` (the validated records
+ * the live routes answer from) and `files/`, content-addressed, so a JAR is stored once.
+ */
+export const CURRENT_LINK = 'current';
+export const TREES_DIR = 'trees';
+export const FILES_DIR = 'files';
+
+export const RouteEntry = z.strictObject({
+  file: z.string().regex(/^files\/[0-9a-f]{64}\.[a-z0-9]+$/),
+  status: z.int().min(200).max(599),
+  size: z.int().nonnegative(),
+  headers: z.record(z.string(), z.string()),
+});
+export type RouteEntry = z.infer<typeof RouteEntry>;
+
+export const Manifest = z.strictObject({
+  format: z.literal(1),
+  /** Digest of the inputs: a build whose inputs did not change can be skipped. */
+  source: z.string(),
+  routes: z.record(z.string(), RouteEntry),
+});
+export type Manifest = z.infer<typeof Manifest>;
+
+export const CatalogFile = z.strictObject({ versions: z.array(PluginVersionRecord), users: UserProfiles });
+export type CatalogFile = z.infer<typeof CatalogFile>;
+
+export type Tree = {
+  dir: string;
+  catalog: Catalog;
+  routes: ReadonlyMap<string, RouteEntry>;
+  source: string;
+};
+
+export const jarFile = (treeDir: string, sha256: string) => join(treeDir, FILES_DIR, `${sha256}.jar`);
+
+export async function openTree(dir: string): Promise<Tree> {
+  const manifestFile = join(dir, 'manifest.json');
+  const catalogFile = join(dir, 'catalog.json');
+  const manifest = parseFile(Manifest, await readJsonFile(manifestFile), manifestFile);
+  const { versions, users } = parseFile(CatalogFile, await readJsonFile(catalogFile), catalogFile);
+  return {
+    dir,
+    catalog: createCatalog(versions, users),
+    routes: new Map(Object.entries(manifest.routes)),
+    source: manifest.source,
+  };
+}
+
+/** The tree `dist/current` points at, or null before the first build. */
+export async function currentTreeDir(distDir: string): Promise<string | null> {
+  const target = await readlink(join(distDir, CURRENT_LINK)).catch(() => null);
+  return target === null ? null : resolve(distDir, target);
+}
+
+export async function readManifestSource(distDir: string): Promise<string | null> {
+  const dir = await currentTreeDir(distDir);
+  if (!dir) return null;
+  const raw = await readFile(join(dir, 'manifest.json'), 'utf8').catch(() => null);
+  const parsed = raw === null ? null : Manifest.safeParse(JSON.parse(raw));
+  return parsed?.success ? parsed.data.source : null;
+}
+
+/**
+ * Follows `dist/current`: polls the link (one readlink per interval) and opens a new tree when it
+ * moves. A request in flight keeps the tree it started with; old trees stay on disk for a while.
+ */
+export function followCurrentTree(distDir: string, initial: Tree, onError: (error: unknown) => void, intervalMs = 200) {
+  let tree = initial;
+  let busy = false;
+  const timer = setInterval(async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      const dir = await currentTreeDir(distDir);
+      if (dir && dir !== tree.dir) tree = await openTree(dir);
+    } catch (error) {
+      onError(error);
+    } finally {
+      busy = false;
+    }
+  }, intervalMs);
+  timer.unref();
+  return { current: () => tree, stop: () => clearInterval(timer) };
+}

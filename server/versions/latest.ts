@@ -1,0 +1,45 @@
+import semver from 'semver';
+import type { PluginVersionRecord } from './schema.ts';
+import type { JavaVersion, ServerSoftware } from './software.ts';
+
+export type LatestIndex = ReadonlyMap<string, PluginVersionRecord>;
+
+/**
+ * SPEC 2.4.2: the most recent createdAt wins. Ties are broken by the higher plugin version, then by
+ * the higher id, so the same records always pick the same latest.
+ */
+export function compareNewestFirst(a: PluginVersionRecord, b: PluginVersionRecord): number {
+  if (a.createdAt !== b.createdAt) return a.createdAt < b.createdAt ? 1 : -1;
+  const byVersion = semver.rcompare(a.pluginVersion, b.pluginVersion);
+  if (byVersion !== 0) return byVersion;
+  return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
+}
+
+function latestKey(software: ServerSoftware, java?: JavaVersion): string {
+  return java ? `${software}|${java}` : software;
+}
+
+/** The latest version per software and per software + Java version, from records sorted newest first. */
+export function indexLatest(newestFirst: readonly PluginVersionRecord[]): LatestIndex {
+  const index = new Map<string, PluginVersionRecord>();
+  for (const version of newestFirst) {
+    for (const software of version.serverSoftware) {
+      for (const key of [latestKey(software), latestKey(software, version.javaVersion)]) {
+        if (!index.has(key)) index.set(key, version);
+      }
+    }
+  }
+  return index;
+}
+
+/** SPEC 2.4.4: without a Java version the newest for the software wins, whatever its Java version. */
+export function pickLatest(index: LatestIndex, software: ServerSoftware, java?: JavaVersion) {
+  return index.get(latestKey(software, java));
+}
+
+/** SPEC 2.4.3: per supported software, is this the latest for that software and its own Java version? */
+export function isLatestMap(index: LatestIndex, version: PluginVersionRecord): Record<string, boolean> {
+  return Object.fromEntries(
+    version.serverSoftware.map((software) => [software, pickLatest(index, software, version.javaVersion) === version]),
+  );
+}

@@ -1,0 +1,48 @@
+import type { Catalog } from './catalog.ts';
+import { isLatestMap } from './latest.ts';
+import type { PluginVersionRecord } from './schema.ts';
+
+export const downloadPath = (id: string) => `/api/plugin-versions/download/${id}`;
+
+/**
+ * SPEC 2.1 on the wire. Adds sha256 and downloadUrl; never drops or renames a SPEC field.
+ * createdByUser only in the list (SPEC 2.1: absent in the latest-version response).
+ */
+export function presentVersion(catalog: Catalog, version: PluginVersionRecord, withUser: boolean) {
+  const user = withUser ? catalog.users.get(version.createdBy) : undefined;
+  return {
+    id: version.id,
+    serverSoftware: version.serverSoftware,
+    pluginVersion: version.pluginVersion,
+    javaVersion: version.javaVersion,
+    ...(version.minecraftVersion === undefined ? {} : { minecraftVersion: version.minecraftVersion }),
+    proxyVersion: version.proxyVersion ?? null,
+    fileName: version.fileName,
+    fileSize: version.fileSize,
+    sha256: version.sha256,
+    downloadUrl: downloadPath(version.id),
+    createdAt: version.createdAt,
+    updatedAt: version.updatedAt,
+    createdBy: version.createdBy,
+    ...(user
+      ? {
+          createdByUser: {
+            id: user.id,
+            username: user.username,
+            ...(user.image === undefined ? {} : { image: user.image }),
+            nickname: user.nickname ?? null,
+          },
+        }
+      : {}),
+    isLatest: isLatestMap(catalog.latest, version),
+  };
+}
+
+/** SPEC 2.5. lastUpdated is derived from the records, not the clock, so a rebuild gives the same bytes. */
+export function presentVersionList(catalog: Catalog) {
+  const lastUpdated = catalog.versions.reduce((max, v) => (v.updatedAt > max ? v.updatedAt : max), new Date(0).toISOString());
+  return {
+    versions: catalog.versions.map((v) => presentVersion(catalog, v, true)),
+    lastUpdated,
+  };
+}

@@ -1,0 +1,29 @@
+// SPEC 2.3: the server software names, by group. Order here is the order pages and errors list them.
+export const SOFTWARE_GROUPS = {
+  normal: ['PaperMC', 'Spigot', 'Bukkit', 'Purpur', 'Quilt', 'LeafMC'],
+  folia: ['Folia', 'CanvasMC'],
+  proxy: ['BungeeCord', 'Waterfall', 'Velocity'],
+} as const;
+
+export const SERVER_SOFTWARE = [
+  ...SOFTWARE_GROUPS.normal,
+  ...SOFTWARE_GROUPS.folia,
+  ...SOFTWARE_GROUPS.proxy,
+] as const;
+
+export type ServerSoftware = (typeof SERVER_SOFTWARE)[number];
+
+export const JAVA_VERSIONS = ['8', '11', '17', '21'] as const;
+
+export type JavaVersion = (typeof JAVA_VERSIONS)[number];
+
+const BY_LOWER_NAME = new Map<string, ServerSoftware>(SERVER_SOFTWARE.map((name) => [name.toLowerCase(), name]));
+
+/** SPEC 2.3: names match case-insensitively; undefined for an unknown name. */
+export function findSoftware(name: string): ServerSoftware | undefined {
+  return BY_LOWER_NAME.get(name.toLowerCase());
+}
+
+export function isProxy(software: ServerSoftware): boolean {
+  return (SOFTWARE_GROUPS.proxy as readonly string[]).includes(software);
+}
