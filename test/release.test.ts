@@ -1,0 +1,123 @@
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { strToU8, zipSync } from 'fflate';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { makeWorkspace, runDepot, startTestOrigin, type Workspace } from './helpers.ts';
+
+function pluginJar(version: string): Uint8Array {
+  return zipSync({
+    'META-INF/MANIFEST.MF': strToU8('Manifest-Version: 1.0\r\n\r\n'),
+    'plugin.yml': strToU8(`name: TestPlugin\nversion: ${version}\nmain: org.example.Test\n`),
+  });
+}
+
+const ctx = {} as { workspace: Workspace; jar: string };
+
+const refusals = suite('depot release: refusals');
+refusals.before(async () => {
+  ctx.workspace = await makeWorkspace();
+  ctx.jar = join(ctx.workspace.dir, 'TestPlugin-2.0.0.jar');
+  await writeFile(ctx.jar, pluginJar('2.0.0'));
+});
+refusals.after(() => ctx.workspace.remove());
+
+const refusalCases: [string, (jar: string, dir: string) => Promise<string[]>, RegExp][] = [
+  ['unknown software, listing the valid names', async (jar) => [jar, '--version', '2.0.0', '--java', '21', '--software', 'PaperMC,Forge'],
+    /--software: Unknown server software "Forge"; expected one of PaperMC, Spigot, Bukkit, Purpur, Quilt, LeafMC, Folia, CanvasMC, BungeeCord, Waterfall, Velocity/],
+  ['bad Java version', async (jar) => [jar, '--version', '2.0.0', '--java', '16', '--software', 'PaperMC'], /--java: Unknown Java version "16"; expected one of 8, 11, 17, 21/],
+  ['a version that is not semver', async (jar) => [jar, '--version', 'v2.0', '--java', '21', '--software', 'PaperMC'], /--version: must be a semantic version/],
+  ['a file that is not a JAR', async (_jar, dir) => {
+    const fake = join(dir, 'fake.jar');
+    await writeFile(fake, 'this is not a zip');
+    return [fake, '--version', '2.0.0', '--java', '21', '--software', 'PaperMC'];
+  }, /fake\.jar is not a zip\/JAR archive/],
+  ['a zip without manifest or descriptor', async (_jar, dir) => {
+    const zip = join(dir, 'data.jar');
+    await writeFile(zip, zipSync({ 'hello.txt': strToU8('hi') }));
+    return [zip, '--version', '2.0.0', '--java', '21', '--software', 'PaperMC'];
+  }, /without META-INF\/MANIFEST\.MF or a plugin descriptor/],
+  ['an exact duplicate of a released JAR', async (_jar, dir) => [join(dir, 'data/jars', (await readdir(join(dir, 'data/jars')))[0]!), '--version', '9.9.9', '--java', '21', '--software', 'PaperMC'],
+    /is already released as plugin-\d+-\w+ \(same sha256\)/],
+  ['the same version, Java and software again', async (_jar, dir) => {
+    const other = join(dir, 'again.jar');
+    await writeFile(other, pluginJar('rebuilt'));
+    return [other, '--version', '1.3.0', '--java', '21', '--software', 'Purpur,PaperMC,Folia'];
+  }, /version 1\.3\.0 for Java 21 and Purpur, PaperMC, Folia is already released as plugin-/],
+  ['a missing file', async (_jar, dir) => [join(dir, 'nope.jar'), '--version', '2.0.0', '--java', '21', '--software', 'PaperMC'], /cannot read .*nope\.jar: ENOENT/],
+  ['no --software', async (jar) => [jar, '--version', '2.0.0', '--java', '21'], /--software: missing --software/],
+];
+for (const [name, args, message] of refusalCases) {
+  refusals(`refuses ${name} with exit 1 and one line`, async () => {
+    const before = await readdir(join(ctx.workspace.dataDir, 'versions'));
+    const result = await runDepot(['release', ...(await args(ctx.jar, ctx.workspace.dir))], ctx.workspace);
+    assert.is(result.code, 1);
+    assert.is(result.stdout, '');
+    assert.is(result.stderr.trim().split('\n').length, 1, result.stderr);
+    assert.match(result.stderr, message);
+    assert.equal(await readdir(join(ctx.workspace.dataDir, 'versions')), before, 'nothing written');
+  });
+}
+refusals.run();
+
+const release = suite('depot release: publishing');
+release.before(async () => {
+  ctx.workspace = await makeWorkspace();
+});
+release.after(() => ctx.workspace.remove());
+
+release('stores JAR and record, rebuilds, prints the record; a running origin serves it without restart', async () => {
+  const origin = await startTestOrigin(ctx.workspace);
+  const jar = join(ctx.workspace.dir, 'Plügin Ünïcode-2.0.0.jar');
+  await writeFile(jar, pluginJar('2.0.0'));
+  const path = `${origin.url}/api/plugin-versions/latest/papermc/21`;
+  const before = ((await (await fetch(path)).json()) as { version: { id: string } }).version.id;
+
+  // A client loops on the latest endpoint while the release runs: no request may fail.
+  let failures = 0;
+  let requests = 0;
+  let seen = before;
+  let releasing = true;
+  const client = (async () => {
+    const deadline = Date.now() + 60_000;
+    while ((releasing || seen === before) && Date.now() < deadline && requests < 20_000) {
+      requests++;
+      try {
+        const response = await fetch(path);
+        if (response.status !== 200) failures++;
+        else seen = ((await response.json()) as { version: { id: string } }).version.id;
+      } catch {
+        failures++;
+      }
+    }
+  })();
+  const result = await runDepot(['release', jar, '--version', '2.0.0', '--java', '21', '--software', 'PaperMC,Folia', '--minecraft', '1.21.4', '--by', 'bob'], ctx.workspace);
+  releasing = false;
+  await client;
+  await origin.close();
+
+  assert.is(result.code, 0, result.stderr);
+  const record = JSON.parse(result.stdout) as { id: string; sha256: string; fileSize: number; fileName: string; createdBy: string };
+  assert.match(record.id, /^plugin-\d+-[A-Za-z0-9]+$/);
+  assert.is(record.fileName, 'Plügin Ünïcode-2.0.0.jar');
+  assert.is(record.createdBy, 'bob');
+  const stored = await readFile(join(ctx.workspace.dataDir, 'jars', `${record.id}.jar`));
+  assert.is(stored.length, record.fileSize);
+  assert.equal(JSON.parse(await readFile(join(ctx.workspace.dataDir, 'versions', `${record.id}.json`), 'utf8')), record);
+  assert.ok(requests > 1, 'the client looped');
+  assert.is(failures, 0, `${failures} of ${requests} requests failed`);
+  assert.is(seen, record.id);
+});
+
+release('the released JAR downloads with an RFC 6266 filename* for its non-ASCII name', async () => {
+  const origin = await startTestOrigin(ctx.workspace);
+  const response = await fetch(`${origin.url}/api/plugin-versions/download/latest/folia`);
+  await origin.close();
+  assert.is(response.status, 200);
+  assert.is(
+    response.headers.get('content-disposition'),
+    `attachment; filename="Pl?gin ?n?code-2.0.0.jar"; filename*=UTF-8''Pl%C3%BCgin%20%C3%9Cn%C3%AFcode-2.0.0.jar`,
+  );
+  await response.arrayBuffer();
+});
+release.run();
