@@ -17,8 +17,10 @@ export function answerError(error: HTTPError, event: H3Event): Response {
     body = { error: error.message, ...(isRecord(error.data) ? error.data : {}) };
   }
   const headers = new Headers(status < 500 ? error.headers : undefined);
+  const bytes = new TextEncoder().encode(JSON.stringify(body));
   headers.set('content-type', 'application/json; charset=utf-8');
-  return new Response(JSON.stringify(body), { status, headers });
+  headers.set('content-length', String(bytes.length));
+  return new Response(bytes, { status, headers });
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -1,0 +1,110 @@
+import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { runBuild } from '../build/build.ts';
+import { createApi } from '../server/app.ts';
+import { DataError, loadCatalog } from '../server/versions/catalog.ts';
+import { currentTreeDir, openTree } from '../server/tree.ts';
+import { makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
+
+const ctx = {} as { workspace: Workspace };
+
+const build = suite('runBuild');
+build.before(async () => {
+  ctx.workspace = await makeWorkspace();
+});
+build.after(() => ctx.workspace.remove());
+
+build('same input, same bytes: a second build into another dist/ names the same tree', async () => {
+  const first = (await currentTreeDir(ctx.workspace.distDir))!;
+  const otherDist = join(ctx.workspace.dir, 'dist2');
+  await runBuild({ dataDir: ctx.workspace.dataDir, distDir: otherDist });
+  const second = (await currentTreeDir(otherDist))!;
+  assert.is(second.split('/').pop(), first.split('/').pop());
+  assert.is(await readFile(join(second, 'manifest.json'), 'utf8'), await readFile(join(first, 'manifest.json'), 'utf8'));
+  assert.equal(await readdir(join(second, 'files')), await readdir(join(first, 'files')));
+});
+
+build('a JAR is stored once however many URLs serve it', async () => {
+  const tree = await openTree((await currentTreeDir(ctx.workspace.distDir))!);
+  const jarRoutes = [...tree.routes.values()].filter((r) => r.file.endsWith('.jar'));
+  const jarFiles = (await readdir(join(tree.dir, 'files'))).filter((f) => f.endsWith('.jar'));
+  assert.is(jarFiles.length, tree.catalog.versions.length);
+  assert.ok(jarRoutes.length > jarFiles.length * 2, `${jarRoutes.length} JAR routes over ${jarFiles.length} files`);
+});
+
+build('--if-changed skips a build whose inputs did not change', async () => {
+  const result = await runBuild({ dataDir: ctx.workspace.dataDir, distDir: ctx.workspace.distDir, ifChanged: true });
+  assert.ok(result.skipped);
+});
+
+const invalidCases: [string, (dataDir: string) => Promise<void>, RegExp][] = [
+  ['an unknown software', async (dir) => editFirstRecord(dir, (r) => ({ ...r, serverSoftware: ['PaperMC', 'Forge'] })), /versions\/plugin-[^:]+\.json: serverSoftware\[1\]: Unknown server software "Forge"/],
+  ['a bad Java version', async (dir) => editFirstRecord(dir, (r) => ({ ...r, javaVersion: 22 })), /\.json: javaVersion: Unknown Java version 22/],
+  ['a missing field', async (dir) => editFirstRecord(dir, ({ fileName: _omit, ...r }) => r), /\.json: fileName: /],
+  ['a size that does not match the JAR', async (dir) => editFirstRecord(dir, (r) => ({ ...r, fileSize: 1 })), /\.json: fileSize: 1 but .* has \d+ bytes/],
+  ['invalid JSON', async (dir) => writeFile(join(dir, 'versions', (await readdir(join(dir, 'versions')))[0]!), '{'), /\.json: not valid JSON/],
+  ['a bad user image URL', async (dir) => writeFile(join(dir, 'users.json'), JSON.stringify([{ id: 'u', username: 'u', image: 'ftp://x' }])), /users\.json: \[0\]\.image: /],
+];
+for (const [name, corrupt, message] of invalidCases) {
+  build(`fails naming the file and the field for ${name}`, async () => {
+    const workspace = await makeWorkspace({ build: false });
+    try {
+      await corrupt(workspace.dataDir);
+      const error = await loadCatalog(workspace.dataDir).then(() => null, (e: unknown) => e);
+      assert.instance(error, DataError);
+      assert.match((error as Error).message, message);
+    } finally {
+      await workspace.remove();
+    }
+  });
+}
+build.run();
+
+async function editFirstRecord(dataDir: string, edit: (record: Record<string, unknown>) => Record<string, unknown>) {
+  const file = join(dataDir, 'versions', (await readdir(join(dataDir, 'versions'))).sort()[0]!);
+  await writeFile(file, JSON.stringify(edit(JSON.parse(await readFile(file, 'utf8')))));
+}
+
+const parity = suite('parity: static tree == live answer');
+parity.before(async () => {
+  ctx.workspace = await makeWorkspace();
+});
+parity.after(() => ctx.workspace.remove());
+
+parity('for every manifest route, the file served equals what the origin code renders', async () => {
+  const tree = await openTree((await currentTreeDir(ctx.workspace.distDir))!);
+  const live = createApi({ tree: () => tree }); // the app without the static edge
+  const origin = await startTestOrigin(ctx.workspace);
+  try {
+    assert.ok(tree.routes.size > 100);
+    for (const [path, entry] of tree.routes) {
+      const [fromTree, fromCode] = await Promise.all([fetch(origin.url + path), live.request(path)]);
+      const [treeBytes, codeBytes] = await Promise.all([fromTree.arrayBuffer(), fromCode.arrayBuffer()]);
+      assert.is(fromTree.status, fromCode.status, path);
+      assert.is(fromTree.status, entry.status, path);
+      assert.ok(Buffer.from(treeBytes).equals(Buffer.from(codeBytes)), `${path}: bytes differ`);
+      for (const name of ['content-type', 'content-disposition', 'cache-control', 'etag', 'content-length']) {
+        assert.is(fromTree.headers.get(name), fromCode.headers.get(name), `${path}: ${name}`);
+      }
+    }
+  } finally {
+    await origin.close();
+  }
+});
+
+parity('a removed tree file is not silently replaced: the origin answers 500 JSON, not a crash', async () => {
+  const tree = await openTree((await currentTreeDir(ctx.workspace.distDir))!);
+  const entry = tree.routes.get('/api/plugin-versions')!;
+  await rm(join(tree.dir, entry.file));
+  const origin = await startTestOrigin(ctx.workspace);
+  try {
+    const response = await fetch(`${origin.url}/api/plugin-versions`);
+    assert.is(response.status, 500);
+    assert.equal(await response.json(), { error: 'Internal server error' });
+  } finally {
+    await origin.close();
+  }
+});
+parity.run();
