@@ -1,0 +1,191 @@
+// npm run bench [-- --rounds 3 --seconds 5]
+// Each figure is printed beside a baseline measured in the same run, as a ratio: these machines are
+// noisy, so only same-run ratios compare. Medians over the rounds.
+import { execFile } from 'node:child_process';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { strToU8, zipSync } from 'fflate';
+import { runBuild } from '../build/build.ts';
+import { releaseJar } from '../build/cli/release.ts';
+import { sha256Hex } from '../server/versions/catalog.ts';
+import { PluginVersionRecord } from '../server/versions/schema.ts';
+import { SERVER_SOFTWARE } from '../server/versions/software.ts';
+import { currentTreeDir, openTree } from '../server/tree.ts';
+import { findNginx, writeNginxConfig } from './nginx.ts';
+import { ROOT, median, startProcess } from './processes.ts';
+
+const { values } = parseArgs({
+  options: { rounds: { type: 'string', default: '3' }, seconds: { type: 'string', default: '5' }, only: { type: 'string' } },
+});
+const ROUNDS = Math.min(Math.max(Number(values.rounds), 1), 10);
+const SECONDS = Math.min(Math.max(Number(values.seconds), 1), 30);
+const TSX = ['--import', 'tsx'];
+
+function report(name: string, figure: number, unit: string, baselineName: string, baseline: number, target?: string) {
+  const ratio = figure / baseline;
+  console.log(`${name.padEnd(34)} ${fmt(figure).padStart(9)} ${unit.padEnd(6)} | ${baselineName.padEnd(22)} ${fmt(baseline).padStart(9)} ${unit.padEnd(6)} | ratio ${ratio.toFixed(2)}${target ? `  (target ${target})` : ''}`);
+}
+const fmt = (n: number) => (n >= 100 ? Math.round(n).toString() : n.toFixed(2));
+
+async function makeWorkspace(name: string) {
+  const dir = join(work, name);
+  await cp(join(ROOT, 'data'), join(dir, 'data'), { recursive: true });
+  return { dataDir: join(dir, 'data'), distDir: join(dir, 'dist'), dir };
+}
+
+/** A valid plugin JAR of about `size` bytes (stored, so its size is what we ask). */
+function pluginJar(label: string, size = 0): Uint8Array {
+  const filler = new Uint8Array(size);
+  for (let i = 0; i < size; i++) filler[i] = (i * 2654435761) >>> 24;
+  return zipSync(
+    {
+      'META-INF/MANIFEST.MF': strToU8('Manifest-Version: 1.0\r\n\r\n'),
+      'plugin.yml': strToU8(`name: Bench\nversion: 1.0.0\nmain: org.example.Bench\n# ${label}\n`),
+      'assets/blob.bin': filler,
+    },
+    { level: 0 },
+  );
+}
+
+async function load(url: string, connections: number): Promise<number> {
+  const result = await autocannon({ url, connections, duration: SECONDS, pipelining: 1 });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return result.requests.average;
+}
+
+async function benchServing() {
+  console.log(`\n# Serving (autocannon, ${SECONDS} s per run, ${ROUNDS} rounds, one server process each)`);
+  const ws = await makeWorkspace('serving');
+  const bigJar = join(ws.dir, 'Big-5MB.jar');
+  await writeFile(bigJar, pluginJar('big', 5 * 1024 * 1024));
+  await runBuild({ ...ws });
+  const record = await releaseJar(
+    { file: bigJar, version: '9.0.0', java: '21', software: ['Velocity'], by: 'bench' },
+    ws,
+    new Date(),
+  );
+  const tree = await openTree((await currentTreeDir(ws.distDir))!);
+  const paths = { metadata: '/api/plugin-versions/latest/papermc', jar: `/api/plugin-versions/download/${record.id}` };
+
+  const servers: { name: string; base: string; stop: () => Promise<void> }[] = [];
+  try {
+    const origin = await startProcess(process.execPath, [...TSX, 'server/main.ts'], `http://127.0.0.1:4101${paths.metadata}`, {
+      PORT: '4101', HOST: '127.0.0.1', DIST_DIR: ws.distDir, DATA_DIR: ws.dataDir,
+    });
+    servers.push({ name: 'origin', base: 'http://127.0.0.1:4101', stop: origin.stop });
+    const node = await startProcess(process.execPath, [...TSX, 'bench/node-baseline.ts', tree.dir, '4102', paths.metadata, paths.jar], `http://127.0.0.1:4102${paths.metadata}`);
+    servers.push({ name: 'node:http in memory', base: 'http://127.0.0.1:4102', stop: node.stop });
+    const nginxBin = findNginx();
+    if (nginxBin) {
+      const conf = await writeNginxConfig(join(ws.dir, 'nginx'), tree, Object.values(paths), 4103);
+      const nginx = await startProcess(nginxBin, ['-c', conf, '-g', 'daemon off;'], `http://127.0.0.1:4103${paths.metadata}`);
+      servers.push({ name: 'nginx', base: 'http://127.0.0.1:4103', stop: nginx.stop });
+    } else {
+      console.log('nginx not found: install Debian\'s nginx (apt-get install -y nginx) for the nginx baseline');
+    }
+    for (const [kind, path, connections] of [['metadata', paths.metadata, 32], ['5 MB JAR', paths.jar, 8]] as const) {
+      const rps = new Map<string, number[]>(servers.map((s) => [s.name, []]));
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const server of servers) rps.get(server.name)!.push(await load(server.base + path, connections));
+      }
+      const med = (name: string) => median(rps.get(name) ?? [NaN]);
+      report(`${kind}: origin`, med('origin'), 'req/s', 'node:http in memory', med('node:http in memory'), kind === 'metadata' ? '>= 0.80' : undefined);
+      if (nginxBin) report(`${kind}: origin`, med('origin'), 'req/s', 'nginx', med('nginx'), kind === 'metadata' ? undefined : '>= 0.85');
+    }
+  } finally {
+    for (const server of servers) await server.stop();
+  }
+}
+
+/** data/ with `count` versions over every software and Java version, small distinct JARs. */
+async function writeLargeData(dataDir: string, count: number) {
+  await mkdir(join(dataDir, 'versions'), { recursive: true });
+  await mkdir(join(dataDir, 'jars'), { recursive: true });
+  const javas = ['8', '11', '17', '21'] as const;
+  for (let i = 0; i < count; i++) {
+    const bytes = pluginJar(`v${i}`, 2048);
+    const sha256 = sha256Hex(bytes);
+    const at = new Date(Date.UTC(2025, 0, 1) + i * 3_600_000).toISOString();
+    const id = `plugin-${Date.parse(at)}-${sha256.slice(0, 8)}`;
+    const record = PluginVersionRecord.parse({
+      id, serverSoftware: [SERVER_SOFTWARE[i % 11]!, SERVER_SOFTWARE[(i + 3) % 11]!], pluginVersion: `1.${Math.floor(i / 100)}.${i % 100}`,
+      javaVersion: javas[i % 4], fileName: `Bench-${i}.jar`, fileSize: bytes.length, sha256, createdAt: at, updatedAt: at, createdBy: 'alice',
+    });
+    await writeFile(join(dataDir, 'jars', `${id}.jar`), bytes);
+    await writeFile(join(dataDir, 'versions', `${id}.json`), JSON.stringify(record));
+  }
+  await cp(join(ROOT, 'data/users.json'), join(dataDir, 'users.json'));
+}
+
+function timeCommand(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<number> {
+  const started = performance.now();
+  return new Promise((resolve, reject) =>
+    execFile(command, args, { cwd: ROOT, env: { ...process.env, ...env }, timeout: 120_000 }, (error, _out, stderr) => {
+      if (error && !env.EXPECT_FAILURE) reject(new Error(`${command} ${args.join(' ')}: ${stderr}`));
+      else resolve(performance.now() - started);
+    }),
+  );
+}
+
+async function benchBuild() {
+  console.log(`\n# Build (${ROUNDS} rounds)`);
+  const dataDir = join(work, 'large/data');
+  await writeLargeData(dataDir, 1000);
+  const builds: number[] = [];
+  const copies: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const distDir = join(work, `large/dist-${round}`);
+    builds.push(await timeCommand(process.execPath, [...TSX, 'build/main.ts'], { DATA_DIR: dataDir, DIST_DIR: distDir }));
+    copies.push(await timeCommand('cp', ['-r', dataDir, join(work, `large/copy-${round}`)]));
+  }
+  report('full build, 1,000 versions', median(builds), 'ms', 'cp -r data/ (I/O floor)', median(copies), '< 10000 ms');
+}
+
+async function benchRelease() {
+  console.log(`\n# Release to served (${ROUNDS} rounds, origin following dist/current)`);
+  const ws = await makeWorkspace('release');
+  await runBuild(ws);
+  const path = '/api/plugin-versions/latest/papermc/21';
+  const origin = await startProcess(process.execPath, [...TSX, 'server/main.ts'], `http://127.0.0.1:4104${path}`, {
+    PORT: '4104', HOST: '127.0.0.1', DIST_DIR: ws.distDir, DATA_DIR: ws.dataDir,
+  });
+  const releases: number[] = [];
+  const startups: number[] = [];
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      const jar = join(ws.dir, `Release-${round}.jar`);
+      await writeFile(jar, pluginJar(`release ${round}`));
+      const started = performance.now();
+      const cli = timeCommand(process.execPath, [...TSX, 'build/cli/depot.ts', 'release', jar, '--version', `3.0.${round}`, '--java', '21', '--software', 'PaperMC'], {
+        DATA_DIR: ws.dataDir, DIST_DIR: ws.distDir,
+      });
+      const deadline = Date.now() + 30_000;
+      let served = false;
+      while (!served && Date.now() < deadline) {
+        const body = (await (await fetch(`http://127.0.0.1:4104${path}`)).json()) as { version: { pluginVersion: string } };
+        served = body.version.pluginVersion === `3.0.${round}`;
+        if (!served) await new Promise((r) => setTimeout(r, 10));
+      }
+      if (!served) throw new Error('the release was not served within 30 s');
+      releases.push(performance.now() - started);
+      await cli;
+      startups.push(await timeCommand(process.execPath, [...TSX, 'build/cli/depot.ts'], { EXPECT_FAILURE: '1' }));
+    }
+  } finally {
+    await origin.stop();
+  }
+  report('depot release -> served', median(releases), 'ms', 'depot CLI start (no-op)', median(startups), '< 2000 ms');
+}
+
+const work = await mkdtemp(join(tmpdir(), 'depot-bench-'));
+try {
+  const only = values.only;
+  if (!only || only === 'serving') await benchServing();
+  if (!only || only === 'build') await benchBuild();
+  if (!only || only === 'release') await benchRelease();
+} finally {
+  await rm(work, { recursive: true, force: true });
+}

@@ -1,0 +1,33 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { resolve } from 'node:path';
+
+export const ROOT = resolve(import.meta.dirname, '..');
+
+/** Starts a server process and waits until it answers `probe` (bounded), then hands back a stopper. */
+export async function startProcess(command: string, args: string[], probe: string, env: NodeJS.ProcessEnv = {}) {
+  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${command} exited with ${child.exitCode}`);
+    const ok = await fetch(probe).then((r) => r.arrayBuffer().then(() => r.ok), () => false);
+    if (ok) return { child, stop: () => stopProcess(child) };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await stopProcess(child);
+  throw new Error(`${command} did not answer ${probe} within 20 s`);
+}
+
+export async function stopProcess(child: ChildProcess) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  await once(child, 'exit');
+  clearTimeout(timer);
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
