@@ -1,7 +1,7 @@
 // npm run bench [-- --rounds 3 --seconds 5]
 // Each figure is printed beside a baseline measured in the same run, as a ratio: these machines are
 // noisy, so only same-run ratios compare. Medians over the rounds.
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +14,7 @@ import { sha256Hex } from '../server/versions/catalog.ts';
 import { PluginVersionRecord } from '../server/versions/schema.ts';
 import { SERVER_SOFTWARE } from '../server/versions/software.ts';
 import { currentTreeDir, openTree } from '../server/tree.ts';
-import { findNginx, writeNginxConfig } from './nginx.ts';
+import { findCommand, writeNginxConfig } from './nginx.ts';
 import { ROOT, median, startProcess } from './processes.ts';
 
 const { values } = parseArgs({
@@ -50,14 +50,25 @@ function pluginJar(label: string, size = 0): Uint8Array {
   );
 }
 
+const WRK = findCommand('wrk');
+
+/**
+ * Requests/s of one URL. wrk (Debian's package) when installed: a C client leaves the second core
+ * to the server. Otherwise autocannon, whose JavaScript client saturates first on large bodies.
+ */
 async function load(url: string, connections: number): Promise<number> {
+  if (WRK) {
+    const out = execFileSync(WRK, ['-t1', `-c${connections}`, `-d${SECONDS}s`, url], { encoding: 'utf8' });
+    if (/Non-2xx|Socket errors/.test(out)) throw new Error(`${url}: ${out}`);
+    return Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
+  }
   const result = await autocannon({ url, connections, duration: SECONDS, pipelining: 1 });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   return result.requests.average;
 }
 
 async function benchServing() {
-  console.log(`\n# Serving (autocannon, ${SECONDS} s per run, ${ROUNDS} rounds, one server process each)`);
+  console.log(`\n# Serving (${WRK ? 'wrk' : 'autocannon (apt-get install -y wrk for a lighter client)'}, ${SECONDS} s per run, ${ROUNDS} rounds, one server process each)`);
   const ws = await makeWorkspace('serving');
   const bigJar = join(ws.dir, 'Big-5MB.jar');
   await writeFile(bigJar, pluginJar('big', 5 * 1024 * 1024));
@@ -78,7 +89,7 @@ async function benchServing() {
     servers.push({ name: 'origin', base: 'http://127.0.0.1:4101', stop: origin.stop });
     const node = await startProcess(process.execPath, [...TSX, 'bench/node-baseline.ts', tree.dir, '4102', paths.metadata, paths.jar], `http://127.0.0.1:4102${paths.metadata}`);
     servers.push({ name: 'node:http in memory', base: 'http://127.0.0.1:4102', stop: node.stop });
-    const nginxBin = findNginx();
+    const nginxBin = findCommand('nginx');
     if (nginxBin) {
       const conf = await writeNginxConfig(join(ws.dir, 'nginx'), tree, Object.values(paths), 4103);
       const nginx = await startProcess(nginxBin, ['-c', conf, '-g', 'daemon off;'], `http://127.0.0.1:4103${paths.metadata}`);

@@ -1,17 +1,11 @@
-import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Tree } from '../server/tree.ts';
 
-/** Debian's nginx, if installed: the bench installs nothing. */
-export function findNginx(): string | null {
-  for (const path of ['/usr/sbin/nginx', '/usr/bin/nginx']) {
-    try {
-      execFileSync(path, ['-v'], { stdio: 'ignore' });
-      return path;
-    } catch {}
-  }
-  return null;
+/** A Debian tool (nginx, wrk) if installed: the bench installs nothing. */
+export function findCommand(name: string): string | null {
+  return [`/usr/sbin/${name}`, `/usr/bin/${name}`].find((path) => existsSync(path)) ?? null;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { lock } from 'proper-lockfile';
 import { loadCatalog, sha256Hex } from '../server/versions/catalog.ts';
 import { TREES_DIR, currentTreeDir, readManifestSource, type Manifest } from '../server/tree.ts';
 import { listStaticPaths } from './paths.ts';
@@ -22,7 +23,23 @@ export type BuildOptions = {
 export type BuildResult = { treeDir: string; routes: number; skipped: boolean };
 
 /** data/ -> dist/trees/<digest>, then dist/current swapped to it. One progress line per step. */
-export async function runBuild({ dataDir, distDir, ifChanged = false, log = () => {} }: BuildOptions): Promise<BuildResult> {
+export async function runBuild(options: BuildOptions): Promise<BuildResult> {
+  // One build at a time per dist/: a build that loaded data/ before a release wrote its record must
+  // not swap in after the release's own build, hiding it until the next one.
+  await mkdir(options.distDir, { recursive: true });
+  const release = await lock(options.distDir, {
+    lockfilePath: join(options.distDir, '.build.lock'),
+    stale: 60_000,
+    retries: { retries: 120, minTimeout: 100, maxTimeout: 1000 },
+  });
+  try {
+    return await buildLocked(options);
+  } finally {
+    await release();
+  }
+}
+
+async function buildLocked({ dataDir, distDir, ifChanged = false, log = () => {} }: BuildOptions): Promise<BuildResult> {
   const step = timed(log);
   const catalog = await step('load', async () => {
     const loaded = await loadCatalog(dataDir);

@@ -1,4 +1,4 @@
-import { readFile, readlink } from 'node:fs/promises';
+import { readlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { createCatalog, parseFile, readJsonFile, type Catalog } from './versions/catalog.ts';
@@ -63,9 +63,9 @@ export async function currentTreeDir(distDir: string): Promise<string | null> {
 export async function readManifestSource(distDir: string): Promise<string | null> {
   const dir = await currentTreeDir(distDir);
   if (!dir) return null;
-  const raw = await readFile(join(dir, 'manifest.json'), 'utf8').catch(() => null);
-  const parsed = raw === null ? null : Manifest.safeParse(JSON.parse(raw));
-  return parsed?.success ? parsed.data.source : null;
+  const raw = await readJsonFile(join(dir, 'manifest.json')).catch(() => null);
+  const parsed = Manifest.safeParse(raw);
+  return parsed.success ? parsed.data.source : null;
 }
 
 /**

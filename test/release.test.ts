@@ -120,4 +120,22 @@ release('the released JAR downloads with an RFC 6266 filename* for its non-ASCII
   );
   await response.arrayBuffer();
 });
+release('two releases at once: both land in the served tree', async () => {
+  const jars = await Promise.all(
+    ['3.0.0', '3.0.1'].map(async (version) => {
+      const file = join(ctx.workspace.dir, `Concurrent-${version}.jar`);
+      await writeFile(file, pluginJar(version));
+      return [file, version] as const;
+    }),
+  );
+  const results = await Promise.all(
+    jars.map(([file, version]) => runDepot(['release', file, '--version', version, '--java', '11', '--software', 'Quilt'], ctx.workspace)),
+  );
+  for (const result of results) assert.is(result.code, 0, result.stderr);
+  const origin = await startTestOrigin(ctx.workspace);
+  const body = (await (await fetch(`${origin.url}/api/plugin-versions`)).json()) as { versions: { id: string }[] };
+  await origin.close();
+  const ids = new Set(body.versions.map((v) => v.id));
+  for (const result of results) assert.ok(ids.has((JSON.parse(result.stdout) as { id: string }).id));
+});
 release.run();
