@@ -46,6 +46,12 @@ const refusalCases: [string, (jar: string, dir: string) => Promise<string[]>, Re
   }, /version 1\.3\.0 for Java 21 and Purpur, PaperMC, Folia is already released as plugin-/],
   ['a missing file', async (_jar, dir) => [join(dir, 'nope.jar'), '--version', '2.0.0', '--java', '21', '--software', 'PaperMC'], /cannot read .*nope\.jar: ENOENT/],
   ['no --software', async (jar) => [jar, '--version', '2.0.0', '--java', '21'], /--software: missing --software/],
+  ['a file not named .jar', async (_jar, dir) => {
+    const zip = join(dir, 'plugin.zip');
+    await writeFile(zip, pluginJar('zip'));
+    return [zip, '--version', '2.0.0', '--java', '21', '--software', 'PaperMC'];
+  }, /cannot release .*plugin\.zip: fileName: must be a file name ending in \.jar/],
+  ['an option without its value', async (jar) => [jar, '--software', 'PaperMC', '--java', '21', '--version'], /Option '--version <value>' argument missing/],
 ];
 for (const [name, args, message] of refusalCases) {
   refusals(`refuses ${name} with exit 1 and one line`, async () => {

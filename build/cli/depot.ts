@@ -19,7 +19,7 @@ async function main(argv: string[]): Promise<number> {
         return 1;
     }
   } catch (error) {
-    if (error instanceof RefusedError || error instanceof DataError || (error as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    if (error instanceof RefusedError || error instanceof DataError || String((error as NodeJS.ErrnoException).code).startsWith('ERR_PARSE_ARGS')) {
       console.error(`depot ${command}: ${(error as Error).message}`);
       return 1;
     }

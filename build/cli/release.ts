@@ -3,6 +3,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { describeIssues } from '../../server/describe-issues.ts';
 import { jarPath, jarsDir, loadCatalog, sha256Hex, versionsDir } from '../../server/versions/catalog.ts';
 import { inspectJar } from '../../server/versions/jar.ts';
 import { JavaVersion, PluginVersionRecord, SemVer, ServerSoftwareName } from '../../server/versions/schema.ts';
@@ -76,7 +77,7 @@ export async function releaseJar(options: ReleaseOptions, dirs: { dataDir: strin
     throw new RefusedError(`version ${options.version} for Java ${options.java} and ${options.software.join(', ')} is already released as ${sameRelease.id}`);
   }
   const at = now.toISOString();
-  const record = PluginVersionRecord.parse({
+  const parsed = PluginVersionRecord.safeParse({
     id: `plugin-${now.getTime()}-${randomBytes(6).toString('hex')}`,
     serverSoftware: options.software,
     pluginVersion: options.version,
@@ -90,6 +91,8 @@ export async function releaseJar(options: ReleaseOptions, dirs: { dataDir: strin
     updatedAt: at,
     createdBy: options.by,
   });
+  if (!parsed.success) throw new RefusedError(`cannot release ${options.file}: ${describeIssues(parsed.error.issues)}`);
+  const record = parsed.data;
   await mkdir(jarsDir(dirs.dataDir), { recursive: true });
   await mkdir(versionsDir(dirs.dataDir), { recursive: true });
   await writeFileAtomic(jarPath(dirs.dataDir, record.id), bytes);

@@ -7,16 +7,16 @@ import { HTTPError, type H3Event } from 'h3';
 export function answerError(error: HTTPError, event: H3Event): Response {
   let status = error.status;
   let body: Record<string, unknown>;
-  if (error.unhandled || status >= 500) {
+  if (error.unhandled) {
     console.error(`[error] ${event.req.method} ${event.url.pathname}:`, error.cause ?? error);
     status = 500;
     body = { error: 'Internal server error' };
-  } else if (status === 404 && !(error.data && typeof error.data === 'object') && error.message.startsWith('Cannot find any route')) {
+  } else if (status === 404 && error.message.startsWith('Cannot find any route')) {
     body = { error: `No endpoint at ${event.url.pathname}` };
   } else {
     body = { error: error.message, ...(isRecord(error.data) ? error.data : {}) };
   }
-  const headers = new Headers(status < 500 ? error.headers : undefined);
+  const headers = new Headers(error.unhandled ? undefined : error.headers);
   const bytes = new TextEncoder().encode(JSON.stringify(body));
   headers.set('content-type', 'application/json; charset=utf-8');
   headers.set('content-length', String(bytes.length));

@@ -4,10 +4,10 @@ import { sendRepresentation, strongEtag } from './send.ts';
 const encoder = new TextEncoder();
 
 /** A JSON answer with a strong ETag from its bytes, so identical answers revalidate everywhere. */
-export function sendJson(event: H3Event, value: unknown, cacheControl: string, status = 200) {
+export function sendJson(event: H3Event, value: unknown, cacheControl: string) {
   const bytes = encoder.encode(JSON.stringify(value));
   return sendRepresentation(event.req, {
-    status,
+    status: 200,
     headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': cacheControl, etag: strongEtag(bytes) },
     size: bytes.length,
     body: bytes,
