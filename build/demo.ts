@@ -8,6 +8,7 @@ import { readConfig } from '../server/config.ts';
 import { jarPath, jarsDir, sha256Hex, versionsDir } from '../server/versions/catalog.ts';
 import { PluginVersionRecord, UserProfiles } from '../server/versions/schema.ts';
 import { isProxy, type ServerSoftware } from '../server/versions/software.ts';
+import { writeDemoBrands } from './demo-brands.ts';
 
 type Demo = {
   version: string;
@@ -99,4 +100,5 @@ for (const demo of DEMO_VERSIONS) {
   await writeFile(join(versionsDir(dataDir), `${record.id}.json`), `${JSON.stringify(record, null, 2)}\n`);
 }
 await writeFile(join(dataDir, 'users.json'), `${JSON.stringify(DEMO_USERS, null, 2)}\n`);
-console.log(`demo data: ${DEMO_VERSIONS.length} versions, ${DEMO_USERS.length} users in ${dataDir}`);
+const brandFiles = await writeDemoBrands(dataDir);
+console.log(`demo data: ${DEMO_VERSIONS.length} versions, ${DEMO_USERS.length} users, ${brandFiles} brand images in ${dataDir}`);

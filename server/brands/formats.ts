@@ -1,0 +1,31 @@
+// Output formats and the encoder settings behind them. Settings are chosen for SPEC 8's 200 ms at up
+// to 1024 px (sharp's defaults miss it for gif at 512 px and up and nearly for webp at 1024 px):
+// see `npm run bench -- --only brands` for times and bytes. Bump ENCODER_REVISION when these change:
+// it is part of every cache key, so old renders are never served for new settings.
+export const ENCODER_REVISION = 1;
+
+export const RASTER_FORMATS = {
+  png: { contentType: 'image/png', alpha: true },
+  webp: { contentType: 'image/webp', alpha: true },
+  jpg: { contentType: 'image/jpeg', alpha: false },
+  gif: { contentType: 'image/gif', alpha: true },
+} as const;
+
+export type RasterFormat = keyof typeof RASTER_FORMATS;
+export type OutputFormat = RasterFormat | 'svg';
+export const RASTER_FORMAT_NAMES = Object.keys(RASTER_FORMATS) as RasterFormat[];
+
+export const ENCODER_SETTINGS = {
+  png: { compressionLevel: 6, adaptiveFiltering: false },
+  webp: { quality: 85, alphaQuality: 90, effort: 2 },
+  jpg: { quality: 85, mozjpeg: false },
+  gif: { effort: 1, colours: 128, dither: 0 },
+} as const;
+
+export const CONTENT_TYPES: Record<OutputFormat, string> = {
+  png: 'image/png',
+  webp: 'image/webp',
+  jpg: 'image/jpeg',
+  gif: 'image/gif',
+  svg: 'image/svg+xml',
+};
