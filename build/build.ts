@@ -2,9 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { lock } from 'proper-lockfile';
+import { ENCODER_REVISION } from '../server/brands/formats.ts';
 import { loadCatalog, sha256Hex } from '../server/versions/catalog.ts';
 import { TREES_DIR, currentTreeDir, readManifestSource, type Manifest } from '../server/tree.ts';
-import { listStaticPaths } from './paths.ts';
+import { createImageCache } from '../server/brands/cache.ts';
+import { createBrandRenderer } from '../server/brands/render.ts';
+import { loadBrandSources } from '../server/brands/sources.ts';
+import { createFileCache } from '../server/http/file-cache.ts';
+import { createFileStorage } from '../server/storage.ts';
+import { brandMap } from '../server/tree.ts';
+import { listBrandPaths, listVersionPaths } from './paths.ts';
 import { prerender } from './prerender.ts';
 import { stageTree } from './stage.ts';
 import { swapTree } from './swap.ts';
@@ -15,6 +22,8 @@ const TREE_FORMAT = 1;
 export type BuildOptions = {
   dataDir: string;
   distDir: string;
+  /** Rendered images kept between builds, keyed by their inputs (default <distDir>/.cache). */
+  cacheDir?: string;
   /** Skip the build when dist/current was built from the same inputs. */
   ifChanged?: boolean;
   log?: (line: string) => void;
@@ -39,14 +48,15 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
   }
 }
 
-async function buildLocked({ dataDir, distDir, ifChanged = false, log = () => {} }: BuildOptions): Promise<BuildResult> {
+async function buildLocked({ dataDir, distDir, cacheDir, ifChanged = false, log = () => {} }: BuildOptions): Promise<BuildResult> {
   const step = timed(log);
-  const catalog = await step('load', async () => {
-    const loaded = await loadCatalog(dataDir);
-    return [loaded, `${loaded.versions.length} versions, ${loaded.users.size} users from ${dataDir}`] as const;
+  const { catalog, brandSources } = await step('load', async () => {
+    const loaded = { catalog: await loadCatalog(dataDir), brandSources: await loadBrandSources(dataDir) };
+    return [loaded, `${loaded.catalog.versions.length} versions, ${loaded.catalog.users.size} users, ${loaded.brandSources.length} brand variants from ${dataDir}`] as const;
   });
+  const brandRecords = brandSources.map(({ bytes: _bytes, ...record }) => record);
   const source = sha256Hex(
-    JSON.stringify({ TREE_FORMAT, versions: catalog.versions, users: [...catalog.users.values()] }),
+    JSON.stringify({ TREE_FORMAT, ENCODER_REVISION, versions: catalog.versions, users: [...catalog.users.values()], brands: brandRecords }),
   );
   const previousTree = await currentTreeDir(distDir);
   if (ifChanged && (await readManifestSource(distDir)) === source && previousTree) {
@@ -57,15 +67,32 @@ async function buildLocked({ dataDir, distDir, ifChanged = false, log = () => {}
   await mkdir(stagingDir, { recursive: true });
   try {
     await step('stage', async () => {
-      await stageTree(stagingDir, dataDir, catalog, previousTree);
+      await stageTree(stagingDir, dataDir, catalog, brandSources, previousTree);
       return [undefined, `${new Set(catalog.versions.map((v) => v.sha256)).size} JARs`] as const;
     });
+    const tree = { dir: stagingDir, catalog, brands: brandMap(brandRecords), routes: new Map(), source };
     const paths = await step('list paths', async () => {
-      const list = listStaticPaths(catalog);
+      const list = [...listVersionPaths(catalog), ...listBrandPaths(tree.brands)];
       return [list, `${list.length} routes`] as const;
     });
-    const tree = { dir: stagingDir, catalog, routes: new Map(), source };
-    const routes = await step('prerender', async () => [await prerender(tree, paths), `${paths.length} answers`] as const);
+    const renderer = createBrandRenderer();
+    const ctx = {
+      tree: () => tree,
+      files: createFileCache(),
+      imageCache: createImageCache(createFileStorage(cacheDir ?? join(distDir, '.cache')), { keepForever: true }),
+      renderer,
+    };
+    const routes = await step('prerender', async () => {
+      let reported = 0;
+      const answers = await prerender(ctx, paths, (done) => {
+        // One progress line per 25% on long builds (a first build renders every image).
+        if (done === paths.length || done - reported >= paths.length / 4) {
+          reported = done;
+          if (done < paths.length) log(`[build]   prerender: ${done}/${paths.length}, ${renderer.renders()} images rendered`);
+        }
+      });
+      return [answers, `${paths.length} answers, ${renderer.renders()} images rendered (the rest from the build cache)`] as const;
+    });
     const manifestText = JSON.stringify({ format: 1, source, routes } satisfies Manifest);
     await step('write', async () => {
       await writeFile(join(stagingDir, 'manifest.json'), manifestText);

@@ -4,7 +4,7 @@ import { runBuild } from './build.ts';
 
 const config = readConfig();
 try {
-  await runBuild({ ...config, ifChanged: process.argv.includes('--if-changed'), log: (line) => console.log(line) });
+  await runBuild({ ...config, cacheDir: config.buildCacheDir, ifChanged: process.argv.includes('--if-changed'), log: (line) => console.log(line) });
 } catch (error) {
   if (!(error instanceof DataError)) throw error;
   console.error(`[build] invalid data: ${error.message}`);

@@ -1,9 +1,13 @@
+import { BRANDS, BRAND_NAMES, COMMON_SIZES } from '../server/brands/brands.ts';
+import { RASTER_FORMAT_NAMES, type OutputFormat } from '../server/brands/formats.ts';
+import { brandImagePath } from '../server/brands/routes.ts';
+import { brandKey, type BrandSourceRecord } from '../server/brands/sources.ts';
 import type { Catalog } from '../server/versions/catalog.ts';
 import { downloadPath } from '../server/versions/present.ts';
 import { JAVA_VERSIONS, SERVER_SOFTWARE } from '../server/versions/software.ts';
 
 /** Every finite URL of SPEC 4.1-4.6: the list, latest per software (+ Java), each version's JAR. */
-export function listStaticPaths(catalog: Catalog): string[] {
+export function listVersionPaths(catalog: Catalog): string[] {
   const paths = ['/api/plugin-versions'];
   for (const software of SERVER_SOFTWARE) {
     // SPEC 4.1: the dedicated lowercase paths; other letter cases are answered by the origin.
@@ -14,5 +18,22 @@ export function listStaticPaths(catalog: Catalog): string[] {
     }
   }
   for (const version of catalog.versions) paths.push(downloadPath(version.id));
+  return paths;
+}
+
+/**
+ * SPEC 4.7/4.8's finite part: the list, each brand's default image, and per variant the original and
+ * every format at the common sizes, as clean links (`/brand/<brand>/<variant>/<size>.<ext>`).
+ */
+export function listBrandPaths(brands: ReadonlyMap<string, BrandSourceRecord>): string[] {
+  const paths = ['/api/image/brand', ...BRAND_NAMES.map((brand) => `/api/image/brand/${brand}`)];
+  for (const brand of BRAND_NAMES) {
+    for (const variant of Object.keys(BRANDS[brand])) {
+      const source = brands.get(brandKey(brand, variant))!;
+      const formats: OutputFormat[] = source.format === 'svg' ? [...RASTER_FORMAT_NAMES, 'svg'] : RASTER_FORMAT_NAMES;
+      for (const format of formats) paths.push(brandImagePath(brand, variant, format));
+      for (const size of COMMON_SIZES) for (const format of formats) paths.push(brandImagePath(brand, variant, format, size));
+    }
+  }
   return paths;
 }

@@ -1,12 +1,19 @@
 import { access, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import pLimit from 'p-limit';
 import { createApi } from '../server/app.ts';
+import type { AppContext } from '../server/context.ts';
 import { sha256Hex } from '../server/versions/catalog.ts';
-import { FILES_DIR, type RouteEntry, type Tree } from '../server/tree.ts';
+import { FILES_DIR, type RouteEntry } from '../server/tree.ts';
 
 const EXTENSIONS: Record<string, string> = {
   'application/json': 'json',
   'application/java-archive': 'jar',
+  'image/png': 'png',
+  'image/webp': 'webp',
+  'image/jpeg': 'jpg',
+  'image/gif': 'gif',
+  'image/svg+xml': 'svg',
 };
 
 /** Headers the static server computes per request rather than stores. */
@@ -14,23 +21,31 @@ const PER_REQUEST_HEADERS = new Set(['content-length', 'content-range']);
 
 /**
  * Asks the same app the origin runs for each path and records status, headers and bytes. Bytes go to
- * files/<sha256>.<ext>: identical answers (a JAR behind several URLs) are stored once.
+ * files/<sha256>.<ext>: identical answers (a JAR behind several URLs) are stored once. Requests run a
+ * few at a time (images render in parallel, bounded by the renderer); the manifest keeps path order.
  */
-export async function prerender(tree: Tree, paths: readonly string[]): Promise<Record<string, RouteEntry>> {
-  const api = createApi({ tree: () => tree });
-  const routes: Record<string, RouteEntry> = {};
-  for (const path of paths) {
-    const response = await api.request(path);
-    const bytes = new Uint8Array(await response.arrayBuffer());
-    if (response.status >= 500) throw new Error(`prerender ${path}: ${response.status} ${new TextDecoder().decode(bytes)}`);
-    const type = (response.headers.get('content-type') ?? '').split(';')[0]!.trim();
-    const ext = EXTENSIONS[type];
-    if (!ext) throw new Error(`prerender ${path}: unexpected content-type ${JSON.stringify(type)} (status ${response.status})`);
-    const file = `${FILES_DIR}/${sha256Hex(bytes)}.${ext}`;
-    const target = join(tree.dir, file);
-    if (!(await access(target).then(() => true, () => false))) await writeFile(target, bytes);
-    const headers = Object.fromEntries([...response.headers].filter(([name]) => !PER_REQUEST_HEADERS.has(name)).sort());
-    routes[path] = { file, status: response.status, size: bytes.length, headers };
-  }
-  return routes;
+export async function prerender(ctx: AppContext, paths: readonly string[], progress: (done: number) => void) {
+  const api = createApi(ctx);
+  const treeDir = ctx.tree().dir;
+  const limit = pLimit(8);
+  let done = 0;
+  const entries = await Promise.all(
+    paths.map((path) =>
+      limit(async (): Promise<[string, RouteEntry]> => {
+        const response = await api.request(path);
+        const bytes = new Uint8Array(await response.arrayBuffer());
+        if (response.status >= 500) throw new Error(`prerender ${path}: ${response.status} ${new TextDecoder().decode(bytes)}`);
+        const type = (response.headers.get('content-type') ?? '').split(';')[0]!.trim();
+        const ext = EXTENSIONS[type];
+        if (!ext) throw new Error(`prerender ${path}: unexpected content-type ${JSON.stringify(type)} (status ${response.status})`);
+        const file = `${FILES_DIR}/${sha256Hex(bytes)}.${ext}`;
+        const target = join(treeDir, file);
+        if (!(await access(target).then(() => true, () => false))) await writeFile(target, bytes);
+        const headers = Object.fromEntries([...response.headers].filter(([name]) => !PER_REQUEST_HEADERS.has(name)).sort());
+        progress(++done);
+        return [path, { file, status: response.status, size: bytes.length, headers }];
+      }),
+    ),
+  );
+  return Object.fromEntries(entries);
 }

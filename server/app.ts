@@ -3,6 +3,7 @@ import type { AppContext } from './context.ts';
 import { answerError } from './http/errors.ts';
 import { serveTree } from './http/static.ts';
 import { versionRoutes } from './versions/routes.ts';
+import { brandRoutes } from './brands/routes.ts';
 
 /**
  * Every response of the service. The build calls this app in-process to pre-render the finite
@@ -12,6 +13,7 @@ export function createApi(ctx: AppContext, edge: Middleware[] = []): H3 {
   const app = new H3({ onError: answerError, silent: true });
   for (const middleware of edge) app.use(middleware);
   app.mount('/api/plugin-versions', versionRoutes(ctx));
+  app.mount('', brandRoutes(ctx));
   return app;
 }
 

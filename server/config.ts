@@ -7,14 +7,32 @@ const Env = z.object({
   HOST: z.string().min(1).default('localhost'),
   DATA_DIR: z.string().min(1).default('./data'),
   DIST_DIR: z.string().min(1).default('./dist'),
+  STORAGE_DIR: z.string().min(1).default('./.storage'),
+  BUILD_CACHE_DIR: z.string().min(1).optional(),
 });
 
-export type Config = { port: number; host: string; dataDir: string; distDir: string };
+export type Config = {
+  port: number;
+  host: string;
+  dataDir: string;
+  distDir: string;
+  /** The embedded store: caches and (later) users, servers, samples. */
+  storageDir: string;
+  /** Rendered images the build keeps between builds; default <DIST_DIR>/.cache. */
+  buildCacheDir: string;
+};
 
 /** The only reader of process.env: read once at start, checked, passed down. */
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = Env.safeParse(env);
   if (!parsed.success) throw new Error(`Invalid configuration: ${describeIssues(parsed.error.issues)}`);
-  const { PORT, HOST, DATA_DIR, DIST_DIR } = parsed.data;
-  return { port: PORT, host: HOST, dataDir: resolve(DATA_DIR), distDir: resolve(DIST_DIR) };
+  const { PORT, HOST, DATA_DIR, DIST_DIR, STORAGE_DIR, BUILD_CACHE_DIR } = parsed.data;
+  return {
+    port: PORT,
+    host: HOST,
+    dataDir: resolve(DATA_DIR),
+    distDir: resolve(DIST_DIR),
+    storageDir: resolve(STORAGE_DIR),
+    buildCacheDir: resolve(BUILD_CACHE_DIR ?? `${DIST_DIR}/.cache`),
+  };
 }

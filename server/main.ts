@@ -1,8 +1,9 @@
 import { readConfig } from './config.ts';
 import { startOrigin } from './origin.ts';
+import { createFileStorage } from './storage.ts';
 
 const config = readConfig();
-const origin = await startOrigin(config);
+const origin = await startOrigin({ ...config, storage: createFileStorage(config.storageDir) });
 console.log(`plugin depot serving ${config.distDir}/current on ${origin.url}`);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -2,18 +2,29 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { toNodeHandler } from 'h3';
 import { createOrigin } from './app.ts';
+import { createImageCache } from './brands/cache.ts';
+import { createBrandRenderer } from './brands/render.ts';
+import { createFileCache } from './http/file-cache.ts';
+import type { Storage } from './storage.ts';
 import { currentTreeDir, followCurrentTree, openTree } from './tree.ts';
 
 export type RunningOrigin = { url: string; server: Server; close: () => Promise<void> };
 
+export type OriginOptions = { distDir: string; host: string; port: number; storage: Storage };
+
 /** Serves dist/current on host:port (0 picks a free port) and follows rebuilds without a restart. */
-export async function startOrigin(options: { distDir: string; host: string; port: number }): Promise<RunningOrigin> {
+export async function startOrigin(options: OriginOptions): Promise<RunningOrigin> {
   const dir = await currentTreeDir(options.distDir);
   if (!dir) throw new Error(`No built tree at ${options.distDir}/current: run \`npm run build\` first`);
   const follower = followCurrentTree(options.distDir, await openTree(dir), (error) =>
     console.error('[tree] could not open the new tree; still serving the previous one:', error),
   );
-  const app = createOrigin({ tree: follower.current });
+  const app = createOrigin({
+    tree: follower.current,
+    files: createFileCache(),
+    imageCache: createImageCache(options.storage),
+    renderer: createBrandRenderer(),
+  });
   const server = createServer(toNodeHandler(app));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

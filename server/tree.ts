@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { createCatalog, parseFile, readJsonFile, type Catalog } from './versions/catalog.ts';
 import { PluginVersionRecord, UserProfiles } from './versions/schema.ts';
+import { BrandSourceRecord, brandKey } from './brands/sources.ts';
 
 /**
  * dist/ layout: `current` is a symlink to `trees/<name>`, swapped atomically by the build. A tree
@@ -29,12 +30,18 @@ export const Manifest = z.strictObject({
 });
 export type Manifest = z.infer<typeof Manifest>;
 
-export const CatalogFile = z.strictObject({ versions: z.array(PluginVersionRecord), users: UserProfiles });
+export const CatalogFile = z.strictObject({
+  versions: z.array(PluginVersionRecord),
+  users: UserProfiles,
+  brands: z.array(BrandSourceRecord),
+});
 export type CatalogFile = z.infer<typeof CatalogFile>;
 
 export type Tree = {
   dir: string;
   catalog: Catalog;
+  /** Brand sources by `brand/variant`; their bytes are tree files too. */
+  brands: ReadonlyMap<string, BrandSourceRecord>;
   routes: ReadonlyMap<string, RouteEntry>;
   source: string;
 };
@@ -45,10 +52,11 @@ export async function openTree(dir: string): Promise<Tree> {
   const manifestFile = join(dir, 'manifest.json');
   const catalogFile = join(dir, 'catalog.json');
   const manifest = parseFile(Manifest, await readJsonFile(manifestFile), manifestFile);
-  const { versions, users } = parseFile(CatalogFile, await readJsonFile(catalogFile), catalogFile);
+  const { versions, users, brands } = parseFile(CatalogFile, await readJsonFile(catalogFile), catalogFile);
   return {
     dir,
     catalog: createCatalog(versions, users),
+    brands: brandMap(brands),
     routes: new Map(Object.entries(manifest.routes)),
     source: manifest.source,
   };
@@ -89,4 +97,8 @@ export function followCurrentTree(distDir: string, initial: Tree, onError: (erro
   }, intervalMs);
   timer.unref();
   return { current: () => tree, stop: () => clearInterval(timer) };
+}
+
+export function brandMap(brands: readonly BrandSourceRecord[]): ReadonlyMap<string, BrandSourceRecord> {
+  return new Map(brands.map((b) => [brandKey(b.brand, b.variant), b]));
 }

@@ -6,7 +6,7 @@ import { runBuild } from '../build/build.ts';
 import { createApi } from '../server/app.ts';
 import { DataError, loadCatalog } from '../server/versions/catalog.ts';
 import { currentTreeDir, openTree } from '../server/tree.ts';
-import { makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
+import { liveContext, makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
 
 const ctx = {} as { workspace: Workspace };
 
@@ -75,10 +75,11 @@ parity.after(() => ctx.workspace.remove());
 
 parity('for every manifest route, the file served equals what the origin code renders', async () => {
   const tree = await openTree((await currentTreeDir(ctx.workspace.distDir))!);
-  const live = createApi({ tree: () => tree }); // the app without the static edge
+  const context = liveContext(tree);
+  const live = Object.assign(createApi(context), { renderer: context.renderer });
   const origin = await startTestOrigin(ctx.workspace);
   try {
-    assert.ok(tree.routes.size > 100);
+    assert.ok(tree.routes.size > 700);
     for (const [path, entry] of tree.routes) {
       const [fromTree, fromCode] = await Promise.all([fetch(origin.url + path), live.request(path)]);
       const [treeBytes, codeBytes] = await Promise.all([fromTree.arrayBuffer(), fromCode.arrayBuffer()]);
@@ -91,6 +92,7 @@ parity('for every manifest route, the file served equals what the origin code re
       // Content-Length is the transport's: in-process answers have none, so check it against the bytes.
       assert.is(Number(fromTree.headers.get('content-length')), codeBytes.byteLength, `${path}: content-length`);
     }
+    assert.ok(live.renderer.renders() > 400, `${live.renderer.renders()} images rendered live`);
   } finally {
     await origin.close();
   }

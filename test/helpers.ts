@@ -3,11 +3,23 @@ import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { runBuild } from '../build/build.ts';
+import { createImageCache } from '../server/brands/cache.ts';
+import { createBrandRenderer } from '../server/brands/render.ts';
+import type { AppContext } from '../server/context.ts';
+import { createFileCache } from '../server/http/file-cache.ts';
+import type { Tree } from '../server/tree.ts';
 import { startOrigin, type RunningOrigin } from '../server/origin.ts';
+import { createMemoryStorage } from '../server/storage.ts';
 
 export const ROOT = resolve(import.meta.dirname, '..');
 
 export type Workspace = { dir: string; dataDir: string; distDir: string; remove: () => Promise<void> };
+
+/**
+ * Rendered brand images shared by every test build (keyed by inputs, so sharing is safe): only the
+ * first build of a run renders them.
+ */
+export const SHARED_BUILD_CACHE = join(tmpdir(), 'depot-test-build-cache');
 
 /** A temp copy of the demo data/ with its own dist/, built. */
 export async function makeWorkspace(options: { build?: boolean } = {}): Promise<Workspace> {
@@ -15,12 +27,21 @@ export async function makeWorkspace(options: { build?: boolean } = {}): Promise<
   const dataDir = join(dir, 'data');
   const distDir = join(dir, 'dist');
   await cp(join(ROOT, 'data'), dataDir, { recursive: true });
-  if (options.build !== false) await runBuild({ dataDir, distDir });
+  if (options.build !== false) await runBuild({ dataDir, distDir, cacheDir: SHARED_BUILD_CACHE });
   return { dir, dataDir, distDir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
+/**
+ * The same parts the origin builds, for calling the app in-process with no static edge and no
+ * precomputed routes: every answer is computed live (images rendered by sharp).
+ */
+export function liveContext(tree: Tree): AppContext & { renderer: ReturnType<typeof createBrandRenderer> } {
+  const liveTree = { ...tree, routes: new Map() };
+  return { tree: () => liveTree, files: createFileCache(), imageCache: createImageCache(createMemoryStorage()), renderer: createBrandRenderer() };
+}
+
 export async function startTestOrigin(workspace: Workspace): Promise<RunningOrigin> {
-  return startOrigin({ distDir: workspace.distDir, host: '127.0.0.1', port: 0 });
+  return startOrigin({ distDir: workspace.distDir, host: '127.0.0.1', port: 0, storage: createMemoryStorage() });
 }
 
 export type CliResult = { code: number; stdout: string; stderr: string };
@@ -31,7 +52,11 @@ export function runDepot(args: string[], workspace: Workspace): Promise<CliResul
     execFile(
       process.execPath,
       ['--import', 'tsx', join(ROOT, 'build/cli/depot.ts'), ...args],
-      { cwd: ROOT, env: { ...process.env, DATA_DIR: workspace.dataDir, DIST_DIR: workspace.distDir }, timeout: 60_000 },
+      {
+        cwd: ROOT,
+        env: { ...process.env, DATA_DIR: workspace.dataDir, DIST_DIR: workspace.distDir, BUILD_CACHE_DIR: SHARED_BUILD_CACHE },
+        timeout: 60_000,
+      },
       (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
   });

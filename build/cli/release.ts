@@ -54,7 +54,7 @@ export function parseReleaseArgs(args: string[]): ReleaseOptions {
  * Adds a JAR and its record to data/ and rebuilds. The JAR lands first and the record last, each
  * atomically: the record is the commit point, so a crash leaves at most an unreferenced JAR.
  */
-export async function releaseJar(options: ReleaseOptions, dirs: { dataDir: string; distDir: string }, now: Date) {
+export async function releaseJar(options: ReleaseOptions, dirs: { dataDir: string; distDir: string; buildCacheDir?: string }, now: Date) {
   const bytes = await readFile(options.file).catch((error: NodeJS.ErrnoException) => {
     throw new RefusedError(`cannot read ${options.file}: ${error.code ?? error.message}`);
   });
@@ -97,6 +97,6 @@ export async function releaseJar(options: ReleaseOptions, dirs: { dataDir: strin
   await mkdir(versionsDir(dirs.dataDir), { recursive: true });
   await writeFileAtomic(jarPath(dirs.dataDir, record.id), bytes);
   await writeFileAtomic(join(versionsDir(dirs.dataDir), `${record.id}.json`), `${JSON.stringify(record, null, 2)}\n`);
-  await runBuild({ ...dirs, log: (line) => console.error(line) });
+  await runBuild({ ...dirs, cacheDir: dirs.buildCacheDir, log: (line) => console.error(line) });
   return record;
 }

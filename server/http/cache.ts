@@ -7,4 +7,8 @@ export const CACHE_CONTROL = {
   versionList: 'public, max-age=60',
   /** A miss may turn into a hit with the next release. */
   notFound: 'public, max-age=60',
+  /** SPEC 8: original brand images 24 hours, resized ones 1 hour. */
+  brandOriginal: 'public, max-age=86400',
+  brandResized: 'public, max-age=3600',
+  brandList: 'public, max-age=3600',
 } as const;

@@ -58,6 +58,11 @@ export function sendRepresentation(request: Request, rep: Representation): Respo
   return new FastResponse(full, { status: rep.status, headers: { ...headers, 'content-length': String(size) } });
 }
 
+/** If-None-Match holds: a 304 can be answered before the body is computed. */
+export function isNotModified(request: Request, etag: string): boolean {
+  return matchesEtag(headerReader(request)('if-none-match'), etag);
+}
+
 /** Reads request headers from Node's parsed object when there is one (no Headers object built). */
 function headerReader(request: Request): (name: string) => string | undefined {
   const raw = (request as ServerRequest).runtime?.node?.req.headers;

@@ -1,0 +1,75 @@
+import pLimit from 'p-limit';
+import sharp, { type Sharp } from 'sharp';
+import { ENCODER_SETTINGS, type OutputFormat, type RasterFormat } from './formats.ts';
+import { FLATTEN_COLOURS } from './brands.ts';
+
+export type ImageSource = { bytes: Uint8Array; format: 'png' | 'svg'; width: number; height: number };
+
+/** A normalised request: `format` is resolved (absent means the source's own), `size` is the width. */
+export type ImageRequest = { size?: number; format: OutputFormat };
+
+/** The source bytes themselves answer: never re-encoded (SPEC 8: originals fast). */
+export function isOriginal(source: Pick<ImageSource, 'format'>, request: ImageRequest): boolean {
+  return request.size === undefined && request.format === source.format;
+}
+
+/**
+ * Renders one brand image: an SVG source scaled as a vector (width/height attributes) or rasterised
+ * at the requested width from the vector, never by enlarging a bitmap; a PNG source resized by
+ * width, aspect kept. JPEG, which has no alpha, is flattened onto the variant's background.
+ */
+export async function renderBrandImage(source: ImageSource, request: ImageRequest, background: 'light' | 'dark'): Promise<Uint8Array> {
+  if (request.format === 'svg') return scaleSvg(source, request.size ?? source.width);
+  const width = request.size ?? source.width;
+  const image =
+    source.format === 'svg'
+      ? sharp(source.bytes, { density: (72 * width) / source.width }).resize({ width })
+      : sharp(source.bytes).resize({ width });
+  if (request.format === 'jpg') image.flatten({ background: FLATTEN_COLOURS[background] });
+  return new Uint8Array(await encode(image, request.format));
+}
+
+function encode(image: Sharp, format: RasterFormat): Promise<Buffer> {
+  switch (format) {
+    case 'png':
+      return image.png(ENCODER_SETTINGS.png).toBuffer();
+    case 'webp':
+      return image.webp(ENCODER_SETTINGS.webp).toBuffer();
+    case 'jpg':
+      return image.jpeg(ENCODER_SETTINGS.jpg).toBuffer();
+    case 'gif':
+      return image.gif(ENCODER_SETTINGS.gif).toBuffer();
+  }
+}
+
+/** Sets the root element's width and height (adding a viewBox when missing, so it scales). */
+function scaleSvg(source: ImageSource, width: number): Uint8Array {
+  const text = new TextDecoder().decode(source.bytes);
+  const height = Math.max(1, Math.round((width * source.height) / source.width));
+  const scaled = text.replace(/<svg\b[^>]*>/, (tag) => {
+    let out = tag.replace(/\s(width|height)="[^"]*"/g, '');
+    if (!/\sviewBox=/.test(out)) out = out.replace(/^<svg\b/, `<svg viewBox="0 0 ${source.width} ${source.height}"`);
+    return out.replace(/^<svg\b/, `<svg width="${width}" height="${height}"`);
+  });
+  return new TextEncoder().encode(scaled);
+}
+
+export type BrandRenderer = {
+  render: typeof renderBrandImage;
+  /** How many images were rendered: tests count these to prove a cached answer renders nothing. */
+  renders: () => number;
+};
+
+/** Bounded concurrency: a flood of large resizes queues here instead of exhausting memory. */
+export function createBrandRenderer(concurrency = 2): BrandRenderer {
+  const limit = pLimit(concurrency);
+  let count = 0;
+  return {
+    render: (source, request, background) =>
+      limit(() => {
+        count++;
+        return renderBrandImage(source, request, background);
+      }),
+    renders: () => count,
+  };
+}

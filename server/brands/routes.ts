@@ -1,0 +1,128 @@
+import { createHash } from 'node:crypto';
+import { H3, HTTPError, getRouterParam, type H3Event } from 'h3';
+import type { AppContext } from '../context.ts';
+import { CACHE_CONTROL } from '../http/cache.ts';
+import { notFound } from '../http/errors.ts';
+import { sendJson } from '../http/json.ts';
+import { isNotModified, sendRepresentation } from '../http/send.ts';
+import { validQuery } from '../http/validate.ts';
+import { BRAND_NAMES, findBrand, findVariant, variantsOf, type BrandName } from './brands.ts';
+import { CONTENT_TYPES, ENCODER_REVISION, type OutputFormat } from './formats.ts';
+import { isOriginal, type ImageRequest } from './render.ts';
+import { BrandQuery, MAX_SIZE, SizedFileName, VariantFileName } from './schema.ts';
+import { brandKey, sourceFile } from './sources.ts';
+
+/** Where an image answer came from; the rate limit does not count precomputed or cached ones. */
+export type AnsweredFrom = 'precomputed' | 'cache' | 'rendered';
+
+type ImageAnswer = { brand: BrandName; variant: string; size?: number; format?: OutputFormat; download: boolean };
+
+/** The clean static link of an image, also the manifest key the query form is answered from. */
+export function brandImagePath(brand: string, variant: string, format: OutputFormat, size?: number): string {
+  return size === undefined ? `/brand/${brand}/${variant}.${format}` : `/brand/${brand}/${variant}/${size}.${format}`;
+}
+
+/** SPEC 4.7 and 4.8, plus the clean static links the build precomputes. */
+export function brandRoutes(ctx: AppContext): H3 {
+  const app = new H3();
+  app.get('/api/image/brand', (event) =>
+    sendJson(event, { brands: Object.fromEntries(BRAND_NAMES.map((b) => [b, variantsOf(b)])) }, CACHE_CONTROL.brandList),
+  );
+  app.get('/api/image/brand/:brand', (event) => {
+    const brand = requireBrand(getRouterParam(event, 'brand', { decode: true }));
+    const query = validQuery(event, BrandQuery);
+    return answerImage(ctx, event, { brand, variant: query.variant ?? 'default', size: query.size, format: query.format, download: query.download ?? false });
+  });
+  app.get('/brand/:brand/:variant/:file', (event) => {
+    const brand = requireBrand(getRouterParam(event, 'brand', { decode: true }));
+    const file = getRouterParam(event, 'file', { decode: true }) ?? '';
+    if (!SizedFileName.safeParse(file).success) throw notFound(`No image at ${event.url.pathname}: expected <size>.<png|webp|jpg|gif|svg> with a size from 1 to ${MAX_SIZE}`);
+    const [size, format] = file.split('.') as [string, OutputFormat];
+    if (Number(size) > MAX_SIZE) throw new HTTPError({ status: 400, message: `size must be an integer from 1 to ${MAX_SIZE}` });
+    return answerImage(ctx, event, { brand, variant: getRouterParam(event, 'variant', { decode: true }) ?? '', size: Number(size), format, download: false });
+  });
+  app.get('/brand/:brand/:file', (event) => {
+    const brand = requireBrand(getRouterParam(event, 'brand', { decode: true }));
+    const file = getRouterParam(event, 'file', { decode: true }) ?? '';
+    if (!VariantFileName.safeParse(file).success) throw notFound(`No image at ${event.url.pathname}: expected <variant>.<png|webp|jpg|gif|svg>`);
+    const [variant, format] = file.split('.') as [string, OutputFormat];
+    return answerImage(ctx, event, { brand, variant, format, download: false });
+  });
+  return app;
+}
+
+function requireBrand(name: string | undefined): BrandName {
+  const brand = findBrand(name ?? '');
+  if (!brand) throw notFound(`Unknown brand ${JSON.stringify(name)}; available: ${BRAND_NAMES.join(', ')}`, { availableBrands: BRAND_NAMES });
+  return brand;
+}
+
+async function answerImage(ctx: AppContext, event: H3Event, answer: ImageAnswer): Promise<Response> {
+  const { brand, variant, size, download } = answer;
+  const spec = findVariant(brand, variant);
+  const tree = ctx.tree();
+  const source = tree.brands.get(brandKey(brand, variant));
+  if (!spec || !source) {
+    throw notFound(`Unknown variant ${JSON.stringify(variant)} of ${brand}; available: ${variantsOf(brand).join(', ')}`, { availableVariants: variantsOf(brand) });
+  }
+  const format = answer.format ?? source.format;
+  if (format === 'svg' && source.format !== 'svg') {
+    throw new HTTPError({ status: 400, message: `format svg is only available for SVG sources; ${brand} ${variant} is PNG: use png, webp, jpg or gif` });
+  }
+  const request: ImageRequest = { size, format };
+  const original = isOriginal(source, request);
+  // The bytes are a pure function of these inputs, so their digest is a strong ETag known before
+  // any rendering: a revalidation costs no sharp call.
+  const key = createHash('sha256').update(`${source.sha256}|${size ?? ''}|${format}|${spec.background}|${ENCODER_REVISION}`).digest('hex');
+  const fileName = `${brand}-${variant}${size === undefined ? '' : `-${size}`}.${format}`;
+  const headers: Record<string, string> = {
+    'content-type': CONTENT_TYPES[format],
+    'cache-control': original ? CACHE_CONTROL.brandOriginal : CACHE_CONTROL.brandResized,
+    etag: `"${key}"`,
+    'content-disposition': `${download ? 'attachment' : 'inline'}; filename="${fileName}"`,
+    'x-content-type-options': 'nosniff',
+    ...(format === 'svg' ? { 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'" } : {}),
+  };
+  if (isNotModified(event.req, headers.etag!)) {
+    event.context.answeredFrom = 'cache' satisfies AnsweredFrom;
+    return sendRepresentation(event.req, { status: 200, headers, size: 0, body: new Uint8Array(0) });
+  }
+  const bytes = await imageBytes(ctx, event, { key, original, path: brandImagePath(brand, variant, format, size), background: spec.background, request, source });
+  return sendRepresentation(event.req, { status: 200, headers, size: bytes.length, body: bytes });
+}
+
+type BytesJob = {
+  key: string;
+  original: boolean;
+  path: string;
+  background: 'light' | 'dark';
+  request: ImageRequest;
+  source: { sha256: string; format: 'png' | 'svg'; width: number; height: number };
+};
+
+/** Cheapest first: the source itself, a precomputed tree file, the render cache, then sharp. */
+async function imageBytes(ctx: AppContext, event: H3Event, job: BytesJob): Promise<Uint8Array> {
+  const tree = ctx.tree();
+  if (job.original) {
+    event.context.answeredFrom = 'precomputed' satisfies AnsweredFrom;
+    return ctx.files.read(tree.dir, sourceFile(job.source));
+  }
+  const precomputed = tree.routes.get(job.path);
+  if (precomputed) {
+    event.context.answeredFrom = 'precomputed' satisfies AnsweredFrom;
+    return ctx.files.read(tree.dir, precomputed.file);
+  }
+  const cached = await ctx.imageCache.get(job.key);
+  if (cached) {
+    event.context.answeredFrom = 'cache' satisfies AnsweredFrom;
+    return cached;
+  }
+  event.context.answeredFrom = 'rendered' satisfies AnsweredFrom;
+  const sourceBytes = await ctx.files.read(tree.dir, sourceFile(job.source));
+  const bytes = await ctx.renderer.render({ ...job.source, bytes: sourceBytes }, job.request, job.background);
+  await ctx.imageCache.set(job.key, bytes, CACHE_TTL_SECONDS);
+  return bytes;
+}
+
+/** SPEC 8: resized brand images are cached for an hour (originals are never rendered). */
+const CACHE_TTL_SECONDS = 3600;
