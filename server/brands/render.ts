@@ -23,7 +23,8 @@ export async function renderBrandImage(source: ImageSource, request: ImageReques
   const width = request.size ?? source.width;
   const image =
     source.format === 'svg'
-      ? sharp(source.bytes, { density: (72 * width) / source.width }).resize({ width })
+      ? // librsvg takes a density from 1 dpi: tiny sizes rasterise a little larger, then shrink.
+        sharp(source.bytes, { density: Math.max(1, (72 * width) / source.width) }).resize({ width })
       : sharp(source.bytes).resize({ width });
   if (request.format === 'jpg') image.flatten({ background: FLATTEN_COLOURS[background] });
   return new Uint8Array(await encode(image, request.format));
@@ -58,18 +59,28 @@ export type BrandRenderer = {
   render: typeof renderBrandImage;
   /** How many images were rendered: tests count these to prove a cached answer renders nothing. */
   renders: () => number;
+  /** The most renders that ever ran at once. */
+  peak: () => number;
 };
 
 /** Bounded concurrency: a flood of large resizes queues here instead of exhausting memory. */
 export function createBrandRenderer(concurrency = 2): BrandRenderer {
   const limit = pLimit(concurrency);
   let count = 0;
+  let running = 0;
+  let peak = 0;
   return {
     render: (source, request, background) =>
-      limit(() => {
+      limit(async () => {
         count++;
-        return renderBrandImage(source, request, background);
+        peak = Math.max(peak, ++running);
+        try {
+          return await renderBrandImage(source, request, background);
+        } finally {
+          running--;
+        }
       }),
     renders: () => count,
+    peak: () => peak,
   };
 }
