@@ -1,4 +1,4 @@
-// npm run bench [-- --rounds 3 --seconds 5]
+// npm run bench [-- --rounds 3 --seconds 5 --only serving|build|release|brands]
 // Each figure is printed beside a baseline measured in the same run, as a ratio: these machines are
 // noisy, so only same-run ratios compare. Medians over the rounds.
 import { execFile, execFileSync } from 'node:child_process';
@@ -15,7 +15,8 @@ import { PluginVersionRecord } from '../server/versions/schema.ts';
 import { SERVER_SOFTWARE } from '../server/versions/software.ts';
 import { currentTreeDir, openTree } from '../server/tree.ts';
 import { findCommand, writeNginxConfig } from './nginx.ts';
-import { ROOT, median, startProcess } from './processes.ts';
+import { benchBrands } from './brands.ts';
+import { ROOT, median, report, startProcess } from './harness.ts';
 
 const { values } = parseArgs({
   options: { rounds: { type: 'string', default: '3' }, seconds: { type: 'string', default: '5' }, only: { type: 'string' } },
@@ -23,12 +24,6 @@ const { values } = parseArgs({
 const ROUNDS = Math.min(Math.max(Number(values.rounds), 1), 10);
 const SECONDS = Math.min(Math.max(Number(values.seconds), 1), 30);
 const TSX = ['--import', 'tsx'];
-
-function report(name: string, figure: number, unit: string, baselineName: string, baseline: number, target?: string) {
-  const ratio = figure / baseline;
-  console.log(`${name.padEnd(34)} ${fmt(figure).padStart(9)} ${unit.padEnd(6)} | ${baselineName.padEnd(22)} ${fmt(baseline).padStart(9)} ${unit.padEnd(6)} | ratio ${ratio.toFixed(2)}${target ? `  (target ${target})` : ''}`);
-}
-const fmt = (n: number) => (n >= 100 ? Math.round(n).toString() : n.toFixed(2));
 
 async function makeWorkspace(name: string) {
   const dir = join(work, name);
@@ -197,6 +192,7 @@ try {
   if (!only || only === 'serving') await benchServing();
   if (!only || only === 'build') await benchBuild();
   if (!only || only === 'release') await benchRelease();
+  if (!only || only === 'brands') await benchBrands(await makeWorkspace('brands'), ROUNDS);
 } finally {
   await rm(work, { recursive: true, force: true });
 }

@@ -9,6 +9,7 @@ const Env = z.object({
   DIST_DIR: z.string().min(1).default('./dist'),
   STORAGE_DIR: z.string().min(1).default('./.storage'),
   BUILD_CACHE_DIR: z.string().min(1).optional(),
+  IMAGE_CACHE: z.enum(['on', 'off']).default('on'),
 });
 
 export type Config = {
@@ -20,13 +21,15 @@ export type Config = {
   storageDir: string;
   /** Rendered images the build keeps between builds; default <DIST_DIR>/.cache. */
   buildCacheDir: string;
+  /** off: every brand query renders, bypassing precomputed files and the cache (benchmarks). */
+  imageCache: boolean;
 };
 
 /** The only reader of process.env: read once at start, checked, passed down. */
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = Env.safeParse(env);
   if (!parsed.success) throw new Error(`Invalid configuration: ${describeIssues(parsed.error.issues)}`);
-  const { PORT, HOST, DATA_DIR, DIST_DIR, STORAGE_DIR, BUILD_CACHE_DIR } = parsed.data;
+  const { PORT, HOST, DATA_DIR, DIST_DIR, STORAGE_DIR, BUILD_CACHE_DIR, IMAGE_CACHE } = parsed.data;
   return {
     port: PORT,
     host: HOST,
@@ -34,5 +37,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     distDir: resolve(DIST_DIR),
     storageDir: resolve(STORAGE_DIR),
     buildCacheDir: resolve(BUILD_CACHE_DIR ?? `${DIST_DIR}/.cache`),
+    imageCache: IMAGE_CACHE === 'on',
   };
 }

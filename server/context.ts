@@ -10,4 +10,6 @@ export type AppContext = {
   files: FileCache;
   imageCache: ImageCache;
   renderer: BrandRenderer;
+  /** Render every brand query, skipping precomputed files and the cache (benchmarks, debugging). */
+  renderAlways?: boolean;
 };

@@ -10,7 +10,7 @@ import { currentTreeDir, followCurrentTree, openTree } from './tree.ts';
 
 export type RunningOrigin = { url: string; server: Server; close: () => Promise<void> };
 
-export type OriginOptions = { distDir: string; host: string; port: number; storage: Storage };
+export type OriginOptions = { distDir: string; host: string; port: number; storage: Storage; imageCache?: boolean };
 
 /** Serves dist/current on host:port (0 picks a free port) and follows rebuilds without a restart. */
 export async function startOrigin(options: OriginOptions): Promise<RunningOrigin> {
@@ -24,6 +24,7 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
     files: createFileCache(),
     imageCache: createImageCache(options.storage),
     renderer: createBrandRenderer(),
+    renderAlways: options.imageCache === false,
   });
   const server = createServer(toNodeHandler(app));
   await new Promise<void>((resolve, reject) => {

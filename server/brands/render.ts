@@ -27,7 +27,7 @@ export async function renderBrandImage(source: ImageSource, request: ImageReques
         sharp(source.bytes, { density: Math.max(1, (72 * width) / source.width) }).resize({ width })
       : sharp(source.bytes).resize({ width });
   if (request.format === 'jpg') image.flatten({ background: FLATTEN_COLOURS[background] });
-  return new Uint8Array(await encode(image, request.format));
+  return encode(image, request.format);
 }
 
 function encode(image: Sharp, format: RasterFormat): Promise<Buffer> {

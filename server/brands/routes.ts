@@ -103,6 +103,7 @@ type BytesJob = {
 /** Cheapest first: the source itself, a precomputed tree file, the render cache, then sharp. */
 async function imageBytes(ctx: AppContext, event: H3Event, job: BytesJob): Promise<Uint8Array> {
   const tree = ctx.tree();
+  if (ctx.renderAlways) return render(ctx, event, job);
   if (job.original) {
     event.context.answeredFrom = 'precomputed' satisfies AnsweredFrom;
     return ctx.files.read(tree.dir, sourceFile(job.source));
@@ -117,11 +118,16 @@ async function imageBytes(ctx: AppContext, event: H3Event, job: BytesJob): Promi
     event.context.answeredFrom = 'cache' satisfies AnsweredFrom;
     return cached;
   }
-  event.context.answeredFrom = 'rendered' satisfies AnsweredFrom;
-  const sourceBytes = await ctx.files.read(tree.dir, sourceFile(job.source));
-  const bytes = await ctx.renderer.render({ ...job.source, bytes: sourceBytes }, job.request, job.background);
+  const bytes = await render(ctx, event, job);
   await ctx.imageCache.set(job.key, bytes, CACHE_TTL_SECONDS);
   return bytes;
+}
+
+async function render(ctx: AppContext, event: H3Event, job: BytesJob): Promise<Uint8Array> {
+  event.context.answeredFrom = 'rendered' satisfies AnsweredFrom;
+  const sourceBytes = await ctx.files.read(ctx.tree().dir, sourceFile(job.source));
+  if (job.original) return sourceBytes;
+  return ctx.renderer.render({ ...job.source, bytes: sourceBytes }, job.request, job.background);
 }
 
 /** SPEC 8: resized brand images are cached for an hour (originals are never rendered). */

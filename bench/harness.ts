@@ -31,3 +31,13 @@ export function median(values: number[]): number {
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
+
+/** One line: a figure, its same-run baseline, and their ratio (the only comparison that holds here). */
+export function report(name: string, figure: number, unit: string, baselineName: string, baseline: number, target?: string) {
+  const ratio = figure / baseline;
+  console.log(
+    `${name.padEnd(34)} ${fmt(figure).padStart(9)} ${unit.padEnd(6)} | ${baselineName.padEnd(24)} ${fmt(baseline).padStart(9)} ${unit.padEnd(6)} | ratio ${ratio.toFixed(2)}${target ? `  (target ${target})` : ''}`,
+  );
+}
+
+export const fmt = (n: number) => (n >= 100 ? Math.round(n).toString() : n >= 1 ? n.toFixed(2) : n.toFixed(3));
