@@ -29,7 +29,7 @@ export type BuildOptions = {
   log?: (line: string) => void;
 };
 
-export type BuildResult = { treeDir: string; routes: number; skipped: boolean };
+export type BuildResult = { treeDir: string; routes: number; skipped: boolean; rendered: number };
 
 /** data/ -> dist/trees/<digest>, then dist/current swapped to it. One progress line per step. */
 export async function runBuild(options: BuildOptions): Promise<BuildResult> {
@@ -61,7 +61,7 @@ async function buildLocked({ dataDir, distDir, cacheDir, ifChanged = false, log 
   const previousTree = await currentTreeDir(distDir);
   if (ifChanged && (await readManifestSource(distDir)) === source && previousTree) {
     log(`[build] unchanged since the current tree: ${previousTree}`);
-    return { treeDir: previousTree, routes: 0, skipped: true };
+    return { treeDir: previousTree, routes: 0, skipped: true, rendered: 0 };
   }
   const stagingDir = join(distDir, TREES_DIR, `.staging-${process.pid}-${randomBytes(4).toString('hex')}`);
   await mkdir(stagingDir, { recursive: true });
@@ -102,7 +102,7 @@ async function buildLocked({ dataDir, distDir, cacheDir, ifChanged = false, log 
       const dir = await swapTree(distDir, stagingDir, sha256Hex(manifestText).slice(0, 20));
       return [dir, `${join(distDir, 'current')} -> ${dir}`] as const;
     });
-    return { treeDir, routes: paths.length, skipped: false };
+    return { treeDir, routes: paths.length, skipped: false, rendered: renderer.renders() };
   } catch (error) {
     await rm(stagingDir, { recursive: true, force: true });
     throw error;

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { runBuild } from '../build/build.ts';
 import { createApi } from '../server/app.ts';
 import { createImageCache } from '../server/brands/cache.ts';
 import { DataError } from '../server/versions/catalog.ts';
@@ -259,7 +260,33 @@ caching('a flood of large resizes is rendered at most two at a time', async () =
   assert.is(context.renderer.renders(), 12);
   assert.ok(context.renderer.peak() <= 2, `peak ${context.renderer.peak()}`);
 });
+caching('IMAGE_CACHE=off (renderAlways) renders every query, for benchmarks', async () => {
+  const context = { ...liveContext(ctx.tree), renderAlways: true };
+  const api = createApi(context);
+  for (let i = 0; i < 2; i++) assert.is((await api.request('/api/image/brand/folia?size=64')).status, 200);
+  assert.is(context.renderer.renders(), 2);
+});
 caching.run();
+
+const rebuild = suite('rebuilds');
+rebuild('re-render only the images whose source changed', async () => {
+  const workspace = await makeWorkspace({ build: false });
+  const cacheDir = join(workspace.dir, 'cache');
+  try {
+    const first = await runBuild({ dataDir: workspace.dataDir, distDir: workspace.distDir, cacheDir });
+    assert.ok(first.rendered > 400, `${first.rendered} rendered at first`);
+    const unchanged = await runBuild({ dataDir: workspace.dataDir, distDir: workspace.distDir, cacheDir });
+    assert.is(unchanged.rendered, 0);
+    const folia = join(workspace.dataDir, 'brands/folia/default.png');
+    await writeFile(folia, await sharp(folia).flop().png().toBuffer());
+    const changed = await runBuild({ dataDir: workspace.dataDir, distDir: workspace.distDir, cacheDir });
+    // folia's one variant: 11 sizes x 4 formats, and webp, jpg and gif at the original size.
+    assert.is(changed.rendered, 11 * 4 + 3);
+  } finally {
+    await workspace.remove();
+  }
+});
+rebuild.run();
 
 const sources = suite('brand sources in data/');
 const sourceCases: [string, (dir: string) => Promise<void>, RegExp][] = [
