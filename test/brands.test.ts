@@ -6,12 +6,11 @@ import * as assert from 'uvu/assert';
 import { runBuild } from '../build/build.ts';
 import { createApi } from '../server/app.ts';
 import { createImageCache } from '../server/brands/cache.ts';
-import { DataError } from '../server/versions/catalog.ts';
 import { loadBrandSources } from '../server/brands/sources.ts';
 import { createMemoryStorage } from '../server/storage.ts';
 import type { RunningOrigin } from '../server/origin.ts';
 import { currentTreeDir, openTree, type Tree } from '../server/tree.ts';
-import { liveContext, makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
+import { assertRefusesData, liveContext, makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
 
 const ctx = {} as { workspace: Workspace; origin: RunningOrigin; tree: Tree };
 const get = (path: string, init?: RequestInit) => fetch(ctx.origin.url + path, init);
@@ -296,16 +295,6 @@ const sourceCases: [string, (dir: string) => Promise<void>, RegExp][] = [
   ['not an image', async (dir) => writeFile(join(dir, 'brands/leafmc/default.svg'), 'hello'), /leafmc\/default\.svg: not a readable SVG image/],
 ];
 for (const [name, corrupt, message] of sourceCases) {
-  sources(`the build refuses ${name}, naming the file`, async () => {
-    const workspace = await makeWorkspace({ build: false });
-    try {
-      await corrupt(workspace.dataDir);
-      const error = await loadBrandSources(workspace.dataDir).then(() => null, (e: unknown) => e);
-      assert.instance(error, DataError);
-      assert.match((error as Error).message, message);
-    } finally {
-      await workspace.remove();
-    }
-  });
+  sources(`the build refuses ${name}, naming the file`, () => assertRefusesData(corrupt, loadBrandSources, message));
 }
 sources.run();

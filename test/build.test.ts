@@ -4,9 +4,9 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runBuild } from '../build/build.ts';
 import { createApi } from '../server/app.ts';
-import { DataError, loadCatalog } from '../server/versions/catalog.ts';
+import { loadCatalog } from '../server/versions/catalog.ts';
 import { currentTreeDir, openTree } from '../server/tree.ts';
-import { liveContext, makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
+import { assertRefusesData, liveContext, makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
 
 const ctx = {} as { workspace: Workspace };
 
@@ -48,17 +48,7 @@ const invalidCases: [string, (dataDir: string) => Promise<void>, RegExp][] = [
   ['a bad user image URL', async (dir) => writeFile(join(dir, 'users.json'), JSON.stringify([{ id: 'u', username: 'u', image: 'ftp://x' }])), /users\.json: \[0\]\.image: /],
 ];
 for (const [name, corrupt, message] of invalidCases) {
-  build(`fails naming the file and the field for ${name}`, async () => {
-    const workspace = await makeWorkspace({ build: false });
-    try {
-      await corrupt(workspace.dataDir);
-      const error = await loadCatalog(workspace.dataDir).then(() => null, (e: unknown) => e);
-      assert.instance(error, DataError);
-      assert.match((error as Error).message, message);
-    } finally {
-      await workspace.remove();
-    }
-  });
+  build(`fails naming the file and the field for ${name}`, () => assertRefusesData(corrupt, loadCatalog, message));
 }
 build.run();
 

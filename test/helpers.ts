@@ -2,12 +2,14 @@ import { execFile } from 'node:child_process';
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import * as assert from 'uvu/assert';
 import { runBuild } from '../build/build.ts';
 import { createImageCache } from '../server/brands/cache.ts';
 import { createBrandRenderer } from '../server/brands/render.ts';
 import type { AppContext } from '../server/context.ts';
 import { createFileCache } from '../server/http/file-cache.ts';
 import type { Tree } from '../server/tree.ts';
+import { DataError } from '../server/versions/catalog.ts';
 import { startOrigin, type RunningOrigin } from '../server/origin.ts';
 import { createMemoryStorage } from '../server/storage.ts';
 
@@ -60,4 +62,17 @@ export function runDepot(args: string[], workspace: Workspace): Promise<CliResul
       (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
   });
+}
+
+/** Corrupts a fresh copy of data/, then checks that `load` refuses it with a DataError matching `message`. */
+export async function assertRefusesData(corrupt: (dataDir: string) => Promise<unknown>, load: (dataDir: string) => Promise<unknown>, message: RegExp) {
+  const workspace = await makeWorkspace({ build: false });
+  try {
+    await corrupt(workspace.dataDir);
+    const error = await load(workspace.dataDir).then(() => null, (e: unknown) => e);
+    assert.instance(error, DataError);
+    assert.match((error as Error).message, message);
+  } finally {
+    await workspace.remove();
+  }
 }

@@ -26,13 +26,12 @@ export function strongEtag(bytes: Uint8Array | string): string {
  */
 export function sendRepresentation(request: Request, rep: Representation): Response {
   const { headers, size, body } = rep;
-  const header = headerReader(request);
   const etag = headers.etag;
-  if (rep.status === 200 && etag && matchesEtag(header('if-none-match'), etag)) {
+  if (rep.status === 200 && etag && matchesEtag(requestHeader(request, 'if-none-match'), etag)) {
     return new FastResponse(null, { status: 304, headers: notModifiedHeaders(headers) });
   }
-  const range = rep.status === 200 && headers['accept-ranges'] === 'bytes' ? header('range') : undefined;
-  if (range && (header('if-range') ?? etag) === etag) {
+  const range = rep.status === 200 && headers['accept-ranges'] === 'bytes' ? requestHeader(request, 'range') : undefined;
+  if (range && (requestHeader(request, 'if-range') ?? etag) === etag) {
     const ranges = parseRange(size, range, { combine: true });
     if (ranges === -1) {
       const error = JSON.stringify({ error: `Range ${range} is outside the ${size} bytes of this file` });
@@ -60,14 +59,13 @@ export function sendRepresentation(request: Request, rep: Representation): Respo
 
 /** If-None-Match holds: a 304 can be answered before the body is computed. */
 export function isNotModified(request: Request, etag: string): boolean {
-  return matchesEtag(headerReader(request)('if-none-match'), etag);
+  return matchesEtag(requestHeader(request, 'if-none-match'), etag);
 }
 
-/** Reads request headers from Node's parsed object when there is one (no Headers object built). */
-function headerReader(request: Request): (name: string) => string | undefined {
+/** Reads a request header from Node's parsed object when there is one (no Headers object built). */
+function requestHeader(request: Request, name: string): string | undefined {
   const raw = (request as ServerRequest).runtime?.node?.req.headers;
-  if (raw) return (name) => raw[name] as string | undefined;
-  return (name) => request.headers.get(name) ?? undefined;
+  return raw ? (raw[name] as string | undefined) : (request.headers.get(name) ?? undefined);
 }
 
 function slice(body: Body, start: number, end: number): BodyInit | null {

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Middleware } from 'h3';
 import type { AppContext } from '../context.ts';
+import type { RouteEntry } from '../tree.ts';
 import { sendRepresentation, type Body } from './send.ts';
 
 /** Larger files are streamed from disk on every request instead of held in memory. */
@@ -21,9 +22,12 @@ export function serveTree(ctx: AppContext): Middleware {
     const entry = tree.routes.get(event.url.pathname);
     if (!entry) return next();
     event.context.answeredFrom = 'precomputed';
-    const send = (body: Body) => sendRepresentation(event.req, { status: entry.status, headers: entry.headers, size: entry.size, body });
-    if (entry.size > LARGEST_IN_MEMORY) return send({ path: join(tree.dir, entry.file) });
+    if (entry.size > LARGEST_IN_MEMORY) return send(event.req, entry, { path: join(tree.dir, entry.file) });
     const bytes = ctx.files.read(tree.dir, entry.file);
-    return bytes instanceof Uint8Array ? send(bytes) : bytes.then(send);
+    return bytes instanceof Uint8Array ? send(event.req, entry, bytes) : bytes.then((loaded) => send(event.req, entry, loaded));
   };
+}
+
+function send(request: Request, entry: RouteEntry, body: Body) {
+  return sendRepresentation(request, { status: entry.status, headers: entry.headers, size: entry.size, body });
 }
