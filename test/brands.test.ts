@@ -81,8 +81,8 @@ for (const [brand, variant, aspect] of SUBJECTS) {
   }
 }
 
-images('originals: the source bytes untouched, 24 h; PNG of the right size; case-insensitive brand', async () => {
-  const response = await get('/api/image/brand/PaperMC?variant=light');
+images('originals: the source bytes untouched, 24 h; PNG of the right size; brand and variant in any case', async () => {
+  const response = await get('/api/image/brand/PaperMC?variant=Light');
   assert.is(response.status, 200);
   assert.is(response.headers.get('cache-control'), 'public, max-age=86400');
   const bytes = Buffer.from(await response.arrayBuffer());

@@ -31,7 +31,8 @@ export function brandRoutes(ctx: AppContext): H3 {
   app.get('/api/image/brand/:brand', (event) => {
     const brand = requireBrand(getRouterParam(event, 'brand', { decode: true }));
     const query = validQuery(event, BrandQuery);
-    return answerImage(ctx, event, { brand, variant: query.variant ?? 'default', size: query.size, format: query.format, download: query.download ?? false });
+    const variant = (query.variant ?? 'default').toLowerCase();
+    return answerImage(ctx, event, { brand, variant, size: query.size, format: query.format, download: query.download ?? false });
   });
   app.get('/brand/:brand/:variant/:file', (event) => {
     const brand = requireBrand(getRouterParam(event, 'brand', { decode: true }));
