@@ -4,16 +4,9 @@
 // it is part of every cache key, so old renders are never served for new settings.
 export const ENCODER_REVISION = 2;
 
-export const RASTER_FORMATS = {
-  png: { contentType: 'image/png', alpha: true },
-  webp: { contentType: 'image/webp', alpha: true },
-  jpg: { contentType: 'image/jpeg', alpha: false },
-  gif: { contentType: 'image/gif', alpha: true },
-} as const;
-
-export type RasterFormat = keyof typeof RASTER_FORMATS;
+export const RASTER_FORMAT_NAMES = ['png', 'webp', 'jpg', 'gif'] as const;
+export type RasterFormat = (typeof RASTER_FORMAT_NAMES)[number];
 export type OutputFormat = RasterFormat | 'svg';
-export const RASTER_FORMAT_NAMES = Object.keys(RASTER_FORMATS) as RasterFormat[];
 
 export const ENCODER_SETTINGS = {
   png: { compressionLevel: 6, adaptiveFiltering: false },

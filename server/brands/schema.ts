@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { COMMON_SIZES } from './brands.ts';
 import { RASTER_FORMAT_NAMES } from './formats.ts';
 
 export const MAX_SIZE = 2048;
@@ -26,5 +25,3 @@ export type BrandQuery = z.output<typeof BrandQuery>;
 /** Clean static links: `<size>.<ext>` under a variant, `<variant>.<ext>` under a brand. */
 export const SizedFileName = z.string().regex(/^[1-9]\d{0,3}\.(png|webp|jpg|gif|svg)$/);
 export const VariantFileName = z.string().regex(/^[a-z-]+\.(png|webp|jpg|gif|svg)$/);
-
-export { COMMON_SIZES, FORMATS };
