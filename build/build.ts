@@ -72,7 +72,7 @@ async function buildLocked({ dataDir, distDir, cacheDir, ifChanged = false, log 
     });
     const tree = { dir: stagingDir, catalog, brands: brandMap(brandRecords), routes: new Map(), source };
     const paths = await step('list paths', async () => {
-      const list = [...listVersionPaths(catalog), ...listBrandPaths(tree.brands)];
+      const list = [...listVersionPaths(catalog), ...listBrandPaths(tree.brands), '/api/charts/example'];
       return [list, `${list.length} routes`] as const;
     });
     const renderer = createBrandRenderer();

@@ -4,6 +4,7 @@ import { answerError } from './http/errors.ts';
 import { serveTree } from './http/static.ts';
 import { versionRoutes } from './versions/routes.ts';
 import { brandRoutes } from './brands/routes.ts';
+import { chartRoutes } from './charts/routes.ts';
 
 /**
  * Every response of the service. The build calls this app in-process to pre-render the finite
@@ -14,6 +15,7 @@ export function createApi(ctx: AppContext, edge: Middleware[] = []): H3 {
   for (const middleware of edge) app.use(middleware);
   app.mount('/api/plugin-versions', versionRoutes(ctx));
   app.mount('', brandRoutes(ctx));
+  app.mount('', chartRoutes());
   return app;
 }
 

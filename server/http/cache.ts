@@ -11,4 +11,6 @@ export const CACHE_CONTROL = {
   brandOriginal: 'public, max-age=86400',
   brandResized: 'public, max-age=3600',
   brandList: 'public, max-age=3600',
+  /** SPEC 8: charts 5 minutes. */
+  chart: 'public, max-age=300',
 } as const;

@@ -1,0 +1,114 @@
+import { createHash } from 'node:crypto';
+import type { ChartPoint, Series } from './aggregate.ts';
+import { THEMES, type ThemeName } from './themes.ts';
+
+export type DrawOptions = { width: number; height: number; theme: ThemeName };
+
+const PAD = { left: 56, right: 24, top: 44, bottom: 40 };
+const FONT = 'font-family="system-ui, -apple-system, Segoe UI, Roboto, DejaVu Sans, sans-serif"';
+/** Average glyph width at 11 px, used to space X labels so they never overlap. */
+const LABEL_CHAR_WIDTH = 6.6;
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const LINES = [
+  { key: 'peak', label: 'Peak Players' },
+  { key: 'average', label: 'Average Players' },
+] as const;
+
+/** One formatter for every coordinate: fixed decimals give the same bytes for the same input. */
+const num = (n: number) => n.toFixed(1);
+
+export function escapeXml(text: string): string {
+  return text.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** A round step for about four grid intervals: 1, 2 or 5 times a power of ten, at least 1 player. */
+function niceStep(max: number): number {
+  const raw = max / 4;
+  const magnitude = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].find((m) => m * magnitude >= raw)! * magnitude;
+  return Math.max(1, step);
+}
+
+function dateLabel(start: number, period: Series['period']): string {
+  const d = new Date(start);
+  const day = `${MONTHS[d.getUTCMonth()]} ${d.getUTCDate()}`;
+  return period === 'day' ? day : `${day} ${String(d.getUTCHours()).padStart(2, '0')}:00`;
+}
+
+/** Runs of consecutive points that have a value: a missing period breaks the line. */
+function segments(points: readonly ChartPoint[], key: 'peak' | 'average'): number[][] {
+  const runs: number[][] = [];
+  let run: number[] = [];
+  points.forEach((point, i) => {
+    if (point[key] === null) {
+      if (run.length) runs.push(run);
+      run = [];
+    } else run.push(i);
+  });
+  if (run.length) runs.push(run);
+  return runs;
+}
+
+/**
+ * The player chart (SPEC 4.9) as an SVG string: a pure function of the series and the options.
+ * Ids derive from the input, so two different charts inline on one page never share an id.
+ */
+export function drawPlayerChart(series: Series, { width, height, theme }: DrawOptions): string {
+  const colours = THEMES[theme];
+  const { points, period, days } = series;
+  const id = `pc${createHash('sha256').update(JSON.stringify([series, width, height, theme])).digest('hex').slice(0, 10)}`;
+  const plotW = width - PAD.left - PAD.right;
+  const plotH = height - PAD.top - PAD.bottom;
+  const baseline = PAD.top + plotH;
+  const peaks = points.flatMap((p) => (p.peak === null ? [] : [p.peak]));
+  const averages = points.flatMap((p) => (p.average === null ? [] : [p.average]));
+  const step = niceStep(Math.max(4, ...peaks));
+  const yMax = Math.max(step, Math.ceil(Math.max(0, ...peaks) / step) * step);
+  const x = (i: number) => PAD.left + (points.length === 1 ? plotW / 2 : (i * plotW) / (points.length - 1));
+  const y = (value: number) => baseline - (value / yMax) * plotH;
+
+  const grid: string[] = [];
+  for (let value = 0; value <= yMax; value += step) {
+    grid.push(
+      `<line class="grid" x1="${num(PAD.left)}" y1="${num(y(value))}" x2="${num(PAD.left + plotW)}" y2="${num(y(value))}" stroke="${colours.grid}" stroke-width="1"/>`,
+      `<text class="y-label" x="${num(PAD.left - 8)}" y="${num(y(value) + 4)}" text-anchor="end" font-size="11" fill="${colours.muted}">${value.toLocaleString('en-US')}</text>`,
+    );
+  }
+
+  const labelWidth = dateLabel(points[0]?.start ?? 0, period).length * LABEL_CHAR_WIDTH + 12;
+  const spacing = points.length > 1 ? plotW / (points.length - 1) : plotW;
+  const every = Math.max(1, Math.ceil(labelWidth / spacing));
+  const xLabels = points
+    .map((point, i) => (i % every === 0 ? `<text class="x-label" x="${num(x(i))}" y="${num(baseline + 20)}" text-anchor="middle" font-size="11" fill="${colours.muted}">${escapeXml(dateLabel(point.start, period))}</text>` : ''))
+    .join('');
+
+  const radius = points.length > 200 ? 1.2 : points.length > 60 ? 2 : 3;
+  const series_ = LINES.map(({ key }) => {
+    const colour = colours[key];
+    const runs = segments(points, key);
+    const coords = (run: number[]) => run.map((i) => `${num(x(i))} ${num(y(points[i]![key]!))}`);
+    const areas = runs.map((run) => `<path class="area-${key}" d="M${num(x(run[0]!))} ${num(baseline)} L${coords(run).join(' L')} L${num(x(run.at(-1)!))} ${num(baseline)} Z" fill="url(#${id}-${key})"/>`);
+    const lines = runs.map((run) => `<path class="line-${key}" d="M${coords(run).join(' L')}" fill="none" stroke="${colour}" stroke-width="2" stroke-linejoin="round" stroke-linecap="round"/>`);
+    const markers = runs.flat().map((i) => `<circle class="marker-${key}" cx="${num(x(i))}" cy="${num(y(points[i]![key]!))}" r="${radius}" fill="${colour}"/>`);
+    return areas.join('') + lines.join('') + markers.join('');
+  }).join('');
+
+  const legend = LINES.map(
+    ({ key, label }, i) =>
+      `<g class="legend-item"><line x1="${num(PAD.left + i * 150)}" y1="20" x2="${num(PAD.left + i * 150 + 18)}" y2="20" stroke="${colours[key]}" stroke-width="3"/><text x="${num(PAD.left + i * 150 + 24)}" y="24" font-size="12" fill="${colours.text}">${label}</text></g>`,
+  ).join('');
+
+  const span = days === 1 ? 'the last day' : `the last ${days} days`;
+  const description = peaks.length
+    ? `Over ${span}: peak ${Math.max(...peaks).toLocaleString('en-US')} players, average ${(averages.reduce((a, b) => a + b, 0) / averages.length).toFixed(1)} players.`
+    : `No data yet for ${span}.`;
+  const noData = peaks.length
+    ? ''
+    : `<text class="no-data" x="${num(PAD.left + plotW / 2)}" y="${num(PAD.top + plotH / 2)}" text-anchor="middle" font-size="14" fill="${colours.muted}">No data yet</text>`;
+  const gradients = LINES.map(
+    ({ key }) =>
+      `<linearGradient id="${id}-${key}" x1="0" y1="0" x2="0" y2="1"><stop offset="0" stop-color="${colours[key]}" stop-opacity="0.25"/><stop offset="1" stop-color="${colours[key]}" stop-opacity="0"/></linearGradient>`,
+  ).join('');
+
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="${id}-title ${id}-desc" ${FONT}><title id="${id}-title">Players over ${escapeXml(span)}</title><desc id="${id}-desc">${escapeXml(description)}</desc><defs>${gradients}</defs><rect class="background" width="${width}" height="${height}" fill="${colours.background}"/>${legend}${grid.join('')}${xLabels}${series_}${noData}</svg>`;
+}
