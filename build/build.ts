@@ -5,7 +5,7 @@ import { lock } from 'proper-lockfile';
 import { ENCODER_REVISION } from '../server/brands/formats.ts';
 import { loadCatalog, sha256Hex } from '../server/versions/catalog.ts';
 import { TREES_DIR, currentTreeDir, readManifestSource, type Manifest } from '../server/tree.ts';
-import { createImageCache } from '../server/brands/cache.ts';
+import { createByteCache } from '../server/byte-cache.ts';
 import { createBrandRenderer } from '../server/brands/render.ts';
 import { loadBrandSources } from '../server/brands/sources.ts';
 import { createFileCache } from '../server/http/file-cache.ts';
@@ -79,7 +79,7 @@ async function buildLocked({ dataDir, distDir, cacheDir, ifChanged = false, log 
     const ctx = {
       tree: () => tree,
       files: createFileCache(),
-      imageCache: createImageCache(createFileStorage(cacheDir ?? join(distDir, '.cache')), { keepForever: true }),
+      imageCache: createByteCache(createFileStorage(cacheDir ?? join(distDir, '.cache')), 'brand-images', { keepForever: true }),
       renderer,
     };
     const routes = await step('prerender', async () => {

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { toNodeHandler } from 'h3';
 import { createOrigin } from './app.ts';
-import { createImageCache } from './brands/cache.ts';
+import { createByteCache } from './byte-cache.ts';
 import { createBrandRenderer } from './brands/render.ts';
 import { createFileCache } from './http/file-cache.ts';
 import type { Storage } from './storage.ts';
@@ -22,7 +22,7 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
   const app = createOrigin({
     tree: follower.current,
     files: createFileCache(),
-    imageCache: createImageCache(options.storage),
+    imageCache: createByteCache(options.storage, 'brand-images'),
     renderer: createBrandRenderer(),
     renderAlways: options.imageCache === false,
   });

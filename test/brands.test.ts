@@ -5,7 +5,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runBuild } from '../build/build.ts';
 import { createApi } from '../server/app.ts';
-import { createImageCache } from '../server/brands/cache.ts';
+import { createByteCache } from '../server/byte-cache.ts';
 import { loadBrandSources } from '../server/brands/sources.ts';
 import { createMemoryStorage } from '../server/storage.ts';
 import type { RunningOrigin } from '../server/origin.ts';
@@ -237,7 +237,7 @@ caching('a cached answer calls sharp no more; a precomputed or original answer n
 
 caching('resized answers expire after an hour (SPEC 8) and are rendered again', async () => {
   let now = Date.parse('2026-11-22T00:00:00Z');
-  const context = { ...liveContext(ctx.tree), imageCache: createImageCache(createMemoryStorage(), { now: () => now, memoryBytes: 1 }) };
+  const context = { ...liveContext(ctx.tree), imageCache: createByteCache(createMemoryStorage(), 'brand-images', { now: () => now, memoryBytes: 1 }) };
   const api = createApi(context);
   const response = await api.request('/api/image/brand/purpurmc?size=99');
   assert.is(response.headers.get('cache-control'), 'public, max-age=3600');

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as assert from 'uvu/assert';
 import { runBuild } from '../build/build.ts';
-import { createImageCache } from '../server/brands/cache.ts';
+import { createByteCache } from '../server/byte-cache.ts';
 import { createBrandRenderer } from '../server/brands/render.ts';
 import type { AppContext } from '../server/context.ts';
 import { createFileCache } from '../server/http/file-cache.ts';
@@ -39,7 +39,7 @@ export async function makeWorkspace(options: { build?: boolean } = {}): Promise<
  */
 export function liveContext(tree: Tree): AppContext & { renderer: ReturnType<typeof createBrandRenderer> } {
   const liveTree = { ...tree, routes: new Map() };
-  return { tree: () => liveTree, files: createFileCache(), imageCache: createImageCache(createMemoryStorage()), renderer: createBrandRenderer() };
+  return { tree: () => liveTree, files: createFileCache(), imageCache: createByteCache(createMemoryStorage(), 'brand-images'), renderer: createBrandRenderer() };
 }
 
 export async function startTestOrigin(workspace: Workspace): Promise<RunningOrigin> {

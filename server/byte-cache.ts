@@ -1,24 +1,25 @@
 import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
-import type { Storage } from '../storage.ts';
+import type { Storage } from './storage.ts';
 
-/** What storage holds per rendered image; parsed on the way out like any input. */
-const CachedImage = z.object({ expiresAt: z.number().nullable(), data: z.base64() });
+/** What storage holds per entry; parsed on the way out like any input. */
+const CachedBytes = z.object({ expiresAt: z.number().nullable(), data: z.base64() });
 
-export type ImageCache = {
+export type ByteCache = {
   get(key: string): Promise<Uint8Array | null>;
   /** ttlSeconds null, or a cache made with keepForever (the build's: keyed by inputs, never stale): no expiry. */
   set(key: string, bytes: Uint8Array, ttlSeconds: number | null): Promise<void>;
 };
 
 /**
- * Rendered images in unstorage (shared by every origin when storage is Redis) with a small
- * in-process LRU in front for hot answers. Keys are digests of everything that shapes the bytes.
+ * Rendered answers (brand images, charts) in unstorage, shared by every origin when storage is
+ * Redis, with a small in-process LRU in front for hot answers. Entries live under `namespace:`.
  */
-export function createImageCache(
+export function createByteCache(
   storage: Storage,
+  namespace: string,
   { now = Date.now, memoryBytes = 64 * 1024 * 1024, keepForever = false }: { now?: () => number; memoryBytes?: number; keepForever?: boolean } = {},
-): ImageCache {
+): ByteCache {
   const memory = new LRUCache<string, { bytes: Uint8Array; expiresAt: number | null }>({
     maxSize: memoryBytes,
     sizeCalculation: (entry) => Math.max(entry.bytes.length, 1),
@@ -28,8 +29,8 @@ export function createImageCache(
     async get(key) {
       const hot = memory.get(key);
       if (hot && fresh(hot.expiresAt)) return hot.bytes;
-      const parsed = CachedImage.safeParse(await storage.getItem(`brand-images:${key}`));
-      // A missing, torn or foreign entry is a miss: the image is rendered again.
+      const parsed = CachedBytes.safeParse(await storage.getItem(`${namespace}:${key}`));
+      // A missing, torn or foreign entry is a miss: the answer is computed again.
       if (!parsed.success || !fresh(parsed.data.expiresAt)) return null;
       const bytes = new Uint8Array(Buffer.from(parsed.data.data, 'base64'));
       memory.set(key, { bytes, expiresAt: parsed.data.expiresAt });
@@ -38,7 +39,7 @@ export function createImageCache(
     async set(key, bytes, ttlSeconds) {
       const expiresAt = ttlSeconds === null || keepForever ? null : now() + ttlSeconds * 1000;
       memory.set(key, { bytes, expiresAt });
-      await storage.setItem(`brand-images:${key}`, { expiresAt, data: Buffer.from(bytes).toString('base64') });
+      await storage.setItem(`${namespace}:${key}`, { expiresAt, data: Buffer.from(bytes).toString('base64') });
     },
   };
 }
