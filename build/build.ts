@@ -9,7 +9,8 @@ import { createByteCache } from '../server/byte-cache.ts';
 import { createBrandRenderer } from '../server/brands/render.ts';
 import { loadBrandSources } from '../server/brands/sources.ts';
 import { createFileCache } from '../server/http/file-cache.ts';
-import { createFileStorage } from '../server/storage.ts';
+import { createFileStorage, createMemoryStorage } from '../server/storage.ts';
+import { createStateContext } from '../server/context.ts';
 import { brandMap } from '../server/tree.ts';
 import { listBrandPaths, listVersionPaths } from './paths.ts';
 import { prerender } from './prerender.ts';
@@ -77,6 +78,8 @@ async function buildLocked({ dataDir, distDir, cacheDir, ifChanged = false, log 
     });
     const renderer = createBrandRenderer();
     const ctx = {
+      // The build answers only finite, public routes: state (servers, samples) starts empty.
+      ...createStateContext(createMemoryStorage()),
       tree: () => tree,
       files: createFileCache(),
       imageCache: createByteCache(createFileStorage(cacheDir ?? join(distDir, '.cache')), 'brand-images', { keepForever: true }),

@@ -15,7 +15,7 @@ export function createApi(ctx: AppContext, edge: Middleware[] = []): H3 {
   for (const middleware of edge) app.use(middleware);
   app.mount('/api/plugin-versions', versionRoutes(ctx));
   app.mount('', brandRoutes(ctx));
-  app.mount('', chartRoutes());
+  app.mount('', chartRoutes(ctx));
   return app;
 }
 

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { describeIssues } from './describe-issues.ts';
+import { isAddressOrRange } from './http/addresses.ts';
 
 const Env = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -10,6 +11,11 @@ const Env = z.object({
   STORAGE_DIR: z.string().min(1).default('./.storage'),
   BUILD_CACHE_DIR: z.string().min(1).optional(),
   IMAGE_CACHE: z.enum(['on', 'off']).default('on'),
+  PRIVATE_CHART_IPS: z
+    .string()
+    .default('')
+    .transform((list) => list.split(',').map((entry) => entry.trim()).filter(Boolean))
+    .refine((entries) => entries.every(isAddressOrRange), { error: 'must be a comma-separated list of IP addresses or CIDR ranges' }),
 });
 
 export type Config = {
@@ -23,13 +29,15 @@ export type Config = {
   buildCacheDir: string;
   /** off: every brand query renders, bypassing precomputed files and the cache (benchmarks). */
   imageCache: boolean;
+  /** Addresses private charts may be read from; empty: any. */
+  privateChartIps: string[];
 };
 
 /** The only reader of process.env: read once at start, checked, passed down. */
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = Env.safeParse(env);
   if (!parsed.success) throw new Error(`Invalid configuration: ${describeIssues(parsed.error.issues)}`);
-  const { PORT, HOST, DATA_DIR, DIST_DIR, STORAGE_DIR, BUILD_CACHE_DIR, IMAGE_CACHE } = parsed.data;
+  const { PORT, HOST, DATA_DIR, DIST_DIR, STORAGE_DIR, BUILD_CACHE_DIR, IMAGE_CACHE, PRIVATE_CHART_IPS } = parsed.data;
   return {
     port: PORT,
     host: HOST,
@@ -38,5 +46,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     storageDir: resolve(STORAGE_DIR),
     buildCacheDir: resolve(BUILD_CACHE_DIR ?? `${DIST_DIR}/.cache`),
     imageCache: IMAGE_CACHE === 'on',
+    privateChartIps: PRIVATE_CHART_IPS,
   };
 }

@@ -1,10 +1,15 @@
-import type { ByteCache } from './byte-cache.ts';
 import type { BrandRenderer } from './brands/render.ts';
+import { createByteCache, type ByteCache } from './byte-cache.ts';
+import { sampleStore, type SampleStore } from './charts/samples.ts';
+import { serverStore, type ServerStore } from './charts/servers.ts';
+import { addressAllowList } from './http/addresses.ts';
 import type { FileCache } from './http/file-cache.ts';
+import type { Storage } from './storage.ts';
 import type { Tree } from './tree.ts';
+import { userTokenStore, type UserTokenStore } from './users.ts';
 
-/** What route families need, passed in: the build and the origin each make their own. */
-export type AppContext = {
+/** What route families need, passed in: the build, the origin and tests each make their own. */
+export type AppContext = StateContext & {
   /** The tree answers come from: the one being built, or the one served. */
   tree: () => Tree;
   files: FileCache;
@@ -13,3 +18,26 @@ export type AppContext = {
   /** Render every brand query, skipping precomputed files and the cache (benchmarks, debugging). */
   renderAlways?: boolean;
 };
+
+/** Everything kept in storage (files by default, Redis at scale), and the clock charts read. */
+export type StateContext = {
+  servers: ServerStore;
+  samples: SampleStore;
+  tokens: UserTokenStore;
+  chartCache: ByteCache;
+  now: () => number;
+  /** PRIVATE_CHART_IPS: may a private chart be read from this address? */
+  privateChartsFrom: (address: string | undefined) => boolean;
+};
+
+export function createStateContext(storage: Storage, options: { now?: () => number; privateChartIps?: string[] } = {}): StateContext {
+  const now = options.now ?? Date.now;
+  return {
+    servers: serverStore(storage),
+    samples: sampleStore(storage),
+    tokens: userTokenStore(storage),
+    chartCache: createByteCache(storage, 'charts', { now }),
+    now,
+    privateChartsFrom: addressAllowList(options.privateChartIps ?? []),
+  };
+}

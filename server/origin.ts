@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { toNodeHandler } from 'h3';
 import { createOrigin } from './app.ts';
+import { createStateContext } from './context.ts';
 import { createByteCache } from './byte-cache.ts';
 import { createBrandRenderer } from './brands/render.ts';
 import { createFileCache } from './http/file-cache.ts';
@@ -10,7 +11,15 @@ import { currentTreeDir, followCurrentTree, openTree } from './tree.ts';
 
 export type RunningOrigin = { url: string; server: Server; close: () => Promise<void> };
 
-export type OriginOptions = { distDir: string; host: string; port: number; storage: Storage; imageCache?: boolean };
+export type OriginOptions = {
+  distDir: string;
+  host: string;
+  port: number;
+  storage: Storage;
+  imageCache?: boolean;
+  privateChartIps?: string[];
+  now?: () => number;
+};
 
 /** Serves dist/current on host:port (0 picks a free port) and follows rebuilds without a restart. */
 export async function startOrigin(options: OriginOptions): Promise<RunningOrigin> {
@@ -20,6 +29,7 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
     console.error('[tree] could not open the new tree; still serving the previous one:', error),
   );
   const app = createOrigin({
+    ...createStateContext(options.storage, options),
     tree: follower.current,
     files: createFileCache(),
     imageCache: createByteCache(options.storage, 'brand-images'),

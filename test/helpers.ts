@@ -6,16 +6,16 @@ import * as assert from 'uvu/assert';
 import { runBuild } from '../build/build.ts';
 import { createByteCache } from '../server/byte-cache.ts';
 import { createBrandRenderer } from '../server/brands/render.ts';
-import type { AppContext } from '../server/context.ts';
+import { createStateContext, type AppContext } from '../server/context.ts';
 import { createFileCache } from '../server/http/file-cache.ts';
 import type { Tree } from '../server/tree.ts';
 import { DataError } from '../server/versions/catalog.ts';
-import { startOrigin, type RunningOrigin } from '../server/origin.ts';
+import { startOrigin, type OriginOptions, type RunningOrigin } from '../server/origin.ts';
 import { createMemoryStorage } from '../server/storage.ts';
 
 export const ROOT = resolve(import.meta.dirname, '..');
 
-export type Workspace = { dir: string; dataDir: string; distDir: string; remove: () => Promise<void> };
+export type Workspace = { dir: string; dataDir: string; distDir: string; storageDir: string; remove: () => Promise<void> };
 
 /**
  * Rendered brand images shared by every test build (keyed by inputs, so sharing is safe): only the
@@ -30,7 +30,7 @@ export async function makeWorkspace(options: { build?: boolean } = {}): Promise<
   const distDir = join(dir, 'dist');
   await cp(join(ROOT, 'data'), dataDir, { recursive: true });
   if (options.build !== false) await runBuild({ dataDir, distDir, cacheDir: SHARED_BUILD_CACHE });
-  return { dir, dataDir, distDir, remove: () => rm(dir, { recursive: true, force: true }) };
+  return { dir, dataDir, distDir, storageDir: join(dir, 'storage'), remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
 /**
@@ -39,11 +39,18 @@ export async function makeWorkspace(options: { build?: boolean } = {}): Promise<
  */
 export function liveContext(tree: Tree): AppContext & { renderer: ReturnType<typeof createBrandRenderer> } {
   const liveTree = { ...tree, routes: new Map() };
-  return { tree: () => liveTree, files: createFileCache(), imageCache: createByteCache(createMemoryStorage(), 'brand-images'), renderer: createBrandRenderer() };
+  return {
+    ...createStateContext(createMemoryStorage()),
+    tree: () => liveTree,
+    files: createFileCache(),
+    imageCache: createByteCache(createMemoryStorage(), 'brand-images'),
+    renderer: createBrandRenderer(),
+  };
 }
 
-export async function startTestOrigin(workspace: Workspace): Promise<RunningOrigin> {
-  return startOrigin({ distDir: workspace.distDir, host: '127.0.0.1', port: 0, storage: createMemoryStorage() });
+/** The origin in-process on a free loopback port; state in memory unless the test shares files with the CLI. */
+export async function startTestOrigin(workspace: Workspace, options: Partial<OriginOptions> = {}): Promise<RunningOrigin> {
+  return startOrigin({ distDir: workspace.distDir, host: '127.0.0.1', port: 0, storage: createMemoryStorage(), ...options });
 }
 
 export type CliResult = { code: number; stdout: string; stderr: string };
@@ -56,7 +63,7 @@ export function runDepot(args: string[], workspace: Workspace): Promise<CliResul
       ['--import', 'tsx', join(ROOT, 'build/cli/depot.ts'), ...args],
       {
         cwd: ROOT,
-        env: { ...process.env, DATA_DIR: workspace.dataDir, DIST_DIR: workspace.distDir, BUILD_CACHE_DIR: SHARED_BUILD_CACHE },
+        env: { ...process.env, DATA_DIR: workspace.dataDir, DIST_DIR: workspace.distDir, STORAGE_DIR: workspace.storageDir, BUILD_CACHE_DIR: SHARED_BUILD_CACHE },
         timeout: 60_000,
       },
       (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),

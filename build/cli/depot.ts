@@ -1,9 +1,13 @@
 import { readConfig } from '../../server/config.ts';
 import { DataError } from '../../server/versions/catalog.ts';
+import { addServer, addStats, addUser } from './accounts.ts';
 import { RefusedError, parseReleaseArgs, releaseJar } from './release.ts';
 
 const USAGE = `usage: npm run depot -- <command>
-  release <file.jar> --version 1.4.0 --java 21 --software PaperMC,Folia [--minecraft 1.21.4] [--proxy 3.4] [--by alice]`;
+  release <file.jar> --version 1.4.0 --java 21 --software PaperMC,Folia [--minecraft 1.21.4] [--proxy 3.4] [--by alice]
+  user add <username> [--nickname N] [--image URL]
+  server add --owner <username> [--private] [--name N]
+  stats add <serverId> <players> [--at ISO-8601]`;
 
 /** The operator CLI: each command prints one JSON object on stdout; progress goes to stderr. */
 async function main(argv: string[]): Promise<number> {
@@ -12,12 +16,17 @@ async function main(argv: string[]): Promise<number> {
   try {
     switch (command) {
       case 'release':
-        console.log(JSON.stringify(await releaseJar(parseReleaseArgs(args), config, new Date()), null, 2));
-        return 0;
-      default:
-        console.error(command ? `depot: unknown command ${JSON.stringify(command)}\n${USAGE}` : USAGE);
-        return 1;
+        return print(await releaseJar(parseReleaseArgs(args), config, new Date()));
+      case 'user':
+      case 'server':
+      case 'stats': {
+        const [verb, ...rest] = args;
+        if (verb !== 'add') break;
+        return print(await { user: addUser, server: addServer, stats: addStats }[command](rest, config));
+      }
     }
+    console.error(command ? `depot: unknown command ${JSON.stringify([command, ...args.slice(0, 1)].join(' '))}\n${USAGE}` : USAGE);
+    return 1;
   } catch (error) {
     if (error instanceof RefusedError || error instanceof DataError || String((error as NodeJS.ErrnoException).code).startsWith('ERR_PARSE_ARGS')) {
       console.error(`depot ${command}: ${(error as Error).message}`);
@@ -25,6 +34,11 @@ async function main(argv: string[]): Promise<number> {
     }
     throw error;
   }
+}
+
+function print(result: object): number {
+  console.log(JSON.stringify(result, null, 2));
+  return 0;
 }
 
 process.exitCode = await main(process.argv.slice(2));

@@ -1,31 +1,106 @@
-import { H3, type H3Event } from 'h3';
+import { createHash } from 'node:crypto';
+import { H3, HTTPError, getRequestIP, getRouterParam, type H3Event } from 'h3';
 import pLimit from 'p-limit';
 import sharp from 'sharp';
+import type { AppContext } from '../context.ts';
+import { bearerToken, forbidden, secretMatches, unauthorized } from '../http/auth.ts';
 import { CACHE_CONTROL } from '../http/cache.ts';
+import { notFound } from '../http/errors.ts';
 import { sendRepresentation, strongEtag } from '../http/send.ts';
 import { validQuery } from '../http/validate.ts';
 import { aggregate } from './aggregate.ts';
 import { drawPlayerChart } from './draw.ts';
 import { EXAMPLE_NOW, exampleBuckets } from './example.ts';
-import { ChartQuery } from './schema.ts';
+import { samplesFromBody } from './ingest.ts';
+import { ChartQuery, ServerId } from './schema.ts';
+import type { ServerRecord } from './servers.ts';
+
+const DAY = 86_400_000;
+const MAX_BODY_BYTES = 256 * 1024;
+/** SPEC 8: charts are cached for 5 minutes. */
+const CHART_TTL_SECONDS = 300;
 
 /** PNG charts go through sharp two at a time, like brand images. */
 const rasterise = pLimit(2);
 
-/** SPEC 4.10 (the player chart of a real server, SPEC 4.9, comes with servers and ingestion). */
-export function chartRoutes(): H3 {
+/** SPEC 4.9 and 4.10, and player-count ingestion (DESIGN: POST /api/servers/:id/stats). */
+export function chartRoutes(ctx: AppContext): H3 {
   const app = new H3();
-  app.get('/api/charts/example', (event) => {
+  app.get('/api/charts/example', async (event) => {
     const query = validQuery(event, ChartQuery);
     const series = aggregate(exampleBuckets(query.days, EXAMPLE_NOW), { days: query.days, now: EXAMPLE_NOW });
-    return sendChart(event, drawPlayerChart(series, query), query.format, CACHE_CONTROL.chart);
+    return sendChart(event, await chartBytes(drawPlayerChart(series, query), query.format), query.format, CACHE_CONTROL.chart);
+  });
+
+  app.get('/api/servers/:id/chart/players', async (event) => {
+    const query = validQuery(event, ChartQuery);
+    const server = await findServer(ctx, event);
+    if (server.private) await requireOwner(ctx, event, server);
+    const cacheControl = server.private ? CACHE_CONTROL.privateChart : CACHE_CONTROL.chart;
+    // Keyed by server and parameters, looked up only after the access check: a private chart is
+    // never handed from the cache to anyone but its owner.
+    const key = createHash('sha256').update(JSON.stringify([server.id, query])).digest('hex');
+    const cached = await ctx.chartCache.get(key);
+    if (cached) {
+      event.context.answeredFrom = 'cache';
+      return sendChart(event, cached, query.format, cacheControl);
+    }
+    const now = ctx.now();
+    const buckets = await ctx.samples.range(server.id, now - (query.days + 1) * DAY, now);
+    const bytes = await chartBytes(drawPlayerChart(aggregate(buckets, { days: query.days, now }), query), query.format);
+    await ctx.chartCache.set(key, bytes, CHART_TTL_SECONDS);
+    return sendChart(event, bytes, query.format, cacheControl);
+  });
+
+  app.post('/api/servers/:id/stats', async (event) => {
+    const server = await findServer(ctx, event);
+    const key = bearerToken(event);
+    if (!key) throw unauthorized('Send the server\'s ingest key as Authorization: Bearer <key>');
+    if (!secretMatches(server.ingestKeyHash, key)) throw unauthorized('Wrong ingest key for this server');
+    const result = samplesFromBody(await readJson(event), ctx.now());
+    if ('error' in result) throw new HTTPError({ status: 400, message: result.error });
+    const { samples } = result;
+    await ctx.samples.add(server.id, samples);
+    return new Response(null, { status: 204 });
   });
   return app;
 }
 
+async function findServer(ctx: AppContext, event: H3Event): Promise<ServerRecord> {
+  const id = ServerId.safeParse(getRouterParam(event, 'id', { decode: true }));
+  if (!id.success) throw new HTTPError({ status: 400, message: 'id must be a UUID' });
+  const server = await ctx.servers.get(id.data);
+  if (!server) throw notFound(`No server with id ${id.data}`);
+  return server;
+}
+
+/** SPEC 5.3: a private chart answers only its owner, and only from PRIVATE_CHART_IPS when set. */
+async function requireOwner(ctx: AppContext, event: H3Event, server: ServerRecord): Promise<void> {
+  const token = bearerToken(event);
+  if (!token) throw forbidden('This chart is private: send its owner\'s token as Authorization: Bearer <token>');
+  if ((await ctx.tokens.authenticate(token)) !== server.owner) throw forbidden('This chart is private to its owner');
+  if (!ctx.privateChartsFrom(getRequestIP(event))) throw forbidden('Private charts cannot be read from this address');
+}
+
+async function readJson(event: H3Event): Promise<unknown> {
+  if (Number(event.req.headers.get('content-length') ?? 0) > MAX_BODY_BYTES) {
+    throw new HTTPError({ status: 413, message: `body must be at most ${MAX_BODY_BYTES} bytes` });
+  }
+  const text = await event.req.text();
+  if (text.length > MAX_BODY_BYTES) throw new HTTPError({ status: 413, message: `body must be at most ${MAX_BODY_BYTES} bytes` });
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new HTTPError({ status: 400, message: 'body must be JSON: {"players": n} or {"samples": [...]}' });
+  }
+}
+
+async function chartBytes(svg: string, format: 'svg' | 'png'): Promise<Uint8Array> {
+  return format === 'svg' ? new TextEncoder().encode(svg) : rasterise(() => sharp(Buffer.from(svg)).png().toBuffer());
+}
+
 /** An SVG chart, or the same chart rasterised (format=png) for places that cannot show SVG. */
-export async function sendChart(event: H3Event, svg: string, format: 'svg' | 'png', cacheControl: string) {
-  const bytes = format === 'svg' ? new TextEncoder().encode(svg) : await rasterise(() => sharp(Buffer.from(svg)).png().toBuffer());
+function sendChart(event: H3Event, bytes: Uint8Array, format: 'svg' | 'png', cacheControl: string) {
   const headers: Record<string, string> = {
     'content-type': format === 'svg' ? 'image/svg+xml' : 'image/png',
     'cache-control': cacheControl,

@@ -13,4 +13,6 @@ export const CACHE_CONTROL = {
   brandList: 'public, max-age=3600',
   /** SPEC 8: charts 5 minutes. */
   chart: 'public, max-age=300',
+  /** A private chart may be kept by its owner's browser, never by a shared cache. */
+  privateChart: 'private, max-age=300',
 } as const;

@@ -1,0 +1,73 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { samplesFromBody } from '../../server/charts/ingest.ts';
+import { sampleStore } from '../../server/charts/samples.ts';
+import { ServerId } from '../../server/charts/schema.ts';
+import { serverStore } from '../../server/charts/servers.ts';
+import type { Config } from '../../server/config.ts';
+import { describeIssues } from '../../server/describe-issues.ts';
+import { hashSecret, newSecret } from '../../server/http/auth.ts';
+import { createFileStorage } from '../../server/storage.ts';
+import { userTokenStore } from '../../server/users.ts';
+import { loadUsers } from '../../server/versions/catalog.ts';
+import { UserProfile, UserProfiles } from '../../server/versions/schema.ts';
+import { runBuild } from '../build.ts';
+import { writeFileAtomic } from '../write-atomic.ts';
+import { RefusedError } from './release.ts';
+
+/**
+ * `user add <username> [--nickname N] [--image URL]`: a public profile in data/users.json (it
+ * shows as createdByUser) and a new API token, printed once and stored only as its digest.
+ */
+export async function addUser(args: string[], config: Config) {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { nickname: { type: 'string' }, image: { type: 'string' } } });
+  const users = await loadUsers(config.dataDir);
+  const profile = UserProfile.safeParse({ id: `user-${randomUUID()}`, username: positionals[0] ?? '', ...values });
+  if (!profile.success) throw new RefusedError(describeIssues(profile.error.issues));
+  if (users.some((u) => u.username === profile.data.username)) throw new RefusedError(`user ${profile.data.username} exists already`);
+  const token = newSecret('dpt');
+  await userTokenStore(createFileStorage(config.storageDir)).add(profile.data.username, token);
+  await writeFileAtomic(join(config.dataDir, 'users.json'), `${JSON.stringify(UserProfiles.parse([...users, profile.data]), null, 2)}\n`);
+  await runBuild({ ...config, cacheDir: config.buildCacheDir, log: (line) => console.error(line) });
+  return { id: profile.data.id, username: profile.data.username, token };
+}
+
+/** `server add --owner <username> [--private] [--name N]`: a UUID and an ingest key, printed once. */
+export async function addServer(args: string[], config: Config) {
+  const { values } = parseArgs({ args, options: { owner: { type: 'string' }, private: { type: 'boolean', default: false }, name: { type: 'string' } } });
+  const owner = values.owner;
+  if (!owner) throw new RefusedError('--owner: missing, e.g. --owner alice');
+  const users = await loadUsers(config.dataDir);
+  if (!users.some((u) => u.username === owner)) {
+    throw new RefusedError(`--owner: no user ${JSON.stringify(owner)}; add one with: depot user add ${owner}`);
+  }
+  if (values.name !== undefined && (values.name.length === 0 || values.name.length > 100)) throw new RefusedError('--name: must be 1 to 100 characters');
+  const ingestKey = newSecret('dpk');
+  const server = {
+    id: randomUUID(),
+    owner,
+    private: values.private,
+    ...(values.name ? { name: values.name } : {}),
+    ingestKeyHash: hashSecret(ingestKey),
+    createdAt: new Date().toISOString(),
+  };
+  await serverStore(createFileStorage(config.storageDir)).add(server);
+  return { id: server.id, owner, private: server.private, ...(values.name ? { name: values.name } : {}), ingestKey };
+}
+
+/** `stats add <serverId> <players> [--at ISO]`: one sample, validated as the HTTP ingestion does. */
+export async function addStats(args: string[], config: Config) {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { at: { type: 'string' } } });
+  const [id, players] = positionals;
+  const serverId = ServerId.safeParse(id);
+  if (!serverId.success) throw new RefusedError('serverId must be a UUID');
+  const storage = createFileStorage(config.storageDir);
+  if (!(await serverStore(storage).get(serverId.data))) throw new RefusedError(`no server with id ${serverId.data}`);
+  if (!/^\d{1,7}$/.test(players ?? '') || Number(players) > 1_000_000) throw new RefusedError('players must be an integer from 0 to 1000000');
+  const count = Number(players);
+  const result = samplesFromBody({ samples: [{ at: values.at ?? new Date().toISOString(), players: count }] }, Date.now());
+  if ('error' in result) throw new RefusedError(result.error.replace(/^samples\[0\]\./, '--').replace(/^--players/, 'players'));
+  await sampleStore(storage).add(serverId.data, result.samples);
+  return { serverId: serverId.data, at: new Date(result.samples[0]!.at).toISOString(), players: result.samples[0]!.players };
+}

@@ -1,0 +1,34 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { HTTPError, type H3Event } from 'h3';
+
+/** A new secret, shown once: a prefix naming its kind and 32 random bytes. */
+export function newSecret(prefix: 'dpt' | 'dpk'): string {
+  return `${prefix}_${randomBytes(32).toString('base64url')}`;
+}
+
+/** Secrets are stored only as this digest (they are random, so no slow hash is needed). */
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+/** Constant-time comparison of a presented secret with a stored digest. */
+export function secretMatches(storedHash: string, secret: string): boolean {
+  const presented = Buffer.from(hashSecret(secret), 'hex');
+  const stored = Buffer.from(storedHash, 'hex');
+  return stored.length === presented.length && timingSafeEqual(stored, presented);
+}
+
+/** The `Authorization: Bearer <secret>` credential, or null. */
+export function bearerToken(event: H3Event): string | null {
+  const header = event.req.headers.get('authorization');
+  const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  return match ? match[1]! : null;
+}
+
+export function forbidden(message: string): HTTPError {
+  return new HTTPError({ status: 403, message, headers: { 'cache-control': 'private, no-store' } });
+}
+
+export function unauthorized(message: string): HTTPError {
+  return new HTTPError({ status: 401, message, headers: { 'www-authenticate': 'Bearer', 'cache-control': 'no-store' } });
+}

@@ -1,0 +1,20 @@
+import { z } from 'zod';
+import { hashSecret, secretMatches } from './http/auth.ts';
+import type { Storage } from './storage.ts';
+
+const TokenRecord = z.object({ username: z.string().min(1), tokenHash: z.string().regex(/^[0-9a-f]{64}$/) });
+
+/** Users' API tokens, as digests only: `user-tokens:<digest>` -> the username it authenticates. */
+export function userTokenStore(storage: Storage) {
+  return {
+    async add(username: string, token: string): Promise<void> {
+      await storage.setItem(`user-tokens:${hashSecret(token)}`, { username, tokenHash: hashSecret(token) });
+    },
+    /** The username a token authenticates, or null. */
+    async authenticate(token: string): Promise<string | null> {
+      const record = TokenRecord.safeParse(await storage.getItem(`user-tokens:${hashSecret(token)}`));
+      return record.success && secretMatches(record.data.tokenHash, token) ? record.data.username : null;
+    },
+  };
+}
+export type UserTokenStore = ReturnType<typeof userTokenStore>;

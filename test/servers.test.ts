@@ -1,0 +1,200 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { DOMParser } from '@xmldom/xmldom';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { RunningOrigin } from '../server/origin.ts';
+import { createFileStorage } from '../server/storage.ts';
+import { ROOT, makeWorkspace, runDepot, startTestOrigin, type Workspace } from './helpers.ts';
+
+type Accounts = { owner: string; other: string; publicServer: { id: string; ingestKey: string }; privateServer: { id: string; ingestKey: string } };
+const ctx = {} as { workspace: Workspace; accounts: Accounts; origin: RunningOrigin };
+
+async function depot(args: string[]) {
+  const result = await runDepot(args, ctx.workspace);
+  assert.is(result.code, 0, result.stderr);
+  return JSON.parse(result.stdout);
+}
+
+async function setupAccounts() {
+  ctx.workspace = await makeWorkspace();
+  const owner = await depot(['user', 'add', 'olivia', '--nickname', 'Olivia']);
+  const other = await depot(['user', 'add', 'mallory']);
+  ctx.accounts = {
+    owner: owner.token,
+    other: other.token,
+    publicServer: await depot(['server', 'add', '--owner', 'olivia', '--name', 'Public SMP']),
+    privateServer: await depot(['server', 'add', '--owner', 'olivia', '--private']),
+  };
+}
+
+const desc = (svg: string) => new DOMParser().parseFromString(svg, 'image/svg+xml').getElementsByTagName('desc')[0]?.textContent;
+const chart = (id: string, init?: RequestInit, query = '') => fetch(`${ctx.origin.url}/api/servers/${id}/chart/players${query}`, init);
+const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
+const ingest = (id: string, key: string | null, body: unknown) =>
+  fetch(`${ctx.origin.url}/api/servers/${id}/stats`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+
+const cli = suite('depot user/server/stats add');
+cli.before(setupAccounts);
+cli.after(() => ctx.workspace.remove());
+cli('user add prints a token once and adds a public profile shown as createdByUser', async () => {
+  assert.match(ctx.accounts.owner, /^dpt_[\w-]{43}$/);
+  const users = JSON.parse(await (await import('node:fs/promises')).readFile(join(ctx.workspace.dataDir, 'users.json'), 'utf8')) as { username: string; nickname?: string }[];
+  assert.equal(users.find((u) => u.username === 'olivia')?.nickname, 'Olivia');
+  const stored = JSON.stringify(await createFileStorage(ctx.workspace.storageDir).getItems(await createFileStorage(ctx.workspace.storageDir).getKeys()));
+  assert.not.ok(stored.includes(ctx.accounts.owner), 'the token itself is never stored');
+  assert.not.ok(stored.includes(ctx.accounts.privateServer.ingestKey), 'nor the ingest key');
+});
+cli('server add prints a UUID and an ingest key', () => {
+  assert.match(ctx.accounts.privateServer.id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  assert.match(ctx.accounts.privateServer.ingestKey, /^dpk_/);
+});
+const refusals: [string[], RegExp][] = [
+  [['user', 'add', 'olivia'], /user olivia exists already/],
+  [['user', 'add', 'bad name!'], /username: must be 1-64 letters/],
+  [['user', 'add', 'zed', '--image', 'ftp://x'], /image: /],
+  [['server', 'add', '--owner', 'nobody'], /--owner: no user "nobody"/],
+  [['server', 'add'], /--owner: missing/],
+  [['stats', 'add', 'not-a-uuid', '5'], /serverId must be a UUID/],
+  [['stats', 'add', '00000000-0000-4000-8000-000000000000', '5'], /no server with id/],
+  [['stats', 'add', '@server', 'many'], /players must be an integer from 0 to 1000000/],
+  [['stats', 'add', '@server', '5', '--at', '2099-01-01T00:00:00Z'], /at must not be more than 5 minutes in the future/],
+  [['stats', 'add', '@server', '5', '--at', 'yesterday'], /--at: must be an ISO 8601 timestamp/],
+  [['server', 'remove'], /unknown command "server remove"/],
+];
+for (const [args, message] of refusals) {
+  cli(`refuses ${args.join(' ')}`, async () => {
+    const result = await runDepot(args.map((a) => (a === '@server' ? ctx.accounts.publicServer.id : a)), ctx.workspace);
+    assert.is(result.code, 1);
+    assert.match(result.stderr, message);
+  });
+}
+cli.run();
+
+const http = suite('ingestion and charts over HTTP');
+let now = Date.parse('2026-11-20T12:30:00Z');
+http.before(async () => {
+  await setupAccounts();
+  ctx.origin = await startTestOrigin(ctx.workspace, { storage: createFileStorage(ctx.workspace.storageDir), now: () => now });
+});
+http.after(async () => {
+  await ctx.origin.close();
+  await ctx.workspace.remove();
+});
+
+http('a public chart with no data yet is a valid chart, public for 5 minutes', async () => {
+  const response = await chart(ctx.accounts.publicServer.id);
+  assert.is(response.status, 200);
+  assert.is(response.headers.get('cache-control'), 'public, max-age=300');
+  assert.match(desc(await response.text())!, /^No data yet/);
+});
+http('samples fold into the chart: peak is the highest sample, average their mean', async () => {
+  const { id, ingestKey } = ctx.accounts.privateServer;
+  const samples = [
+    { at: '2026-11-20T09:00:00Z', players: 10 },
+    { at: '2026-11-20T09:30:00Z', players: 30 },
+    { at: '2026-11-20T11:15:00Z', players: 5 },
+  ];
+  assert.is((await ingest(id, ingestKey, { samples })).status, 204);
+  assert.is((await ingest(id, ingestKey, { players: 7 })).status, 204); // now: 12:30
+  const response = await chart(id, bearer(ctx.accounts.owner), '?days=1');
+  assert.is(response.status, 200);
+  assert.is(response.headers.get('cache-control'), 'private, max-age=300');
+  // Hourly points: 09:00 (max 30, mean 20), 11:00 (5), 12:00 (7); the day's mean of means is 32/3.
+  assert.is(desc(await response.text()), 'Over the last day: peak 30 players, average 10.7 players.');
+});
+http('the access matrix of a private chart', async () => {
+  const { id } = ctx.accounts.privateServer;
+  assert.is((await chart(id)).status, 403);
+  assert.is((await chart(id, bearer('dpt_not-a-token'))).status, 403);
+  assert.is((await chart(id, bearer(ctx.accounts.other))).status, 403);
+  const owner = await chart(id, bearer(ctx.accounts.owner));
+  assert.is(owner.status, 200);
+  assert.is((await chart(ctx.accounts.publicServer.id, bearer(ctx.accounts.other))).status, 200);
+});
+http('charts are cached for 5 minutes, and a cached private chart is still only its owner\'s', async () => {
+  const { id, ingestKey } = ctx.accounts.privateServer;
+  const before = await (await chart(id, bearer(ctx.accounts.owner), '?days=1')).text();
+  assert.is((await ingest(id, ingestKey, { players: 99 })).status, 204);
+  assert.is((await chart(id, bearer(ctx.accounts.other), '?days=1')).status, 403);
+  assert.is(await (await chart(id, bearer(ctx.accounts.owner), '?days=1')).text(), before, 'within 5 minutes: the cached chart');
+  now += 5 * 60_000 + 1000;
+  assert.match(desc(await (await chart(id, bearer(ctx.accounts.owner), '?days=1')).text())!, /peak 99 players/);
+});
+const ingestErrors: [string, (a: Accounts) => [string, string | null, unknown], number, RegExp][] = [
+  ['no key', (a) => [a.publicServer.id, null, { players: 1 }], 401, /Send the server's ingest key/],
+  ['another server\'s key', (a) => [a.publicServer.id, a.privateServer.ingestKey, { players: 1 }], 401, /Wrong ingest key/],
+  ['an unknown server', (a) => ['00000000-0000-4000-8000-000000000000', a.publicServer.ingestKey, { players: 1 }], 404, /No server with id/],
+  ['an id that is not a UUID', (a) => ['srv-1', a.publicServer.ingestKey, { players: 1 }], 400, /^id must be a UUID$/],
+  ['a body that is not JSON', (a) => [a.publicServer.id, a.publicServer.ingestKey, '{players'], 400, /^body must be JSON/],
+  ['negative players', (a) => [a.publicServer.id, a.publicServer.ingestKey, { players: -1 }], 400, /^players: must be an integer from 0 to 1000000$/],
+  ['fractional players', (a) => [a.publicServer.id, a.publicServer.ingestKey, { players: 1.5 }], 400, /^players: must be an integer/],
+  ['too many players', (a) => [a.publicServer.id, a.publicServer.ingestKey, { players: 1_000_001 }], 400, /^players: must be an integer/],
+  ['an unknown field', (a) => [a.publicServer.id, a.publicServer.ingestKey, { players: 1, extra: true }], 400, /^body: Unrecognized key: "extra"$/],
+  ['no samples', (a) => [a.publicServer.id, a.publicServer.ingestKey, { samples: [] }], 400, /^samples: must hold at least one sample$/],
+  ['1,001 samples', (a) => [a.publicServer.id, a.publicServer.ingestKey, { samples: Array.from({ length: 1001 }, () => ({ at: '2026-11-20T10:00:00Z', players: 1 })) }], 400, /^samples: must hold at most 1000 samples$/],
+  ['a sample from the future', (a) => [a.publicServer.id, a.publicServer.ingestKey, { samples: [{ at: '2026-11-20T10:00:00Z', players: 1 }, { at: '2026-11-20T13:00:00Z', players: 1 }] }], 400, /^samples\[1\]\.at must not be more than 5 minutes in the future$/],
+  ['a sample past retention', (a) => [a.publicServer.id, a.publicServer.ingestKey, { samples: [{ at: '2025-11-01T10:00:00Z', players: 1 }] }], 400, /^samples\[0\]\.at must be within the last 365 days$/],
+  ['a bad timestamp', (a) => [a.publicServer.id, a.publicServer.ingestKey, { samples: [{ at: 'noon', players: 1 }] }], 400, /^samples\[0\]\.at: must be an ISO 8601 timestamp$/],
+];
+for (const [name, request, status, message] of ingestErrors) {
+  http(`ingestion: ${status} for ${name}`, async () => {
+    const response = await ingest(...request(ctx.accounts));
+    assert.is(response.status, status);
+    assert.match(((await response.json()) as { error: string }).error, message);
+  });
+}
+http('chart errors: 400 for a bad id or parameter, 404 for an unknown server', async () => {
+  assert.is((await chart('nope')).status, 400);
+  assert.is((await chart('00000000-0000-4000-8000-000000000000')).status, 404);
+  const bad = await chart(ctx.accounts.publicServer.id, undefined, '?height=100');
+  assert.is(bad.status, 400);
+  assert.equal(await bad.json(), { error: 'height must be an integer from 200 to 2000' });
+});
+http.run();
+
+const addresses = suite('PRIVATE_CHART_IPS');
+addresses.before(setupAccounts);
+addresses.after(() => ctx.workspace.remove());
+addresses('the owner is refused from an address outside the list, served from one inside', async () => {
+  const storage = createFileStorage(ctx.workspace.storageDir);
+  for (const [list, status] of [[['10.0.0.0/8', '::1'], 403], [['10.0.0.0/8', '127.0.0.1/32'], 200], [['::ffff:127.0.0.1'], 200]] as const) {
+    ctx.origin = await startTestOrigin(ctx.workspace, { storage, privateChartIps: [...list] });
+    const response = await chart(ctx.accounts.privateServer.id, bearer(ctx.accounts.owner));
+    await ctx.origin.close();
+    assert.is(response.status, status, list.join(','));
+  }
+});
+addresses.run();
+
+const durability = suite('durability');
+durability.before(setupAccounts);
+durability.after(() => ctx.workspace.remove());
+durability('a sample answered 204 survives the origin being killed right after', async () => {
+  const env = { ...process.env, PORT: '0', HOST: '127.0.0.1', DIST_DIR: ctx.workspace.distDir, DATA_DIR: ctx.workspace.dataDir, STORAGE_DIR: ctx.workspace.storageDir };
+  const start = async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const [line] = (await once(child.stdout!, 'data')) as [Buffer];
+    return { child, url: /on (http:\/\/\S+)/.exec(line.toString())![1]! };
+  };
+  const first = await start();
+  const { id, ingestKey } = ctx.accounts.publicServer;
+  const response = await fetch(`${first.url}/api/servers/${id}/stats`, { method: 'POST', headers: { authorization: `Bearer ${ingestKey}` }, body: '{"players":123}' });
+  assert.is(response.status, 204);
+  first.child.kill('SIGKILL');
+  await once(first.child, 'exit');
+  const second = await start();
+  try {
+    const svg = await (await fetch(`${second.url}/api/servers/${id}/chart/players?days=1`)).text();
+    assert.match(desc(svg)!, /peak 123 players/);
+  } finally {
+    second.child.kill('SIGTERM');
+    await once(second.child, 'exit');
+  }
+});
+durability.run();
