@@ -1,4 +1,4 @@
-// npm run bench [-- --rounds 3 --seconds 5 --only serving|build|release|brands]
+// npm run bench [-- --rounds 3 --seconds 5 --only serving|build|release|brands|charts]
 // Each figure is printed beside a baseline measured in the same run, as a ratio: these machines are
 // noisy, so only same-run ratios compare. Medians over the rounds.
 import { execFile, execFileSync } from 'node:child_process';
@@ -16,6 +16,7 @@ import { SERVER_SOFTWARE } from '../server/versions/software.ts';
 import { currentTreeDir, openTree } from '../server/tree.ts';
 import { findCommand, writeNginxConfig } from './nginx.ts';
 import { benchBrands } from './brands.ts';
+import { benchCharts } from './charts.ts';
 import { ROOT, median, report, startProcess } from './harness.ts';
 
 const { values } = parseArgs({
@@ -201,6 +202,7 @@ try {
   if (!only || only === 'build') await benchBuild();
   if (!only || only === 'release') await benchRelease();
   if (!only || only === 'brands') await benchBrands(await makeWorkspace('brands'), ROUNDS);
+  if (!only || only === 'charts') await benchCharts(await makeWorkspace('charts'), ROUNDS);
 } finally {
   await rm(work, { recursive: true, force: true });
 }

@@ -4,6 +4,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { aggregate, type HourBucket, type Series } from '../server/charts/aggregate.ts';
 import { drawPlayerChart } from '../server/charts/draw.ts';
+import { sampleStore } from '../server/charts/samples.ts';
+import { createMemoryStorage } from '../server/storage.ts';
 import { THEMES } from '../server/charts/themes.ts';
 import type { RunningOrigin } from '../server/origin.ts';
 import { makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
@@ -44,6 +46,26 @@ folding('2 days is still hourly (48 points), 365 days is daily', () => {
   assert.is(aggregate([], { days: 365, now: 0 }).points.length, 365);
 });
 folding.run();
+
+const store = suite('sampleStore');
+store('folds samples into hourly max, sum and count; keeps 365 days, dropping the day that leaves', async () => {
+  const samples = sampleStore(createMemoryStorage());
+  const id = '7f000000-0000-4000-8000-000000000001';
+  await samples.add(id, [
+    { at: at('2025-01-01T10:05:00Z'), players: 3 },
+    { at: at('2025-01-01T10:55:00Z'), players: 9 },
+    { at: at('2025-01-01T11:00:00Z'), players: 4 },
+  ]);
+  assert.equal(await samples.range(id, at('2025-01-01T00:00:00Z'), at('2025-01-01T23:00:00Z')), [
+    { hour: at('2025-01-01T10:00:00Z'), max: 9, sum: 12, count: 2 },
+    { hour: at('2025-01-01T11:00:00Z'), max: 4, sum: 4, count: 1 },
+  ]);
+  await Promise.all(Array.from({ length: 50 }, (_, i) => samples.add(id, [{ at: at('2025-01-01T12:00:00Z'), players: i }])));
+  assert.equal((await samples.range(id, at('2025-01-01T12:00:00Z'), at('2025-01-01T12:00:00Z')))[2], { hour: at('2025-01-01T12:00:00Z'), max: 49, sum: 1225, count: 50 }, 'concurrent adds lose nothing');
+  await samples.add(id, [{ at: at('2025-01-01T00:00:00Z') + 366 * 86_400_000, players: 1 }]);
+  assert.equal(await samples.range(id, at('2025-01-01T00:00:00Z'), at('2025-01-01T23:00:00Z')), [], 'the day 366 days back is gone');
+});
+store.run();
 
 function parse(svg: string): Element {
   const doc = new DOMParser({ onError: (level, message) => { throw new Error(`${level}: ${message}`); } }).parseFromString(svg, 'image/svg+xml');

@@ -21,6 +21,20 @@ export function escapeXml(text: string): string {
   return text.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
+/** Thousands separators without Intl (several times faster, same text for en-US). */
+const count = (n: number) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+
+/**
+ * An id prefix derived from the input (deterministic bytes), cheap to compute: the options and a
+ * checksum of the values. Two different charts inline on one page get different ids.
+ */
+function chartId(series: Series, width: number, height: number, theme: string): string {
+  let checksum = 0;
+  for (const p of series.points) checksum = (checksum * 31 + (p.peak ?? -1) * 7 + Math.round((p.average ?? -1) * 10)) % 2147483647;
+  const key = `${series.points[0]?.start}|${series.points.length}|${width}|${height}|${theme}|${checksum}`;
+  return `pc${createHash('sha1').update(key).digest('hex').slice(0, 10)}`;
+}
+
 /** A round step for about four grid intervals: 1, 2 or 5 times a power of ten, at least 1 player. */
 function niceStep(max: number): number {
   const raw = max / 4;
@@ -56,7 +70,7 @@ function segments(points: readonly ChartPoint[], key: 'peak' | 'average'): numbe
 export function drawPlayerChart(series: Series, { width, height, theme }: DrawOptions): string {
   const colours = THEMES[theme];
   const { points, period, days } = series;
-  const id = `pc${createHash('sha256').update(JSON.stringify([series, width, height, theme])).digest('hex').slice(0, 10)}`;
+  const id = chartId(series, width, height, theme);
   const plotW = width - PAD.left - PAD.right;
   const plotH = height - PAD.top - PAD.bottom;
   const baseline = PAD.top + plotH;
@@ -71,7 +85,7 @@ export function drawPlayerChart(series: Series, { width, height, theme }: DrawOp
   for (let value = 0; value <= yMax; value += step) {
     grid.push(
       `<line class="grid" x1="${num(PAD.left)}" y1="${num(y(value))}" x2="${num(PAD.left + plotW)}" y2="${num(y(value))}" stroke="${colours.grid}" stroke-width="1"/>`,
-      `<text class="y-label" x="${num(PAD.left - 8)}" y="${num(y(value) + 4)}" text-anchor="end" font-size="11" fill="${colours.muted}">${value.toLocaleString('en-US')}</text>`,
+      `<text class="y-label" x="${num(PAD.left - 8)}" y="${num(y(value) + 4)}" text-anchor="end" font-size="11" fill="${colours.muted}">${count(value)}</text>`,
     );
   }
 
@@ -83,14 +97,22 @@ export function drawPlayerChart(series: Series, { width, height, theme }: DrawOp
     .join('');
 
   const radius = points.length > 200 ? 1.2 : points.length > 60 ? 2 : 3;
+  // Every coordinate is formatted once, then shared by the area, the line and the markers.
+  const xs = points.map((_, i) => num(x(i)));
+  const base = num(baseline);
   const series_ = LINES.map(({ key }) => {
     const colour = colours[key];
-    const runs = segments(points, key);
-    const coords = (run: number[]) => run.map((i) => `${num(x(i))} ${num(y(points[i]![key]!))}`);
-    const areas = runs.map((run) => `<path class="area-${key}" d="M${num(x(run[0]!))} ${num(baseline)} L${coords(run).join(' L')} L${num(x(run.at(-1)!))} ${num(baseline)} Z" fill="url(#${id}-${key})"/>`);
-    const lines = runs.map((run) => `<path class="line-${key}" d="M${coords(run).join(' L')}" fill="none" stroke="${colour}" stroke-width="2" stroke-linejoin="round" stroke-linecap="round"/>`);
-    const markers = runs.flat().map((i) => `<circle class="marker-${key}" cx="${num(x(i))}" cy="${num(y(points[i]![key]!))}" r="${radius}" fill="${colour}"/>`);
-    return areas.join('') + lines.join('') + markers.join('');
+    const ys = points.map((p) => (p[key] === null ? '' : num(y(p[key]!))));
+    let areas = '';
+    let lines = '';
+    let markers = '';
+    for (const run of segments(points, key)) {
+      const path = run.map((i) => `${xs[i]} ${ys[i]}`).join(' L');
+      areas += `<path class="area-${key}" d="M${xs[run[0]!]} ${base} L${path} L${xs[run.at(-1)!]} ${base} Z" fill="url(#${id}-${key})"/>`;
+      lines += `<path class="line-${key}" d="M${path}" fill="none" stroke="${colour}" stroke-width="2" stroke-linejoin="round" stroke-linecap="round"/>`;
+      for (const i of run) markers += `<circle class="marker-${key}" cx="${xs[i]}" cy="${ys[i]}" r="${radius}" fill="${colour}"/>`;
+    }
+    return areas + lines + markers;
   }).join('');
 
   const legend = LINES.map(
@@ -100,7 +122,7 @@ export function drawPlayerChart(series: Series, { width, height, theme }: DrawOp
 
   const span = days === 1 ? 'the last day' : `the last ${days} days`;
   const description = peaks.length
-    ? `Over ${span}: peak ${Math.max(...peaks).toLocaleString('en-US')} players, average ${(averages.reduce((a, b) => a + b, 0) / averages.length).toFixed(1)} players.`
+    ? `Over ${span}: peak ${count(Math.max(...peaks))} players, average ${(averages.reduce((a, b) => a + b, 0) / averages.length).toFixed(1)} players.`
     : `No data yet for ${span}.`;
   const noData = peaks.length
     ? ''
