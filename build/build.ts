@@ -6,7 +6,7 @@ import { ENCODER_REVISION } from '../server/brands/formats.ts';
 import { loadCatalog, sha256Hex } from '../server/versions/catalog.ts';
 import { TREES_DIR, currentTreeDir, readManifestSource, type Manifest } from '../server/tree.ts';
 import { createByteCache } from '../server/byte-cache.ts';
-import { createBrandRenderer } from '../server/brands/render.ts';
+import { createImageRenderer } from '../server/brands/render.ts';
 import { loadBrandSources } from '../server/brands/sources.ts';
 import { createFileCache } from '../server/http/file-cache.ts';
 import { createFileStorage, createMemoryStorage } from '../server/storage.ts';
@@ -76,7 +76,7 @@ async function buildLocked({ dataDir, distDir, cacheDir, ifChanged = false, log 
       const list = [...listVersionPaths(catalog), ...listBrandPaths(tree.brands), '/api/charts/example'];
       return [list, `${list.length} routes`] as const;
     });
-    const renderer = createBrandRenderer();
+    const renderer = createImageRenderer();
     const ctx = {
       // The build answers only finite, public routes: state (servers, samples) starts empty.
       ...createStateContext(createMemoryStorage()),

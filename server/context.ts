@@ -1,4 +1,4 @@
-import type { BrandRenderer } from './brands/render.ts';
+import type { ImageRenderer } from './brands/render.ts';
 import { createByteCache, type ByteCache } from './byte-cache.ts';
 import { sampleStore, type SampleStore } from './charts/samples.ts';
 import { serverStore, type ServerStore } from './charts/servers.ts';
@@ -14,7 +14,7 @@ export type AppContext = StateContext & {
   tree: () => Tree;
   files: FileCache;
   imageCache: ByteCache;
-  renderer: BrandRenderer;
+  renderer: ImageRenderer;
   /** Render every brand query, skipping precomputed files and the cache (benchmarks, debugging). */
   renderAlways?: boolean;
 };

@@ -4,7 +4,7 @@ import { toNodeHandler } from 'h3';
 import { createOrigin } from './app.ts';
 import { createStateContext } from './context.ts';
 import { createByteCache } from './byte-cache.ts';
-import { createBrandRenderer } from './brands/render.ts';
+import { createImageRenderer } from './brands/render.ts';
 import { createFileCache } from './http/file-cache.ts';
 import type { Storage } from './storage.ts';
 import { currentTreeDir, followCurrentTree, openTree } from './tree.ts';
@@ -33,7 +33,7 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
     tree: follower.current,
     files: createFileCache(),
     imageCache: createByteCache(options.storage, 'brand-images'),
-    renderer: createBrandRenderer(),
+    renderer: createImageRenderer(),
     renderAlways: options.imageCache === false,
   });
   const server = createServer(toNodeHandler(app));

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import * as assert from 'uvu/assert';
 import { runBuild } from '../build/build.ts';
 import { createByteCache } from '../server/byte-cache.ts';
-import { createBrandRenderer } from '../server/brands/render.ts';
+import { createImageRenderer } from '../server/brands/render.ts';
 import { createStateContext, type AppContext } from '../server/context.ts';
 import { createFileCache } from '../server/http/file-cache.ts';
 import type { Tree } from '../server/tree.ts';
@@ -37,14 +37,14 @@ export async function makeWorkspace(options: { build?: boolean } = {}): Promise<
  * The same parts the origin builds, for calling the app in-process with no static edge and no
  * precomputed routes: every answer is computed live (images rendered by sharp).
  */
-export function liveContext(tree: Tree): AppContext & { renderer: ReturnType<typeof createBrandRenderer> } {
+export function liveContext(tree: Tree): AppContext & { renderer: ReturnType<typeof createImageRenderer> } {
   const liveTree = { ...tree, routes: new Map() };
   return {
     ...createStateContext(createMemoryStorage()),
     tree: () => liveTree,
     files: createFileCache(),
     imageCache: createByteCache(createMemoryStorage(), 'brand-images'),
-    renderer: createBrandRenderer(),
+    renderer: createImageRenderer(),
   };
 }
 

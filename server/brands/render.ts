@@ -55,31 +55,38 @@ function scaleSvg(source: ImageSource, width: number): Uint8Array {
   return new TextEncoder().encode(scaled);
 }
 
-export type BrandRenderer = {
+export type ImageRenderer = {
   render: typeof renderBrandImage;
+  /** An SVG document (a chart) as PNG at its own size. */
+  rasterise: (svg: string) => Promise<Uint8Array>;
   /** How many images were rendered: tests count these to prove a cached answer renders nothing. */
   renders: () => number;
   /** The most renders that ever ran at once. */
   peak: () => number;
 };
 
-/** Bounded concurrency: a flood of large resizes queues here instead of exhausting memory. */
-export function createBrandRenderer(concurrency = 2): BrandRenderer {
+/**
+ * Every sharp call of the service goes through here. Bounded concurrency: a flood of large resizes
+ * or chart PNGs queues instead of exhausting memory.
+ */
+export function createImageRenderer(concurrency = 2): ImageRenderer {
   const limit = pLimit(concurrency);
   let count = 0;
   let running = 0;
   let peak = 0;
+  const counted = <T>(work: () => Promise<T>) =>
+    limit(async () => {
+      count++;
+      peak = Math.max(peak, ++running);
+      try {
+        return await work();
+      } finally {
+        running--;
+      }
+    });
   return {
-    render: (source, request, background) =>
-      limit(async () => {
-        count++;
-        peak = Math.max(peak, ++running);
-        try {
-          return await renderBrandImage(source, request, background);
-        } finally {
-          running--;
-        }
-      }),
+    render: (source, request, background) => counted(() => renderBrandImage(source, request, background)),
+    rasterise: (svg) => counted(() => sharp(Buffer.from(svg)).png().toBuffer()),
     renders: () => count,
     peak: () => peak,
   };

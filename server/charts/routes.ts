@@ -1,7 +1,5 @@
 import { createHash } from 'node:crypto';
-import { H3, HTTPError, getRequestIP, getRouterParam, type H3Event } from 'h3';
-import pLimit from 'p-limit';
-import sharp from 'sharp';
+import { H3, HTTPError, assertBodySize, getRequestIP, getRouterParam, type H3Event } from 'h3';
 import type { AppContext } from '../context.ts';
 import { bearerToken, forbidden, secretMatches, unauthorized } from '../http/auth.ts';
 import { CACHE_CONTROL } from '../http/cache.ts';
@@ -20,16 +18,13 @@ const MAX_BODY_BYTES = 256 * 1024;
 /** SPEC 8: charts are cached for 5 minutes. */
 const CHART_TTL_SECONDS = 300;
 
-/** PNG charts go through sharp two at a time, like brand images. */
-const rasterise = pLimit(2);
-
 /** SPEC 4.9 and 4.10, and player-count ingestion (DESIGN: POST /api/servers/:id/stats). */
 export function chartRoutes(ctx: AppContext): H3 {
   const app = new H3();
   app.get('/api/charts/example', async (event) => {
     const query = validQuery(event, ChartQuery);
     const series = aggregate(exampleBuckets(query.days, EXAMPLE_NOW), { days: query.days, now: EXAMPLE_NOW });
-    return sendChart(event, await chartBytes(drawPlayerChart(series, query), query.format), query.format, CACHE_CONTROL.chart);
+    return sendChart(event, await chartBytes(ctx, drawPlayerChart(series, query), query.format), query.format, CACHE_CONTROL.chart);
   });
 
   app.get('/api/servers/:id/chart/players', async (event) => {
@@ -47,7 +42,7 @@ export function chartRoutes(ctx: AppContext): H3 {
     }
     const now = ctx.now();
     const buckets = await ctx.samples.range(server.id, now - (query.days + 1) * DAY, now);
-    const bytes = await chartBytes(drawPlayerChart(aggregate(buckets, { days: query.days, now }), query), query.format);
+    const bytes = await chartBytes(ctx, drawPlayerChart(aggregate(buckets, { days: query.days, now }), query), query.format);
     await ctx.chartCache.set(key, bytes, CHART_TTL_SECONDS);
     return sendChart(event, bytes, query.format, cacheControl);
   });
@@ -83,11 +78,9 @@ async function requireOwner(ctx: AppContext, event: H3Event, server: ServerRecor
 }
 
 async function readJson(event: H3Event): Promise<unknown> {
-  if (Number(event.req.headers.get('content-length') ?? 0) > MAX_BODY_BYTES) {
-    throw new HTTPError({ status: 413, message: `body must be at most ${MAX_BODY_BYTES} bytes` });
-  }
+  // 413 from the Content-Length, or while streaming a body without one: never read past the limit.
+  assertBodySize(event, MAX_BODY_BYTES);
   const text = await event.req.text();
-  if (text.length > MAX_BODY_BYTES) throw new HTTPError({ status: 413, message: `body must be at most ${MAX_BODY_BYTES} bytes` });
   try {
     return JSON.parse(text);
   } catch {
@@ -95,8 +88,9 @@ async function readJson(event: H3Event): Promise<unknown> {
   }
 }
 
-async function chartBytes(svg: string, format: 'svg' | 'png'): Promise<Uint8Array> {
-  return format === 'svg' ? new TextEncoder().encode(svg) : rasterise(() => sharp(Buffer.from(svg)).png().toBuffer());
+/** PNG charts share the image renderer's sharp queue with brand images. */
+async function chartBytes(ctx: AppContext, svg: string, format: 'svg' | 'png'): Promise<Uint8Array> {
+  return format === 'svg' ? new TextEncoder().encode(svg) : ctx.renderer.rasterise(svg);
 }
 
 /** An SVG chart, or the same chart rasterised (format=png) for places that cannot show SVG. */
