@@ -79,8 +79,15 @@ async function requireOwner(ctx: AppContext, event: H3Event, server: ServerRecor
 
 async function readJson(event: H3Event): Promise<unknown> {
   // 413 from the Content-Length, or while streaming a body without one: never read past the limit.
-  assertBodySize(event, MAX_BODY_BYTES);
-  const text = await event.req.text();
+  // The rest of the body is left unread, so the connection is closed rather than reused.
+  let text: string;
+  try {
+    assertBodySize(event, MAX_BODY_BYTES);
+    text = await event.req.text();
+  } catch (error) {
+    if (!HTTPError.isError(error) || error.status !== 413) throw error;
+    throw new HTTPError({ status: 413, message: `body must be at most ${MAX_BODY_BYTES} bytes`, headers: { connection: 'close' } });
+  }
   try {
     return JSON.parse(text);
   } catch {
