@@ -11,6 +11,11 @@ const Env = z.object({
   STORAGE_DIR: z.string().min(1).default('./.storage'),
   BUILD_CACHE_DIR: z.string().min(1).optional(),
   IMAGE_CACHE: z.enum(['on', 'off']).default('on'),
+  TRUST_PROXY: z
+    .string()
+    .default('')
+    .transform((list) => list.split(',').map((entry) => entry.trim()).filter(Boolean))
+    .refine((entries) => entries.every(isAddressOrRange), { error: 'must be a comma-separated list of IP addresses or CIDR ranges' }),
   PRIVATE_CHART_IPS: z
     .string()
     .default('')
@@ -31,13 +36,15 @@ export type Config = {
   imageCache: boolean;
   /** Addresses private charts may be read from; empty: any. */
   privateChartIps: string[];
+  /** Proxies whose X-Forwarded-For is believed; empty: none. */
+  trustProxy: string[];
 };
 
 /** The only reader of process.env: read once at start, checked, passed down. */
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = Env.safeParse(env);
   if (!parsed.success) throw new Error(`Invalid configuration: ${describeIssues(parsed.error.issues)}`);
-  const { PORT, HOST, DATA_DIR, DIST_DIR, STORAGE_DIR, BUILD_CACHE_DIR, IMAGE_CACHE, PRIVATE_CHART_IPS } = parsed.data;
+  const { PORT, HOST, DATA_DIR, DIST_DIR, STORAGE_DIR, BUILD_CACHE_DIR, IMAGE_CACHE, PRIVATE_CHART_IPS, TRUST_PROXY } = parsed.data;
   return {
     port: PORT,
     host: HOST,
@@ -47,5 +54,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     buildCacheDir: resolve(BUILD_CACHE_DIR ?? `${DIST_DIR}/.cache`),
     imageCache: IMAGE_CACHE === 'on',
     privateChartIps: PRIVATE_CHART_IPS,
+    trustProxy: TRUST_PROXY,
   };
 }

@@ -3,6 +3,7 @@ import { createByteCache, type ByteCache } from './byte-cache.ts';
 import { sampleStore, type SampleStore } from './charts/samples.ts';
 import { serverStore, type ServerStore } from './charts/servers.ts';
 import { addressAllowList } from './http/addresses.ts';
+import { trustedProxies } from './http/client-address.ts';
 import type { FileCache } from './http/file-cache.ts';
 import type { Storage } from './storage.ts';
 import type { Tree } from './tree.ts';
@@ -28,9 +29,14 @@ export type StateContext = {
   now: () => number;
   /** PRIVATE_CHART_IPS: may a private chart be read from this address? */
   privateChartsFrom: (address: string | undefined) => boolean;
+  /** TRUST_PROXY: is this peer a proxy whose X-Forwarded-For is believed? */
+  trustProxy: (address: string) => boolean;
 };
 
-export function createStateContext(storage: Storage, options: { now?: () => number; privateChartIps?: string[] } = {}): StateContext {
+export function createStateContext(
+  storage: Storage,
+  options: { now?: () => number; privateChartIps?: string[]; trustProxy?: string[] } = {},
+): StateContext {
   const now = options.now ?? Date.now;
   return {
     servers: serverStore(storage),
@@ -39,5 +45,6 @@ export function createStateContext(storage: Storage, options: { now?: () => numb
     chartCache: createByteCache(storage, 'charts', { now }),
     now,
     privateChartsFrom: addressAllowList(options.privateChartIps ?? []),
+    trustProxy: trustedProxies(options.trustProxy ?? []),
   };
 }

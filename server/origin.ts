@@ -18,6 +18,7 @@ export type OriginOptions = {
   storage: Storage;
   imageCache?: boolean;
   privateChartIps?: string[];
+  trustProxy?: string[];
   now?: () => number;
 };
 

@@ -171,6 +171,16 @@ addresses('the owner is refused from an address outside the list, served from on
     assert.is(response.status, status, list.join(','));
   }
 });
+addresses('X-Forwarded-For counts only from a trusted proxy (TRUST_PROXY)', async () => {
+  const storage = createFileStorage(ctx.workspace.storageDir);
+  const forwarded = { headers: { authorization: `Bearer ${ctx.accounts.owner}`, 'x-forwarded-for': '198.51.100.7' } };
+  for (const [trustProxy, status] of [[[], 403], [['127.0.0.1'], 200]] as const) {
+    ctx.origin = await startTestOrigin(ctx.workspace, { storage, privateChartIps: ['198.51.100.0/24'], trustProxy: [...trustProxy] });
+    const response = await chart(ctx.accounts.privateServer.id, forwarded);
+    await ctx.origin.close();
+    assert.is(response.status, status, `TRUST_PROXY=${trustProxy.join(',')}`);
+  }
+});
 addresses.run();
 
 const durability = suite('durability');

@@ -3,6 +3,7 @@ import { H3, HTTPError, assertBodySize, getRequestIP, getRouterParam, type H3Eve
 import type { AppContext } from '../context.ts';
 import { bearerToken, forbidden, secretMatches, unauthorized } from '../http/auth.ts';
 import { CACHE_CONTROL } from '../http/cache.ts';
+import { clientAddress } from '../http/client-address.ts';
 import { notFound } from '../http/errors.ts';
 import { sendRepresentation, strongEtag } from '../http/send.ts';
 import { validQuery } from '../http/validate.ts';
@@ -74,7 +75,8 @@ async function requireOwner(ctx: AppContext, event: H3Event, server: ServerRecor
   const token = bearerToken(event);
   if (!token) throw forbidden('This chart is private: send its owner\'s token as Authorization: Bearer <token>');
   if ((await ctx.tokens.authenticate(token)) !== server.owner) throw forbidden('This chart is private to its owner');
-  if (!ctx.privateChartsFrom(getRequestIP(event))) throw forbidden('Private charts cannot be read from this address');
+  const address = clientAddress(getRequestIP(event), event.req.headers.get('x-forwarded-for'), ctx.trustProxy);
+  if (!ctx.privateChartsFrom(address)) throw forbidden('Private charts cannot be read from this address');
 }
 
 async function readJson(event: H3Event): Promise<unknown> {
