@@ -48,7 +48,7 @@ function encode(image: Sharp, format: RasterFormat, tuned: boolean): Promise<Buf
 export async function benchBrands(ws: { dataDir: string; distDir: string; dir: string }, rounds: number) {
   console.log(`\n# Brand images (median latency of sequential requests over HTTP, ${rounds} rounds)`);
   await runBuild({ dataDir: ws.dataDir, distDir: ws.distDir });
-  const env = { HOST: '127.0.0.1', DIST_DIR: ws.distDir, DATA_DIR: ws.dataDir, STORAGE_DIR: join(ws.dir, 'storage') };
+  const env = { HOST: '127.0.0.1', RATE_LIMIT: '0', DIST_DIR: ws.distDir, DATA_DIR: ws.dataDir, STORAGE_DIR: join(ws.dir, 'storage') };
   const probe = '/api/image/brand';
   const servers = [
     await startProcess(process.execPath, [...TSX, 'server/main.ts'], `http://127.0.0.1:4111${probe}`, { ...env, PORT: '4111' }),

@@ -63,7 +63,7 @@ export async function benchCharts(ws: { dataDir: string; distDir: string; dir: s
   const ingestKey = newSecret('dpk');
   await serverStore(storage).add({ id, owner: 'alice', private: false, ingestKeyHash: hashSecret(ingestKey), createdAt: new Date().toISOString() });
   await sampleStore(storage).add(id, exampleBuckets(30, Date.now()).map((b) => ({ at: b.hour, players: b.max })));
-  const env = { HOST: '127.0.0.1', PORT: '4121', DIST_DIR: ws.distDir, DATA_DIR: ws.dataDir, STORAGE_DIR: storageDir };
+  const env = { HOST: '127.0.0.1', PORT: '4121', RATE_LIMIT: '0', DIST_DIR: ws.distDir, DATA_DIR: ws.dataDir, STORAGE_DIR: storageDir };
   const origin = await startProcess(process.execPath, [...TSX, 'server/main.ts'], 'http://127.0.0.1:4121/api/image/brand', env);
   try {
     const chartUrl = `http://127.0.0.1:4121/api/servers/${id}/chart/players?days=30`;

@@ -80,7 +80,7 @@ async function benchServing() {
   const servers: { name: string; base: string; stop: () => Promise<void> }[] = [];
   try {
     const origin = await startProcess(process.execPath, [...TSX, 'server/main.ts'], `http://127.0.0.1:4101${paths.metadata}`, {
-      PORT: '4101', HOST: '127.0.0.1', DIST_DIR: ws.distDir, DATA_DIR: ws.dataDir,
+      PORT: '4101', HOST: '127.0.0.1', RATE_LIMIT: '0', DIST_DIR: ws.distDir, DATA_DIR: ws.dataDir,
     });
     servers.push({ name: 'origin', base: 'http://127.0.0.1:4101', stop: origin.stop });
     const node = await startProcess(process.execPath, [...TSX, 'bench/node-baseline.ts', tree.dir, '4102', paths.metadata, paths.jar], `http://127.0.0.1:4102${paths.metadata}`);
@@ -165,7 +165,7 @@ async function benchRelease() {
   await runBuild(ws);
   const path = '/api/plugin-versions/latest/papermc/21';
   const origin = await startProcess(process.execPath, [...TSX, 'server/main.ts'], `http://127.0.0.1:4104${path}`, {
-    PORT: '4104', HOST: '127.0.0.1', DIST_DIR: ws.distDir, DATA_DIR: ws.dataDir,
+    PORT: '4104', HOST: '127.0.0.1', RATE_LIMIT: '0', DIST_DIR: ws.distDir, DATA_DIR: ws.dataDir,
   });
   const releases: number[] = [];
   const startups: number[] = [];

@@ -1,6 +1,7 @@
 import { H3, type Middleware } from 'h3';
 import type { AppContext } from './context.ts';
 import { answerError } from './http/errors.ts';
+import { limitRequests, type RateLimiter } from './http/rate-limit.ts';
 import { serveTree } from './http/static.ts';
 import { versionRoutes } from './versions/routes.ts';
 import { brandRoutes } from './brands/routes.ts';
@@ -19,6 +20,7 @@ export function createApi(ctx: AppContext, edge: Middleware[] = []): H3 {
   return app;
 }
 
-export function createOrigin(ctx: AppContext): H3 {
-  return createApi(ctx, [serveTree(ctx)]);
+/** The origin: the rate limit (when on) before the static tree, both in front of the routes. */
+export function createOrigin(ctx: AppContext, limiter: RateLimiter | null): H3 {
+  return createApi(ctx, [...(limiter ? [limitRequests(limiter, ctx.trustProxy)] : []), serveTree(ctx)]);
 }

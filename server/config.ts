@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { describeIssues } from './describe-issues.ts';
 import { isAddressOrRange } from './http/addresses.ts';
+import { parseRateLimit, type RateLimitPolicy } from './http/rate-limit.ts';
 
 const Env = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -11,6 +12,17 @@ const Env = z.object({
   STORAGE_DIR: z.string().min(1).default('./.storage'),
   BUILD_CACHE_DIR: z.string().min(1).optional(),
   IMAGE_CACHE: z.enum(['on', 'off']).default('on'),
+  RATE_LIMIT: z
+    .string()
+    .default('100/15m')
+    .transform((text, issue) => {
+      const policy = parseRateLimit(text);
+      if (policy === undefined) {
+        issue.addIssue({ code: 'custom', message: 'must be <count>/<n><s|m|h> such as 100/15m, or 0 for no limit' });
+        return z.NEVER;
+      }
+      return policy;
+    }),
   TRUST_PROXY: z
     .string()
     .default('')
@@ -38,13 +50,15 @@ export type Config = {
   privateChartIps: string[];
   /** Proxies whose X-Forwarded-For is believed; empty: none. */
   trustProxy: string[];
+  /** SPEC 8's request limit per client address; null: off. */
+  rateLimit: RateLimitPolicy | null;
 };
 
 /** The only reader of process.env: read once at start, checked, passed down. */
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = Env.safeParse(env);
   if (!parsed.success) throw new Error(`Invalid configuration: ${describeIssues(parsed.error.issues)}`);
-  const { PORT, HOST, DATA_DIR, DIST_DIR, STORAGE_DIR, BUILD_CACHE_DIR, IMAGE_CACHE, PRIVATE_CHART_IPS, TRUST_PROXY } = parsed.data;
+  const { PORT, HOST, DATA_DIR, DIST_DIR, STORAGE_DIR, BUILD_CACHE_DIR, IMAGE_CACHE, PRIVATE_CHART_IPS, TRUST_PROXY, RATE_LIMIT } = parsed.data;
   return {
     port: PORT,
     host: HOST,
@@ -55,5 +69,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     imageCache: IMAGE_CACHE === 'on',
     privateChartIps: PRIVATE_CHART_IPS,
     trustProxy: TRUST_PROXY,
+    rateLimit: RATE_LIMIT,
   };
 }

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { toNodeHandler } from 'h3';
 import { createOrigin } from './app.ts';
 import { createStateContext } from './context.ts';
+import { createRateLimiter, type RateLimitPolicy } from './http/rate-limit.ts';
 import { createByteCache } from './byte-cache.ts';
 import { createImageRenderer } from './brands/render.ts';
 import { createFileCache } from './http/file-cache.ts';
@@ -19,6 +20,8 @@ export type OriginOptions = {
   imageCache?: boolean;
   privateChartIps?: string[];
   trustProxy?: string[];
+  /** SPEC 8's limit; null or absent: no limit. */
+  rateLimit?: RateLimitPolicy | null;
   now?: () => number;
 };
 
@@ -29,14 +32,16 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
   const follower = followCurrentTree(options.distDir, await openTree(dir), (error) =>
     console.error('[tree] could not open the new tree; still serving the previous one:', error),
   );
+  const state = createStateContext(options.storage, options);
+  const limiter = options.rateLimit ? createRateLimiter(options.rateLimit, state.now) : null;
   const app = createOrigin({
-    ...createStateContext(options.storage, options),
+    ...state,
     tree: follower.current,
     files: createFileCache(),
     imageCache: createByteCache(options.storage, 'brand-images'),
     renderer: createImageRenderer(),
     renderAlways: options.imageCache === false,
-  });
+  }, limiter);
   const server = createServer(toNodeHandler(app));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -6,6 +6,7 @@ import { notFound } from '../http/errors.ts';
 import { sendJson } from '../http/json.ts';
 import { isNotModified, sendRepresentation } from '../http/send.ts';
 import { validQuery } from '../http/validate.ts';
+import { tooManyRequests, type RateLimitState } from '../http/rate-limit.ts';
 import { BRAND_NAMES, findBrand, findVariant, variantsOf, type BrandName } from './brands.ts';
 import { CONTENT_TYPES, ENCODER_REVISION, type OutputFormat } from './formats.ts';
 import { isOriginal, type ImageRequest } from './render.ts';
@@ -125,6 +126,8 @@ async function imageBytes(ctx: AppContext, event: H3Event, job: BytesJob): Promi
 }
 
 async function render(ctx: AppContext, event: H3Event, job: BytesJob): Promise<Uint8Array> {
+  // Over the rate limit only precomputed and cached images are still answered (SPEC 8).
+  if (event.context.overLimit) throw tooManyRequests(event.context.overLimit as RateLimitState);
   event.context.answeredFrom = 'rendered' satisfies AnsweredFrom;
   const sourceBytes = await ctx.files.read(ctx.tree().dir, sourceFile(job.source));
   if (job.original) return sourceBytes;

@@ -16,7 +16,8 @@ export function answerError(error: HTTPError, event: H3Event): Response {
   } else {
     body = { error: error.message, ...(isRecord(error.data) ? error.data : {}) };
   }
-  const headers = new Headers(error.unhandled ? undefined : error.headers);
+  const headers = new Headers(event.context.rateLimitHeaders as Record<string, string> | undefined);
+  if (!error.unhandled) error.headers?.forEach((value, name) => headers.set(name, value));
   const bytes = new TextEncoder().encode(JSON.stringify(body));
   headers.set('content-type', 'application/json; charset=utf-8');
   headers.set('content-length', String(bytes.length));

@@ -25,7 +25,10 @@ export function strongEtag(bytes: Uint8Array | string): string {
  * header objects writes straight to the socket, where a Headers object would cost a third.
  */
 export function sendRepresentation(request: Request, rep: Representation): Response {
-  const { headers, size, body } = rep;
+  const { size, body } = rep;
+  // Headers the edge adds per request (the rate limit's), riding on the request's context.
+  const extra = (request as ServerRequest).context?.rateLimitHeaders as Record<string, string> | undefined;
+  const headers = extra ? { ...rep.headers, ...extra } : rep.headers;
   const etag = headers.etag;
   if (rep.status === 200 && etag && matchesEtag(requestHeader(request, 'if-none-match'), etag)) {
     return new FastResponse(null, { status: 304, headers: notModifiedHeaders(headers) });

@@ -1,0 +1,110 @@
+import { HTTPError, getRequestIP, type H3Event, type Middleware } from 'h3';
+import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { clientAddress, clientKey } from './client-address.ts';
+
+/** SPEC 8: 100 requests per 15 minutes per client address. */
+export type RateLimitPolicy = { limit: number; windowSeconds: number };
+
+const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600 };
+
+/** RATE_LIMIT: `100/15m` (count per window of s, m or h), or `0` for no limit. */
+export function parseRateLimit(text: string): RateLimitPolicy | null | undefined {
+  if (text.trim() === '0') return null;
+  const match = /^(\d{1,7})\/(\d{1,5})([smh])$/.exec(text.trim());
+  if (!match || Number(match[1]) < 1 || Number(match[2]) < 1) return undefined;
+  return { limit: Number(match[1]), windowSeconds: Number(match[2]) * UNITS[match[3]!]! };
+}
+
+export type RateLimitState = { allowed: boolean; remaining: number; resetSeconds: number; policy: RateLimitPolicy };
+
+/**
+ * A fixed-window counter per client key, kept by rate-limiter-flexible (memory here; its Redis
+ * store when state is shared). The window is taken from the injected clock, so tests move time
+ * instead of sleeping; the store's own expiry only collects old windows.
+ */
+export function createRateLimiter(policy: RateLimitPolicy, now: () => number, store?: RateLimiterAbstract) {
+  const counter = store ?? new RateLimiterMemory({ points: policy.limit, duration: policy.windowSeconds * 2 });
+  const windowMs = policy.windowSeconds * 1000;
+  const at = (key: string) => {
+    const time = now();
+    const window = Math.floor(time / windowMs);
+    return { windowKey: `${key}:${window}`, resetSeconds: Math.ceil(((window + 1) * windowMs - time) / 1000) };
+  };
+  return {
+    policy,
+    async take(key: string): Promise<RateLimitState> {
+      const { windowKey, resetSeconds } = at(key);
+      try {
+        const result = await counter.consume(windowKey);
+        return { allowed: true, remaining: Math.max(0, policy.limit - result.consumedPoints), resetSeconds, policy };
+      } catch (result) {
+        if (!(result instanceof RateLimiterRes)) throw result;
+        return { allowed: false, remaining: 0, resetSeconds, policy };
+      }
+    },
+    /** Hands a request back: answers that do not count (cached brand images, owners' private charts). */
+    async giveBack(key: string): Promise<void> {
+      await counter.reward(at(key).windowKey, 1);
+    },
+  };
+}
+export type RateLimiter = ReturnType<typeof createRateLimiter>;
+
+/** The limited endpoints (SPEC 8): downloads, metadata, brands, charts. Not ingestion or health. */
+const LIMITED = /^\/(?:api\/plugin-versions(?:\/|$)|api\/image\/brand(?:\/|$)|brand\/|api\/charts\/example$|api\/servers\/[^/]+\/chart\/players$)/;
+
+/** Headers every limited answer carries (IETF RateLimit fields, and the legacy X-RateLimit ones). */
+export function rateLimitHeaders(state: RateLimitState): Record<string, string> {
+  const { limit, windowSeconds } = state.policy;
+  return {
+    'ratelimit-policy': `"default";q=${limit};w=${windowSeconds}`,
+    ratelimit: `"default";r=${state.remaining};t=${state.resetSeconds}`,
+    'x-ratelimit-limit': String(limit),
+    'x-ratelimit-remaining': String(state.remaining),
+    'x-ratelimit-reset': String(state.resetSeconds),
+    'access-control-expose-headers': 'RateLimit-Policy, RateLimit, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After',
+  };
+}
+
+export function tooManyRequests(state: RateLimitState): HTTPError {
+  const { limit, windowSeconds } = state.policy;
+  return new HTTPError({
+    status: 429,
+    message: `Rate limit of ${limit} requests per ${windowSeconds} seconds exceeded; retry in ${state.resetSeconds} seconds`,
+    headers: { ...rateLimitHeaders(state), 'retry-after': String(state.resetSeconds) },
+  });
+}
+
+/**
+ * Counts limited requests per client. Over the limit, most answers are refused at once; brand
+ * images and charts still run, because their precomputed or cached answers and owners' private
+ * charts do not count (SPEC 8): those routes refuse only what would need work (they read
+ * `event.context.overLimit`). Answers that do not count are handed back afterwards.
+ */
+export function limitRequests(limiter: RateLimiter, trustProxy: (address: string) => boolean): Middleware {
+  return async (event, next) => {
+    const { method } = event.req;
+    if ((method !== 'GET' && method !== 'HEAD') || !LIMITED.test(event.url.pathname)) return next();
+    const key = clientKey(clientAddress(getRequestIP(event), event.req.headers.get('x-forwarded-for'), trustProxy));
+    const state = await limiter.take(key);
+    event.context.rateLimitHeaders = rateLimitHeaders(state);
+    if (!state.allowed) {
+      if (!mayAnswerOverLimit(event)) throw tooManyRequests(state);
+      event.context.overLimit = state;
+    }
+    const response = await next();
+    if (state.allowed && !counts(event)) await limiter.giveBack(key);
+    return response;
+  };
+}
+
+function mayAnswerOverLimit(event: H3Event): boolean {
+  const path = event.url.pathname;
+  return path.startsWith('/api/image/brand/') || path.startsWith('/brand/') || path.endsWith('/chart/players');
+}
+
+function counts(event: H3Event): boolean {
+  const from = event.context.answeredFrom;
+  const brand = event.url.pathname.startsWith('/api/image/brand/') || event.url.pathname.startsWith('/brand/');
+  return !(brand && (from === 'precomputed' || from === 'cache')) && !event.context.ownerRequest;
+}
