@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { toNodeHandler } from 'h3';
-import { createOrigin } from './app.ts';
+import { createOrigin, type RequestLog } from './app.ts';
 import { createStateContext } from './context.ts';
 import { createRateLimiter, type RateLimitPolicy } from './http/rate-limit.ts';
 import { createByteCache } from './byte-cache.ts';
@@ -22,6 +22,8 @@ export type OriginOptions = {
   trustProxy?: string[];
   /** SPEC 8's limit; null or absent: no limit. */
   rateLimit?: RateLimitPolicy | null;
+  /** Where request log lines go (main: stdout, one JSON object per line); none when absent. */
+  log?: (entry: RequestLog) => void;
   now?: () => number;
 };
 
@@ -41,7 +43,7 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
     imageCache: createByteCache(options.storage, 'brand-images'),
     renderer: createImageRenderer(),
     renderAlways: options.imageCache === false,
-  }, limiter);
+  }, limiter, options.log);
   const server = createServer(toNodeHandler(app));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

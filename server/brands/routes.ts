@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { H3, HTTPError, getRouterParam, type H3Event } from 'h3';
 import type { AppContext } from '../context.ts';
-import { CACHE_CONTROL } from '../http/cache.ts';
+import { CACHE_CONTROL, PUBLIC_HEADERS } from '../http/cache.ts';
 import { notFound } from '../http/errors.ts';
 import { sendJson } from '../http/json.ts';
 import { isNotModified, sendRepresentation } from '../http/send.ts';
@@ -82,7 +82,7 @@ async function answerImage(ctx: AppContext, event: H3Event, answer: ImageAnswer)
     'cache-control': original ? CACHE_CONTROL.brandOriginal : CACHE_CONTROL.brandResized,
     etag: `"${key}"`,
     'content-disposition': `${download ? 'attachment' : 'inline'}; filename="${fileName}"`,
-    'x-content-type-options': 'nosniff',
+    ...PUBLIC_HEADERS,
     ...(format === 'svg' ? { 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'" } : {}),
   };
   if (isNotModified(event.req, headers.etag!)) {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { H3, HTTPError, assertBodySize, getRequestIP, getRouterParam, type H3Event } from 'h3';
 import type { AppContext } from '../context.ts';
 import { bearerToken, forbidden, secretMatches, unauthorized } from '../http/auth.ts';
-import { CACHE_CONTROL } from '../http/cache.ts';
+import { CACHE_CONTROL, PRIVATE_HEADERS, PUBLIC_HEADERS } from '../http/cache.ts';
 import { clientAddress } from '../http/client-address.ts';
 import { tooManyRequests, type RateLimitState } from '../http/rate-limit.ts';
 import { notFound } from '../http/errors.ts';
@@ -113,7 +113,7 @@ function sendChart(event: H3Event, bytes: Uint8Array, format: 'svg' | 'png', cac
     'content-type': format === 'svg' ? 'image/svg+xml' : 'image/png',
     'cache-control': cacheControl,
     etag: strongEtag(bytes),
-    'x-content-type-options': 'nosniff',
+    ...(cacheControl.startsWith('private') ? PRIVATE_HEADERS : PUBLIC_HEADERS),
     ...(format === 'svg' ? { 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'" } : {}),
   };
   return sendRepresentation(event.req, { status: 200, headers, size: bytes.length, body: bytes });

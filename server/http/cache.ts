@@ -16,3 +16,8 @@ export const CACHE_CONTROL = {
   /** A private chart may be kept by its owner's browser, never by a shared cache. */
   privateChart: 'private, max-age=300',
 } as const;
+
+/** On every public answer: any web page may read it (CORS), and browsers never sniff its type. */
+export const PUBLIC_HEADERS = { 'access-control-allow-origin': '*', 'x-content-type-options': 'nosniff' } as const;
+/** Private answers (owners' charts, ingestion): no CORS, ever. */
+export const PRIVATE_HEADERS = { 'x-content-type-options': 'nosniff' } as const;

@@ -1,23 +1,26 @@
 import { HTTPError, type H3Event } from 'h3';
+import { PRIVATE_HEADERS, PUBLIC_HEADERS } from './cache.ts';
+import { unroutedError } from './methods.ts';
 
 /**
  * The one error shape (SPEC 2.9): `{ "error": message, ...data }`. An error h3 did not get from us
  * (`unhandled`) is logged once and answered without detail, so internals never leak.
  */
-export function answerError(error: HTTPError, event: H3Event): Response {
+export function answerError(caught: HTTPError, event: H3Event): Response {
+  // h3's own 404 when no route matched: ours names the path, or is a 405 for a known one.
+  const error = caught.status === 404 && caught.message.startsWith('Cannot find any route') ? unroutedError(event) : caught;
   let status = error.status;
   let body: Record<string, unknown>;
   if (error.unhandled) {
     console.error(`[error] ${event.req.method} ${event.url.pathname}:`, error.cause ?? error);
     status = 500;
     body = { error: 'Internal server error' };
-  } else if (status === 404 && error.message.startsWith('Cannot find any route')) {
-    body = { error: `No endpoint at ${event.url.pathname}` };
   } else {
     body = { error: error.message, ...(isRecord(error.data) ? error.data : {}) };
   }
   const headers = new Headers(event.context.rateLimitHeaders as Record<string, string> | undefined);
   if (!error.unhandled) error.headers?.forEach((value, name) => headers.set(name, value));
+  for (const [name, value] of Object.entries(event.url.pathname.startsWith('/api/servers/') ? PRIVATE_HEADERS : PUBLIC_HEADERS)) headers.set(name, value);
   const bytes = new TextEncoder().encode(JSON.stringify(body));
   headers.set('content-type', 'application/json; charset=utf-8');
   headers.set('content-length', String(bytes.length));

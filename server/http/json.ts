@@ -1,4 +1,5 @@
 import type { H3Event } from 'h3';
+import { PUBLIC_HEADERS } from './cache.ts';
 import { sendRepresentation, strongEtag } from './send.ts';
 
 const encoder = new TextEncoder();
@@ -8,7 +9,7 @@ export function sendJson(event: H3Event, value: unknown, cacheControl: string) {
   const bytes = encoder.encode(JSON.stringify(value));
   return sendRepresentation(event.req, {
     status: 200,
-    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': cacheControl, etag: strongEtag(bytes) },
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': cacheControl, etag: strongEtag(bytes), ...PUBLIC_HEADERS },
     size: bytes.length,
     body: bytes,
   });

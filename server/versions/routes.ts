@@ -1,7 +1,7 @@
 import { create as contentDisposition } from 'content-disposition';
 import { H3, getRouterParam, type H3Event } from 'h3';
 import type { AppContext } from '../context.ts';
-import { CACHE_CONTROL } from '../http/cache.ts';
+import { CACHE_CONTROL, PUBLIC_HEADERS } from '../http/cache.ts';
 import { notFound } from '../http/errors.ts';
 import { sendJson } from '../http/json.ts';
 import { sendRepresentation } from '../http/send.ts';
@@ -59,6 +59,7 @@ function sendJar(ctx: AppContext, event: H3Event, version: PluginVersionRecord, 
       'cache-control': cacheControl,
       etag: `"${version.sha256}"`,
       'accept-ranges': 'bytes',
+      ...PUBLIC_HEADERS,
     },
     size: version.fileSize,
     body: { path: jarFile(ctx.tree().dir, version.sha256) },
