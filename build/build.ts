@@ -11,6 +11,7 @@ import { loadBrandSources } from '../server/brands/sources.ts';
 import { createFileCache } from '../server/http/file-cache.ts';
 import { createFileStorage, createMemoryStorage } from '../server/storage.ts';
 import { createStateContext } from '../server/context.ts';
+import { OPENAPI_PATH } from '../server/openapi.ts';
 import { brandMap } from '../server/tree.ts';
 import { listBrandPaths, listVersionPaths } from './paths.ts';
 import { prerender } from './prerender.ts';
@@ -18,7 +19,7 @@ import { stageTree } from './stage.ts';
 import { swapTree } from './swap.ts';
 
 /** Bump when the tree's layout or any answer's bytes change for the same data/. */
-const TREE_FORMAT = 1;
+const TREE_FORMAT = 2;
 
 export type BuildOptions = {
   dataDir: string;
@@ -73,7 +74,7 @@ async function buildLocked({ dataDir, distDir, cacheDir, ifChanged = false, log 
     });
     const tree = { dir: stagingDir, catalog, brands: brandMap(brandRecords), routes: new Map(), source };
     const paths = await step('list paths', async () => {
-      const list = [...listVersionPaths(catalog), ...listBrandPaths(tree.brands), '/api/charts/example'];
+      const list = [...listVersionPaths(catalog), ...listBrandPaths(tree.brands), '/api/charts/example', OPENAPI_PATH];
       return [list, `${list.length} routes`] as const;
     });
     const renderer = createImageRenderer();

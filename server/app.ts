@@ -1,6 +1,10 @@
 import { basename } from 'node:path';
 import { H3, getRequestIP, type H3Event, type Middleware } from 'h3';
 import type { AppContext } from './context.ts';
+import { CACHE_CONTROL } from './http/cache.ts';
+import { answerOptions } from './http/endpoints.ts';
+import { sendJson } from './http/json.ts';
+import { OPENAPI_DOCUMENT, OPENAPI_PATH } from './openapi.ts';
 import { answerError } from './http/errors.ts';
 import { limitRequests, type RateLimiter } from './http/rate-limit.ts';
 import { serveTree } from './http/static.ts';
@@ -22,6 +26,8 @@ export function createApi(ctx: AppContext, edge: Middleware[] = [], log?: (entry
   app.mount('/api/plugin-versions', versionRoutes(ctx));
   app.mount('', brandRoutes(ctx));
   app.mount('', chartRoutes(ctx));
+  app.get(OPENAPI_PATH, (event) => sendJson(event, OPENAPI_DOCUMENT, CACHE_CONTROL.apiDocument));
+  app.options('/**', answerOptions);
   app.get('/healthz', () => new Response(JSON.stringify({ status: 'ok', tree: basename(ctx.tree().dir) }), { headers: HEALTH_HEADERS }));
   return app;
 }

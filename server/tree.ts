@@ -1,6 +1,7 @@
 import { readlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
+import { ENCODINGS } from './http/compress.ts';
 import { createCatalog, parseFile, readJsonFile, type Catalog } from './versions/catalog.ts';
 import { PluginVersionRecord, UserProfiles } from './versions/schema.ts';
 import { BrandSourceRecord, brandKey } from './brands/sources.ts';
@@ -19,6 +20,8 @@ export const RouteEntry = z.strictObject({
   status: z.int().min(200).max(599),
   size: z.int().nonnegative(),
   headers: z.record(z.string(), z.string()),
+  /** Codings kept beside `file` (`<file>.br`, `<file>.gz`), for JSON and SVG answers. */
+  encodings: z.array(z.enum(ENCODINGS)).optional(),
 });
 export type RouteEntry = z.infer<typeof RouteEntry>;
 

@@ -1,5 +1,6 @@
 import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runBuild } from '../build/build.ts';
@@ -63,30 +64,49 @@ parity.before(async () => {
 });
 parity.after(() => ctx.workspace.remove());
 
-parity('for every manifest route, the file served equals what the origin code renders', async () => {
+parity('for every manifest route and coding, the file served equals what the origin code renders', async () => {
   const tree = await openTree((await currentTreeDir(ctx.workspace.distDir))!);
   const context = liveContext(tree);
   const live = Object.assign(createApi(context), { renderer: context.renderer });
   const origin = await startTestOrigin(ctx.workspace);
+  let encoded = 0;
   try {
     assert.ok(tree.routes.size > 700);
     for (const [path, entry] of tree.routes) {
-      const [fromTree, fromCode] = await Promise.all([fetch(origin.url + path), live.request(path)]);
-      const [treeBytes, codeBytes] = await Promise.all([fromTree.arrayBuffer(), fromCode.arrayBuffer()]);
-      assert.is(fromTree.status, fromCode.status, path);
-      assert.is(fromTree.status, entry.status, path);
-      assert.ok(Buffer.from(treeBytes).equals(Buffer.from(codeBytes)), `${path}: bytes differ`);
-      for (const name of ['content-type', 'content-disposition', 'cache-control', 'etag', 'accept-ranges']) {
-        assert.is(fromTree.headers.get(name), fromCode.headers.get(name), `${path}: ${name}`);
+      for (const coding of entry.encodings ? ['identity', ...entry.encodings] : ['identity']) {
+        const init = { headers: { 'accept-encoding': coding } };
+        const [fromTree, fromCode] = await Promise.all([fetch(origin.url + path, init), live.request(path, init)]);
+        // fetch decodes br and gzip itself; the in-process answer comes as it would go on the wire.
+        const [treeBytes, rawCodeBytes] = await Promise.all([fromTree.arrayBuffer(), fromCode.arrayBuffer()]);
+        const codeBytes = decode(new Uint8Array(rawCodeBytes), fromCode.headers.get('content-encoding'));
+        const where = `${path} (${coding})`;
+        assert.is(fromTree.status, fromCode.status, where);
+        assert.is(fromTree.status, entry.status, where);
+        assert.ok(Buffer.from(treeBytes).equals(codeBytes), `${where}: bytes differ`);
+        for (const name of ['content-type', 'content-disposition', 'cache-control', 'etag', 'accept-ranges', 'content-encoding', 'vary']) {
+          assert.is(fromTree.headers.get(name), fromCode.headers.get(name), `${where}: ${name}`);
+        }
+        if (coding === 'identity') {
+          // Content-Length is the transport's: in-process answers have none, so check it against the bytes.
+          assert.is(Number(fromTree.headers.get('content-length')), codeBytes.byteLength, `${where}: content-length`);
+        } else {
+          assert.is(fromTree.headers.get('content-encoding'), coding, where);
+          encoded++;
+        }
       }
-      // Content-Length is the transport's: in-process answers have none, so check it against the bytes.
-      assert.is(Number(fromTree.headers.get('content-length')), codeBytes.byteLength, `${path}: content-length`);
     }
+    assert.ok(encoded >= 6, `${encoded} compressed answers compared`);
     assert.ok(live.renderer.renders() > 400, `${live.renderer.renders()} images rendered live`);
   } finally {
     await origin.close();
   }
 });
+
+function decode(bytes: Uint8Array, coding: string | null): Buffer {
+  if (coding === 'br') return brotliDecompressSync(bytes);
+  if (coding === 'gzip') return gunzipSync(bytes);
+  return Buffer.from(bytes);
+}
 
 parity('a removed tree file is not silently replaced: the origin answers 500 JSON, not a crash', async () => {
   const tree = await openTree((await currentTreeDir(ctx.workspace.distDir))!);
@@ -94,7 +114,7 @@ parity('a removed tree file is not silently replaced: the origin answers 500 JSO
   await rm(join(tree.dir, entry.file));
   const origin = await startTestOrigin(ctx.workspace);
   try {
-    const response = await fetch(`${origin.url}/api/plugin-versions`);
+    const response = await fetch(`${origin.url}/api/plugin-versions`, { headers: { 'accept-encoding': 'identity' } });
     assert.is(response.status, 500);
     assert.equal(await response.json(), { error: 'Internal server error' });
   } finally {

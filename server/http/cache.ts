@@ -13,6 +13,8 @@ export const CACHE_CONTROL = {
   brandList: 'public, max-age=3600',
   /** SPEC 8: charts 5 minutes. */
   chart: 'public, max-age=300',
+  /** The OpenAPI document changes only with a deployment. */
+  apiDocument: 'public, max-age=3600',
   /** A private chart may be kept by its owner's browser, never by a shared cache. */
   privateChart: 'private, max-age=300',
 } as const;

@@ -1,6 +1,6 @@
 import { HTTPError, type H3Event } from 'h3';
 import { PRIVATE_HEADERS, PUBLIC_HEADERS } from './cache.ts';
-import { unroutedError } from './methods.ts';
+import { findOperation, unroutedError } from './endpoints.ts';
 
 /**
  * The one error shape (SPEC 2.9): `{ "error": message, ...data }`. An error h3 did not get from us
@@ -20,7 +20,8 @@ export function answerError(caught: HTTPError, event: H3Event): Response {
   }
   const headers = new Headers(event.context.rateLimitHeaders as Record<string, string> | undefined);
   if (!error.unhandled) error.headers?.forEach((value, name) => headers.set(name, value));
-  for (const [name, value] of Object.entries(event.url.pathname.startsWith('/api/servers/') ? PRIVATE_HEADERS : PUBLIC_HEADERS)) headers.set(name, value);
+  const cors = findOperation(event.req.method, event.url.pathname)?.public ? PUBLIC_HEADERS : PRIVATE_HEADERS;
+  for (const [name, value] of Object.entries(cors)) headers.set(name, value);
   const bytes = new TextEncoder().encode(JSON.stringify(body));
   headers.set('content-type', 'application/json; charset=utf-8');
   headers.set('content-length', String(bytes.length));

@@ -1,6 +1,7 @@
 import { HTTPError, getRequestIP, type H3Event, type Middleware } from 'h3';
 import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { clientAddress, clientKey } from './client-address.ts';
+import { findOperation } from './endpoints.ts';
 
 /** SPEC 8: 100 requests per 15 minutes per client address. */
 export type RateLimitPolicy = { limit: number; windowSeconds: number };
@@ -50,9 +51,6 @@ export function createRateLimiter(policy: RateLimitPolicy, now: () => number, st
 }
 export type RateLimiter = ReturnType<typeof createRateLimiter>;
 
-/** The limited endpoints (SPEC 8): downloads, metadata, brands, charts. Not ingestion or health. */
-const LIMITED = /^\/(?:api\/plugin-versions(?:\/|$)|api\/image\/brand(?:\/|$)|brand\/|api\/charts\/example$|api\/servers\/[^/]+\/chart\/players$)/;
-
 /** Headers every limited answer carries (IETF RateLimit fields, and the legacy X-RateLimit ones). */
 export function rateLimitHeaders(state: RateLimitState): Record<string, string> {
   const { limit, windowSeconds } = state.policy;
@@ -83,8 +81,8 @@ export function tooManyRequests(state: RateLimitState): HTTPError {
  */
 export function limitRequests(limiter: RateLimiter, trustProxy: (address: string) => boolean): Middleware {
   return async (event, next) => {
-    const { method } = event.req;
-    if ((method !== 'GET' && method !== 'HEAD') || !LIMITED.test(event.url.pathname)) return next();
+    // SPEC 8's endpoints (downloads, metadata, brands, charts): those documented with a 429.
+    if (!findOperation(event.req.method, event.url.pathname)?.limited) return next();
     const key = clientKey(clientAddress(getRequestIP(event), event.req.headers.get('x-forwarded-for'), trustProxy));
     const state = await limiter.take(key);
     event.context.rateLimitHeaders = rateLimitHeaders(state);

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import parseRange from 'range-parser';
 import { FastResponse, type ServerRequest } from 'srvx';
+import { ENCODINGS, MIN_COMPRESSED_BYTES, chooseEncoding, compressLive, encodedEtag, identityEtag, isCompressible, type Encoding } from './compress.ts';
 
 /** Bytes in memory, or a file on disk for answers too large to hold. */
 export type Body = Uint8Array | { path: string };
@@ -12,6 +13,11 @@ export type Representation = {
   headers: Record<string, string>;
   size: number;
   body: Body;
+  /**
+   * The coding `body` is already in (the static tree keeps br and gzip files beside each JSON and
+   * SVG file). Absent: identity, compressed here when the client asks and the answer is worth it.
+   */
+  encoding?: Encoding | 'identity';
 };
 
 export function strongEtag(bytes: Uint8Array | string): string {
@@ -19,19 +25,32 @@ export function strongEtag(bytes: Uint8Array | string): string {
 }
 
 /**
- * Answers a GET or HEAD with a representation: 304 on a matching If-None-Match, 206 or 416 for a
- * single byte range (RFC 9110 14), no body for HEAD. The static tree and the live routes share it.
- * This is the hot path of every download and metadata answer: srvx's FastResponse with plain
- * header objects writes straight to the socket, where a Headers object would cost a third.
+ * Answers a GET or HEAD with a representation: 304 on a matching If-None-Match, br or gzip for JSON
+ * and SVG by Accept-Encoding, 206 or 416 for a single byte range (RFC 9110 14), no body for HEAD.
+ * The static tree and the live routes share it. This is the hot path of every download and metadata
+ * answer: srvx's FastResponse with plain header objects writes straight to the socket, where a
+ * Headers object would cost a third.
  */
 export function sendRepresentation(request: Request, rep: Representation): Response {
-  const { size, body } = rep;
+  let { size, body } = rep;
   // Headers the edge adds per request (the rate limit's), riding on the request's context.
   const extra = (request as ServerRequest).context?.rateLimitHeaders as Record<string, string> | undefined;
-  const headers = extra ? { ...rep.headers, ...extra } : rep.headers;
+  let headers = extra ? { ...rep.headers, ...extra } : rep.headers;
+  // Errors are small and never compressed: only successful JSON and SVG answers vary by coding.
+  const compressible = rep.status === 200 && isCompressible(headers['content-type']);
+  if (compressible && headers.vary === undefined) headers = { ...headers, vary: 'accept-encoding' };
+  const live = rep.encoding === undefined && compressible && size >= MIN_COMPRESSED_BYTES && body instanceof Uint8Array && headers.etag !== undefined;
+  const encoding = live ? chooseEncoding(requestHeader(request, 'accept-encoding'), ENCODINGS) : rep.encoding;
+  if (encoding && encoding !== 'identity' && headers.etag) {
+    headers = { ...headers, 'content-encoding': encoding, etag: encodedEtag(headers.etag, encoding) };
+  }
   const etag = headers.etag;
   if (rep.status === 200 && etag && matchesEtag(requestHeader(request, 'if-none-match'), etag)) {
     return new FastResponse(null, { status: 304, headers: notModifiedHeaders(headers) });
+  }
+  if (live && encoding && encoding !== 'identity') {
+    body = compressLive(body as Uint8Array, rep.headers.etag!, encoding);
+    size = body.length;
   }
   const range = rep.status === 200 && headers['accept-ranges'] === 'bytes' ? requestHeader(request, 'range') : undefined;
   if (range && (requestHeader(request, 'if-range') ?? etag) === etag) {
@@ -66,7 +85,7 @@ export function isNotModified(request: Request, etag: string): boolean {
 }
 
 /** Reads a request header from Node's parsed object when there is one (no Headers object built). */
-function requestHeader(request: Request, name: string): string | undefined {
+export function requestHeader(request: Request, name: string): string | undefined {
   const raw = (request as ServerRequest).runtime?.node?.req.headers;
   return raw ? (raw[name] as string | undefined) : (request.headers.get(name) ?? undefined);
 }
@@ -81,7 +100,9 @@ function slice(body: Body, start: number, end: number): BodyInit | null {
 function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
   if (!ifNoneMatch) return false;
   if (ifNoneMatch.trim() === '*') return true;
-  return ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+  // Any coding of the same bytes revalidates: the client keeps whichever it was sent.
+  const identity = identityEtag(etag);
+  return ifNoneMatch.split(',').some((tag) => identityEtag(tag.trim().replace(/^W\//, '')) === identity);
 }
 
 const KEPT_ON_304 = ['etag', 'cache-control', 'vary', 'content-location', 'expires'];

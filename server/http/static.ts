@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import type { Middleware } from 'h3';
 import type { AppContext } from '../context.ts';
 import type { RouteEntry } from '../tree.ts';
-import { sendRepresentation, type Body } from './send.ts';
+import { ENCODING_EXTENSIONS, chooseEncoding, type Encoding } from './compress.ts';
+import { requestHeader, sendRepresentation, type Body } from './send.ts';
 
 /** Larger files are streamed from disk on every request instead of held in memory. */
 const LARGEST_IN_MEMORY = 16 * 1024 * 1024;
@@ -22,12 +23,15 @@ export function serveTree(ctx: AppContext): Middleware {
     const entry = tree.routes.get(event.url.pathname);
     if (!entry) return next();
     event.context.answeredFrom = 'precomputed';
-    if (entry.size > LARGEST_IN_MEMORY) return send(event.req, entry, { path: join(tree.dir, entry.file) });
-    const bytes = ctx.files.read(tree.dir, entry.file);
-    return bytes instanceof Uint8Array ? send(event.req, entry, bytes) : bytes.then((loaded) => send(event.req, entry, loaded));
+    if (entry.size > LARGEST_IN_MEMORY) return send(event.req, entry, { path: join(tree.dir, entry.file) }, undefined);
+    // JSON and SVG files have their br and gzip forms beside them, compressed at build time.
+    const encoding = entry.encodings ? chooseEncoding(requestHeader(event.req, 'accept-encoding'), entry.encodings) : undefined;
+    const bytes = ctx.files.read(tree.dir, encoding ? `${entry.file}.${ENCODING_EXTENSIONS[encoding]}` : entry.file);
+    return bytes instanceof Uint8Array ? send(event.req, entry, bytes, encoding) : bytes.then((loaded) => send(event.req, entry, loaded, encoding));
   };
 }
 
-function send(request: Request, entry: RouteEntry, body: Body) {
-  return sendRepresentation(request, { status: entry.status, headers: entry.headers, size: entry.size, body });
+function send(request: Request, entry: RouteEntry, body: Body, encoding: Encoding | undefined) {
+  const size = body instanceof Uint8Array ? body.length : entry.size;
+  return sendRepresentation(request, { status: entry.status, headers: entry.headers, size, body, encoding: encoding ?? 'identity' });
 }

@@ -1,6 +1,6 @@
 import type { Catalog } from './catalog.ts';
 import { isLatestMap } from './latest.ts';
-import type { PluginVersionRecord } from './schema.ts';
+import type { PluginVersion, PluginVersionRecord } from './schema.ts';
 
 export const downloadPath = (id: string) => `/api/plugin-versions/download/${id}`;
 
@@ -8,7 +8,7 @@ export const downloadPath = (id: string) => `/api/plugin-versions/download/${id}
  * SPEC 2.1 on the wire. Adds sha256 and downloadUrl; never drops or renames a SPEC field.
  * createdByUser only in the list (SPEC 2.1: absent in the latest-version response).
  */
-export function presentVersion(catalog: Catalog, version: PluginVersionRecord, withUser: boolean) {
+export function presentVersion(catalog: Catalog, version: PluginVersionRecord, withUser: boolean): PluginVersion {
   const user = withUser ? catalog.users.get(version.createdBy) : undefined;
   return {
     id: version.id,

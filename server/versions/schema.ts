@@ -4,9 +4,11 @@ import { JAVA_VERSIONS, SERVER_SOFTWARE, findSoftware } from './software.ts';
 
 export const PLUGIN_VERSION_ID = /^plugin-\d+-[A-Za-z0-9]+$/;
 
-export const JavaVersion = z.enum(JAVA_VERSIONS, {
-  error: (issue) => `Unknown Java version ${JSON.stringify(issue.input)}; expected one of ${JAVA_VERSIONS.join(', ')}`,
-});
+export const JavaVersion = z
+  .enum(JAVA_VERSIONS, {
+    error: (issue) => `Unknown Java version ${JSON.stringify(issue.input)}; expected one of ${JAVA_VERSIONS.join(', ')}`,
+  })
+  .meta({ description: 'Java version' });
 
 /** SPEC 2.3: any letter case in, the canonical spelling out. */
 export const ServerSoftwareName = z.string().transform((name, ctx) => {
@@ -19,7 +21,7 @@ export const ServerSoftwareName = z.string().transform((name, ctx) => {
     return z.NEVER;
   }
   return software;
-});
+}).meta({ description: `Server software, any letter case: ${SERVER_SOFTWARE.join(', ')}`, example: 'papermc' });
 
 export const SemVer = z
   .string()
@@ -61,3 +63,38 @@ export const UserProfiles = z
   .refine((users) => new Set(users.map((u) => u.username)).size === users.length, {
     error: 'lists a username twice',
   });
+
+/** SPEC 2.2 on the wire. */
+export const CreatedByUser = z
+  .object({ id: z.string(), username: z.string(), image: z.url().optional(), nickname: z.string().nullable() })
+  .meta({ id: 'CreatedByUser' });
+
+/** SPEC 2.1 on the wire, plus sha256 and downloadUrl. */
+export const PluginVersion = z
+  .object({
+    id: z.string().regex(PLUGIN_VERSION_ID),
+    serverSoftware: z.array(z.enum(SERVER_SOFTWARE)),
+    pluginVersion: z.string().meta({ description: 'Semantic version', example: '1.4.0' }),
+    javaVersion: z.enum(JAVA_VERSIONS),
+    minecraftVersion: z.string().optional(),
+    proxyVersion: z.string().nullable().meta({ description: 'Proxy version for proxy servers; null when not applicable' }),
+    fileName: z.string(),
+    fileSize: z.int().positive().meta({ description: 'Bytes' }),
+    sha256: z.string().regex(/^[0-9a-f]{64}$/).meta({ description: 'SHA-256 of the JAR, lowercase hex; also its ETag' }),
+    downloadUrl: z.string().meta({ description: 'Path of this version\'s download (SPEC 4.3)' }),
+    createdAt: z.iso.datetime({ precision: 3 }),
+    updatedAt: z.iso.datetime({ precision: 3 }),
+    createdBy: z.string(),
+    createdByUser: CreatedByUser.optional().meta({ description: 'In the list only, when the uploader has a public profile' }),
+    isLatest: z.partialRecord(z.enum(SERVER_SOFTWARE), z.boolean()).meta({
+      description: 'Per supported software: is this the latest version for that software and this version\'s Java version (SPEC 2.4)',
+    }),
+  })
+  .meta({ id: 'PluginVersion' });
+export type PluginVersion = z.infer<typeof PluginVersion>;
+
+/** SPEC 2.5 and 2.6. */
+export const VersionList = z
+  .object({ versions: z.array(PluginVersion).meta({ description: 'Newest first' }), lastUpdated: z.iso.datetime({ precision: 3 }) })
+  .meta({ id: 'VersionList' });
+export const LatestVersion = z.object({ version: PluginVersion }).meta({ id: 'LatestVersion' });

@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import type { ZodOpenApiPathsObject, ZodOpenApiResponseObject } from 'zod-openapi';
+import { COMPRESSIBLE_HEADERS, INTERNAL_ERROR, LIMITED_ANSWERS, NOT_MODIFIED, RATE_LIMIT_HEADERS, binaryContent, errorAnswer } from '../http/api-doc.ts';
+import { ChartQuery, PlayersBody, SamplesBody, ServerId } from './schema.ts';
+
+const CHART: ZodOpenApiResponseObject = {
+  description: 'The chart: SVG, or PNG with format=png',
+  headers: { ...COMPRESSIBLE_HEADERS, ...RATE_LIMIT_HEADERS },
+  content: binaryContent(['image/svg+xml', 'image/png']),
+};
+const BAD_QUERY = errorAnswer('days, width, height, theme or format outside their values (the error names each), or an id that is not a UUID');
+const Server = z.object({ id: ServerId });
+
+/** SPEC 4.9, 4.10 and player-count ingestion (DESIGN). */
+export const CHART_PATHS: ZodOpenApiPathsObject = {
+  '/api/charts/example': {
+    get: {
+      tags: ['player charts'],
+      summary: 'A chart of generated data, the same bytes for the same query (SPEC 4.10)',
+      requestParams: { query: ChartQuery },
+      responses: { '200': CHART, '304': NOT_MODIFIED, '400': BAD_QUERY, ...LIMITED_ANSWERS },
+    },
+  },
+  '/api/servers/{id}/chart/players': {
+    get: {
+      tags: ['player charts'],
+      summary: 'Peak and average players of a server (SPEC 4.9)',
+      description:
+        'Public servers: anyone, rate limited. Private servers: only the owner\'s token, only from PRIVATE_CHART_IPS when set, not rate limited, `Cache-Control: private`.',
+      security: [{}, { ownerToken: [] }],
+      requestParams: { path: Server, query: ChartQuery },
+      responses: {
+        '200': CHART,
+        '304': NOT_MODIFIED,
+        '400': BAD_QUERY,
+        '403': errorAnswer('A private chart without its owner\'s token, or from an address outside PRIVATE_CHART_IPS'),
+        '404': errorAnswer('No server with this id'),
+        ...LIMITED_ANSWERS,
+      },
+    },
+  },
+  '/api/servers/{id}/stats': {
+    post: {
+      tags: ['player charts'],
+      summary: 'Report player counts (hourly buckets; not rate limited)',
+      security: [{ ingestKey: [] }],
+      requestParams: { path: Server },
+      requestBody: { required: true, content: { 'application/json': { schema: z.union([PlayersBody, SamplesBody]) } } },
+      responses: {
+        '204': { description: 'Stored: the samples survive a crash from here on' },
+        '400': errorAnswer('A body that is not JSON or not one of the two shapes (the error names the field), or an id that is not a UUID'),
+        '401': { ...errorAnswer('No ingest key, or not this server\'s'), headers: { 'WWW-Authenticate': { description: 'Bearer', schema: { type: 'string' } } } },
+        '404': errorAnswer('No server with this id'),
+        '413': errorAnswer('A body over 256 KiB'),
+        '500': INTERNAL_ERROR,
+      },
+    },
+  },
+};

@@ -1,0 +1,68 @@
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import { LRUCache } from 'lru-cache';
+import Negotiator from 'negotiator';
+
+/** Content codings we send, best first: brotli wins ties. */
+export const ENCODINGS = ['br', 'gzip'] as const;
+export type Encoding = (typeof ENCODINGS)[number];
+
+/** Files of precomputed encodings sit beside the identity file, as nginx's gzip_static expects. */
+export const ENCODING_EXTENSIONS: Record<Encoding, string> = { br: 'br', gzip: 'gz' };
+
+/** Below this, compression saves too little to be worth a second representation (nginx, express use 1 KB too). */
+export const MIN_COMPRESSED_BYTES = 1024;
+
+const COMPRESSIBLE_TYPES = /^(?:application\/json|image\/svg\+xml)\b/;
+
+/** JSON and SVG come in br, gzip or identity, chosen by Accept-Encoding: their answers Vary on it. */
+export function isCompressible(contentType: string | undefined): boolean {
+  return contentType !== undefined && COMPRESSIBLE_TYPES.test(contentType);
+}
+
+/** The client's preferred coding among `available` (q-values honoured), or undefined for identity. */
+export function chooseEncoding(acceptEncoding: string | undefined, available: readonly Encoding[]): Encoding | undefined {
+  if (!acceptEncoding || available.length === 0) return undefined;
+  const negotiator = new Negotiator({ headers: { 'accept-encoding': acceptEncoding } });
+  // negotiator 1.x takes `preferred` (ties go to brotli); @types/negotiator still describes 0.6.
+  const encoding = negotiator.encoding as (available: string[], options: { preferred: string[] }) => string | undefined;
+  return encoding.call(negotiator, [...available], { preferred: [...ENCODINGS] }) as Encoding | undefined;
+}
+
+/**
+ * Strongest settings for the build, which compresses once per release; fast ones for live answers,
+ * which are compressed on the request that first needs them.
+ */
+export function compress(bytes: Uint8Array, encoding: Encoding, effort: 'max' | 'fast'): Uint8Array {
+  if (encoding === 'gzip') return gzipSync(bytes, { level: effort === 'max' ? 9 : 6 });
+  return brotliCompressSync(bytes, {
+    params: {
+      [constants.BROTLI_PARAM_QUALITY]: effort === 'max' ? 11 : 5,
+      [constants.BROTLI_PARAM_SIZE_HINT]: bytes.length,
+      [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+    },
+  });
+}
+
+/** The ETag of an encoded representation: different bytes, so a different strong validator. */
+export function encodedEtag(etag: string, encoding: Encoding): string {
+  return `${etag.slice(0, -1)}-${encoding}"`;
+}
+
+/** The identity ETag an encoded one was made from, so a 304 holds whichever coding the client has. */
+export function identityEtag(etag: string): string {
+  return etag.replace(/-(?:br|gzip)"$/, '"');
+}
+
+// Live answers are deterministic per ETag (same data, same bytes), so their compressed forms are kept.
+const compressed = new LRUCache<string, Uint8Array>({ maxSize: 32 * 1024 * 1024, sizeCalculation: (bytes) => Math.max(bytes.length, 1) });
+
+/** A live answer's bytes in `encoding`, compressed once per ETag. */
+export function compressLive(bytes: Uint8Array, etag: string, encoding: Encoding): Uint8Array {
+  const key = `${etag}|${encoding}`;
+  let result = compressed.get(key);
+  if (!result) {
+    result = compress(bytes, encoding, 'fast');
+    compressed.set(key, result);
+  }
+  return result;
+}
