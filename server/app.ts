@@ -1,34 +1,31 @@
 import { basename } from 'node:path';
-import { H3, getRequestIP, type H3Event, type Middleware } from 'h3';
+import { H3, type Middleware } from 'h3';
 import type { AppContext } from './context.ts';
 import { CACHE_CONTROL } from './http/cache.ts';
 import { answerOptions } from './http/endpoints.ts';
-import { sendJson } from './http/json.ts';
-import { OPENAPI_DOCUMENT, OPENAPI_PATH } from './openapi.ts';
 import { answerError } from './http/errors.ts';
+import { sendJson } from './http/json.ts';
 import { limitRequests, type RateLimiter } from './http/rate-limit.ts';
+import { requestLogHooks, type RequestLog } from './http/request-log.ts';
 import { serveTree } from './http/static.ts';
+import { OPENAPI_DOCUMENT, OPENAPI_PATH } from './openapi.ts';
 import { versionRoutes } from './versions/routes.ts';
 import { brandRoutes } from './brands/routes.ts';
 import { chartRoutes } from './charts/routes.ts';
 
 /**
  * Every response of the service. The build calls this app in-process to pre-render the finite
- * answers; the origin is the same app with the edge (static tree, later rate limits) in front.
+ * answers; the origin is the same app with the edge (rate limit, static tree, request log) around it.
  */
 export function createApi(ctx: AppContext, edge: Middleware[] = [], log?: (entry: RequestLog) => void): H3 {
-  const app = new H3({
-    onError: answerError,
-    silent: true,
-    ...(log ? { onRequest: (event) => void (event.context.startedAt = performance.now()), onResponse: (response, event) => log(requestLog(response, event)) } : {}),
-  });
+  const app = new H3({ onError: answerError, silent: true, ...(log ? requestLogHooks(log, ctx.trustProxy) : {}) });
   for (const middleware of edge) app.use(middleware);
   app.mount('/api/plugin-versions', versionRoutes(ctx));
   app.mount('', brandRoutes(ctx));
   app.mount('', chartRoutes(ctx));
   app.get(OPENAPI_PATH, (event) => sendJson(event, OPENAPI_DOCUMENT, CACHE_CONTROL.apiDocument));
-  app.options('/**', answerOptions);
   app.get('/healthz', () => new Response(JSON.stringify({ status: 'ok', tree: basename(ctx.tree().dir) }), { headers: HEALTH_HEADERS }));
+  app.options('/**', answerOptions);
   return app;
 }
 
@@ -38,18 +35,3 @@ export function createOrigin(ctx: AppContext, limiter: RateLimiter | null, log?:
 }
 
 const HEALTH_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
-
-/** One structured line per request; never a header, so never a token or key. */
-export type RequestLog = { method: string; path: string; status: number; ms: number; from?: string; client?: string };
-
-function requestLog(response: Response, event: H3Event): RequestLog {
-  const started = event.context.startedAt as number | undefined;
-  return {
-    method: event.req.method,
-    path: event.url.pathname,
-    status: response.status,
-    ms: started === undefined ? 0 : Math.round((performance.now() - started) * 100) / 100,
-    ...(event.context.answeredFrom ? { from: event.context.answeredFrom as string } : {}),
-    ...(getRequestIP(event) ? { client: getRequestIP(event) } : {}),
-  };
-}

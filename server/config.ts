@@ -28,6 +28,10 @@ const Env = z.object({
     .default('')
     .transform((list) => list.split(',').map((entry) => entry.trim()).filter(Boolean))
     .refine((entries) => entries.every(isAddressOrRange), { error: 'must be a comma-separated list of IP addresses or CIDR ranges' }),
+  REDIS_URL: z
+    .url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379' })
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
   PRIVATE_CHART_IPS: z
     .string()
     .default('')
@@ -52,13 +56,15 @@ export type Config = {
   trustProxy: string[];
   /** SPEC 8's request limit per client address; null: off. */
   rateLimit: RateLimitPolicy | null;
+  /** Shared state (the rate limit's counters) in Redis; undefined: in this process. */
+  redisUrl: string | undefined;
 };
 
 /** The only reader of process.env: read once at start, checked, passed down. */
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = Env.safeParse(env);
   if (!parsed.success) throw new Error(`Invalid configuration: ${describeIssues(parsed.error.issues)}`);
-  const { PORT, HOST, DATA_DIR, DIST_DIR, STORAGE_DIR, BUILD_CACHE_DIR, IMAGE_CACHE, PRIVATE_CHART_IPS, TRUST_PROXY, RATE_LIMIT } = parsed.data;
+  const { PORT, HOST, DATA_DIR, DIST_DIR, STORAGE_DIR, BUILD_CACHE_DIR, IMAGE_CACHE, PRIVATE_CHART_IPS, TRUST_PROXY, RATE_LIMIT, REDIS_URL } = parsed.data;
   return {
     port: PORT,
     host: HOST,
@@ -70,5 +76,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     privateChartIps: PRIVATE_CHART_IPS,
     trustProxy: TRUST_PROXY,
     rateLimit: RATE_LIMIT,
+    redisUrl: REDIS_URL,
   };
 }

@@ -1,16 +1,23 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { toNodeHandler } from 'h3';
-import { createOrigin, type RequestLog } from './app.ts';
+import { createOrigin } from './app.ts';
+import type { RequestLog } from './http/request-log.ts';
 import { createStateContext } from './context.ts';
 import { createRateLimiter, type RateLimitPolicy } from './http/rate-limit.ts';
 import { createByteCache } from './byte-cache.ts';
+import { connectRedis } from './redis.ts';
 import { createImageRenderer } from './brands/render.ts';
 import { createFileCache } from './http/file-cache.ts';
 import type { Storage } from './storage.ts';
 import { currentTreeDir, followCurrentTree, openTree } from './tree.ts';
 
-export type RunningOrigin = { url: string; server: Server; close: () => Promise<void> };
+export type RunningOrigin = {
+  url: string;
+  server: Server;
+  /** Graceful: stop accepting, finish the requests in flight, then let go of Redis. */
+  close: () => Promise<void>;
+};
 
 export type OriginOptions = {
   distDir: string;
@@ -22,6 +29,8 @@ export type OriginOptions = {
   trustProxy?: string[];
   /** SPEC 8's limit; null or absent: no limit. */
   rateLimit?: RateLimitPolicy | null;
+  /** REDIS_URL: the rate limit counts in Redis, shared by every origin. */
+  redisUrl?: string;
   /** Where request log lines go (main: stdout, one JSON object per line); none when absent. */
   log?: (entry: RequestLog) => void;
   now?: () => number;
@@ -35,7 +44,8 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
     console.error('[tree] could not open the new tree; still serving the previous one:', error),
   );
   const state = createStateContext(options.storage, options);
-  const limiter = options.rateLimit ? createRateLimiter(options.rateLimit, state.now) : null;
+  const redis = options.redisUrl ? connectRedis(options.redisUrl) : undefined;
+  const limiter = options.rateLimit ? createRateLimiter(options.rateLimit, state.now, redis) : null;
   const app = createOrigin({
     ...state,
     tree: follower.current,
@@ -54,11 +64,25 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
   return {
     url: `http://${host}:${port}`,
     server,
-    close: () =>
-      new Promise<void>((resolve) => {
-        follower.stop();
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      }),
+    close: async () => {
+      follower.stop();
+      await closeServer(server);
+      await redis?.quit().catch(() => {});
+    },
   };
+}
+
+/**
+ * Stops accepting connections and resolves once every request in flight has been answered. A
+ * keep-alive connection is closed as soon as its request is done rather than at its idle timeout.
+ */
+async function closeServer(server: Server): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  const sweep = setInterval(() => server.closeIdleConnections(), 50);
+  server.closeIdleConnections();
+  try {
+    await closed;
+  } finally {
+    clearInterval(sweep);
+  }
 }

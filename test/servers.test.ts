@@ -191,7 +191,7 @@ durability('a sample answered 204 survives the origin being killed right after',
   const start = async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
     const [line] = (await once(child.stdout!, 'data')) as [Buffer];
-    return { child, url: /on (http:\/\/\S+)/.exec(line.toString())![1]! };
+    return { child, url: (JSON.parse(line.toString().split('\n')[0]!) as { url: string }).url };
   };
   const first = await start();
   const { id, ingestKey } = ctx.accounts.publicServer;

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { H3, HTTPError, assertBodySize, getRequestIP, getRouterParam, type H3Event } from 'h3';
+import { H3, HTTPError, assertBodySize, getRouterParam, type H3Event } from 'h3';
 import type { AppContext } from '../context.ts';
 import { bearerToken, forbidden, secretMatches, unauthorized } from '../http/auth.ts';
 import { CACHE_CONTROL, PRIVATE_HEADERS, PUBLIC_HEADERS } from '../http/cache.ts';
-import { clientAddress } from '../http/client-address.ts';
+import { requestClient } from '../http/client-address.ts';
 import { tooManyRequests, type RateLimitState } from '../http/rate-limit.ts';
 import { notFound } from '../http/errors.ts';
 import { sendRepresentation, strongEtag } from '../http/send.ts';
@@ -46,6 +46,7 @@ export function chartRoutes(ctx: AppContext): H3 {
       event.context.answeredFrom = 'cache';
       return sendChart(event, cached, query.format, cacheControl);
     }
+    event.context.answeredFrom = 'rendered';
     const now = ctx.now();
     const buckets = await ctx.samples.range(server.id, now - (query.days + 1) * DAY, now);
     const bytes = await chartBytes(ctx, drawPlayerChart(aggregate(buckets, { days: query.days, now }), query), query.format);
@@ -80,8 +81,7 @@ async function requireOwner(ctx: AppContext, event: H3Event, server: ServerRecor
   const token = bearerToken(event);
   if (!token) throw forbidden('This chart is private: send its owner\'s token as Authorization: Bearer <token>');
   if ((await ctx.tokens.authenticate(token)) !== server.owner) throw forbidden('This chart is private to its owner');
-  const address = clientAddress(getRequestIP(event), event.req.headers.get('x-forwarded-for'), ctx.trustProxy);
-  if (!ctx.privateChartsFrom(address)) throw forbidden('Private charts cannot be read from this address');
+  if (!ctx.privateChartsFrom(requestClient(event, ctx.trustProxy))) throw forbidden('Private charts cannot be read from this address');
 }
 
 async function readJson(event: H3Event): Promise<unknown> {

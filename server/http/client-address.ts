@@ -1,3 +1,4 @@
+import { getRequestIP, type H3Event } from 'h3';
 import ipaddr from 'ipaddr.js';
 import { addressAllowList } from './addresses.ts';
 
@@ -39,4 +40,12 @@ export function clientKey(address: string | undefined): string {
 export function trustedProxies(entries: readonly string[]): (address: string) => boolean {
   if (entries.length === 0) return () => false;
   return addressAllowList(entries);
+}
+
+/** The client of a request (see clientAddress), worked out once per request. */
+export function requestClient(event: H3Event, isTrustedProxy: (address: string) => boolean): string | undefined {
+  if (!('client' in event.context)) {
+    event.context.client = clientAddress(getRequestIP(event), event.req.headers.get('x-forwarded-for'), isTrustedProxy);
+  }
+  return event.context.client as string | undefined;
 }

@@ -1,6 +1,7 @@
-import { HTTPError, getRequestIP, type H3Event, type Middleware } from 'h3';
-import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { clientAddress, clientKey } from './client-address.ts';
+import { HTTPError, type H3Event, type Middleware } from 'h3';
+import type { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { clientKey, requestClient } from './client-address.ts';
 import { findOperation } from './endpoints.ts';
 
 /** SPEC 8: 100 requests per 15 minutes per client address. */
@@ -19,12 +20,15 @@ export function parseRateLimit(text: string): RateLimitPolicy | null | undefined
 export type RateLimitState = { allowed: boolean; remaining: number; resetSeconds: number; policy: RateLimitPolicy };
 
 /**
- * A fixed-window counter per client key, kept by rate-limiter-flexible (memory here; its Redis
- * store when state is shared). The window is taken from the injected clock, so tests move time
- * instead of sleeping; the store's own expiry only collects old windows.
+ * A fixed-window counter per client key, kept by rate-limiter-flexible: in memory, or in Redis
+ * (REDIS_URL) so that every origin counts against one limit. The window is taken from the injected
+ * clock, so tests move time instead of sleeping.
  */
-export function createRateLimiter(policy: RateLimitPolicy, now: () => number, store?: RateLimiterAbstract) {
-  const counter = store ?? new RateLimiterMemory({ points: policy.limit, duration: policy.windowSeconds * 2 });
+export function createRateLimiter(policy: RateLimitPolicy, now: () => number, redis?: Redis, log: (line: string) => void = console.warn) {
+  // Keys outlive their window by one more, so the store's own expiry only collects old windows.
+  const options = { points: policy.limit, duration: policy.windowSeconds * 2, keyPrefix: 'depot:rate' };
+  const counter = redis ? new RateLimiterRedis({ ...options, storeClient: redis, rejectIfRedisNotReady: true }) : new RateLimiterMemory(options);
+  let warnedAt = -Infinity;
   const windowMs = policy.windowSeconds * 1000;
   const at = (key: string) => {
     const time = now();
@@ -33,19 +37,25 @@ export function createRateLimiter(policy: RateLimitPolicy, now: () => number, st
   };
   return {
     policy,
-    async take(key: string): Promise<RateLimitState> {
+    /** Counts one request; null when the store cannot be reached: the limit fails open. */
+    async take(key: string): Promise<RateLimitState | null> {
       const { windowKey, resetSeconds } = at(key);
       try {
         const result = await counter.consume(windowKey);
         return { allowed: true, remaining: Math.max(0, policy.limit - result.consumedPoints), resetSeconds, policy };
       } catch (result) {
-        if (!(result instanceof RateLimiterRes)) throw result;
-        return { allowed: false, remaining: 0, resetSeconds, policy };
+        if (result instanceof RateLimiterRes) return { allowed: false, remaining: 0, resetSeconds, policy };
+        // Serving matters more than counting: answer unlimited, and say so (once a minute at most).
+        if (now() - warnedAt >= 60_000) {
+          warnedAt = now();
+          log(`[rate-limit] store unavailable, requests are not limited: ${result instanceof Error ? result.message : String(result)}`);
+        }
+        return null;
       }
     },
     /** Hands a request back: answers that do not count (cached brand images, owners' private charts). */
     async giveBack(key: string): Promise<void> {
-      await counter.reward(at(key).windowKey, 1);
+      await counter.reward(at(key).windowKey, 1).catch(() => {});
     },
   };
 }
@@ -83,8 +93,9 @@ export function limitRequests(limiter: RateLimiter, trustProxy: (address: string
   return async (event, next) => {
     // SPEC 8's endpoints (downloads, metadata, brands, charts): those documented with a 429.
     if (!findOperation(event.req.method, event.url.pathname)?.limited) return next();
-    const key = clientKey(clientAddress(getRequestIP(event), event.req.headers.get('x-forwarded-for'), trustProxy));
+    const key = clientKey(requestClient(event, trustProxy));
     const state = await limiter.take(key);
+    if (!state) return next();
     event.context.rateLimitHeaders = rateLimitHeaders(state);
     if (!state.allowed) {
       if (!mayAnswerOverLimit(event)) throw tooManyRequests(state);
