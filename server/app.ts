@@ -1,7 +1,7 @@
 import { basename } from 'node:path';
 import { H3, type Middleware } from 'h3';
 import type { AppContext } from './context.ts';
-import { CACHE_CONTROL } from './http/cache.ts';
+import { CACHE_CONTROL, PRIVATE_HEADERS } from './http/cache.ts';
 import { answerOptions } from './http/endpoints.ts';
 import { answerError } from './http/errors.ts';
 import { sendJson } from './http/json.ts';
@@ -24,7 +24,10 @@ export function createApi(ctx: AppContext, edge: Middleware[] = [], log?: (entry
   app.mount('', brandRoutes(ctx));
   app.mount('', chartRoutes(ctx));
   app.get(OPENAPI_PATH, (event) => sendJson(event, OPENAPI_DOCUMENT, CACHE_CONTROL.apiDocument));
-  app.get('/healthz', () => new Response(JSON.stringify({ status: 'ok', tree: basename(ctx.tree().dir) }), { headers: HEALTH_HEADERS }));
+  app.get('/healthz', () => {
+    const body = JSON.stringify({ status: 'ok', tree: basename(ctx.tree().dir) });
+    return new Response(body, { headers: { ...HEALTH_HEADERS, 'content-length': String(Buffer.byteLength(body)) } });
+  });
   app.options('/**', answerOptions);
   return app;
 }
@@ -34,4 +37,4 @@ export function createOrigin(ctx: AppContext, limiter: RateLimiter | null, log?:
   return createApi(ctx, [...(limiter ? [limitRequests(limiter, ctx.trustProxy)] : []), serveTree(ctx)], log);
 }
 
-const HEALTH_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
+const HEALTH_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...PRIVATE_HEADERS };

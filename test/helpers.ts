@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -12,8 +13,12 @@ import type { Tree } from '../server/tree.ts';
 import { DataError } from '../server/versions/catalog.ts';
 import { startOrigin, type OriginOptions, type RunningOrigin } from '../server/origin.ts';
 import { createMemoryStorage } from '../server/storage.ts';
+import { checkEveryAnswer } from './openapi-conformance.ts';
 
 export const ROOT = resolve(import.meta.dirname, '..');
+
+// Every answer any test receives over HTTP must be what the OpenAPI document promises.
+checkEveryAnswer();
 
 export type Workspace = { dir: string; dataDir: string; distDir: string; storageDir: string; remove: () => Promise<void> };
 
@@ -82,4 +87,45 @@ export async function assertRefusesData(corrupt: (dataDir: string) => Promise<un
   } finally {
     await workspace.remove();
   }
+}
+
+export type Accounts = {
+  owner: string;
+  other: string;
+  publicServer: { id: string; ingestKey: string };
+  privateServer: { id: string; ingestKey: string };
+};
+
+/** Two users and two servers of the first (one public, one private), made with the operator CLI. */
+export async function makeAccounts(workspace: Workspace): Promise<Accounts> {
+  const depot = async (args: string[]) => {
+    const result = await runDepot(args, workspace);
+    assert.is(result.code, 0, result.stderr);
+    return JSON.parse(result.stdout);
+  };
+  const owner = await depot(['user', 'add', 'olivia', '--nickname', 'Olivia']);
+  const other = await depot(['user', 'add', 'mallory']);
+  return {
+    owner: owner.token,
+    other: other.token,
+    publicServer: await depot(['server', 'add', '--owner', 'olivia', '--name', 'Public SMP']),
+    privateServer: await depot(['server', 'add', '--owner', 'olivia', '--private']),
+  };
+}
+
+export type RawAnswer = { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer };
+
+/** A request over node:http, which (unlike fetch) hands back the bytes exactly as sent: compressed stays compressed. */
+export function rawRequest(url: string, options: { method?: string; headers?: Record<string, string> } = {}): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(url, { method: options.method ?? 'GET', headers: options.headers, agent: false }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }));
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+    request.setTimeout(30_000, () => request.destroy(new Error(`${url}: no answer in 30 s`)));
+    request.end();
+  });
 }

@@ -6,27 +6,13 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { RunningOrigin } from '../server/origin.ts';
 import { createFileStorage } from '../server/storage.ts';
-import { ROOT, makeWorkspace, runDepot, startTestOrigin, type Workspace } from './helpers.ts';
+import { ROOT, makeAccounts, makeWorkspace, runDepot, startTestOrigin, type Accounts, type Workspace } from './helpers.ts';
 
-type Accounts = { owner: string; other: string; publicServer: { id: string; ingestKey: string }; privateServer: { id: string; ingestKey: string } };
 const ctx = {} as { workspace: Workspace; accounts: Accounts; origin: RunningOrigin };
-
-async function depot(args: string[]) {
-  const result = await runDepot(args, ctx.workspace);
-  assert.is(result.code, 0, result.stderr);
-  return JSON.parse(result.stdout);
-}
 
 async function setupAccounts() {
   ctx.workspace = await makeWorkspace();
-  const owner = await depot(['user', 'add', 'olivia', '--nickname', 'Olivia']);
-  const other = await depot(['user', 'add', 'mallory']);
-  ctx.accounts = {
-    owner: owner.token,
-    other: other.token,
-    publicServer: await depot(['server', 'add', '--owner', 'olivia', '--name', 'Public SMP']),
-    privateServer: await depot(['server', 'add', '--owner', 'olivia', '--private']),
-  };
+  ctx.accounts = await makeAccounts(ctx.workspace);
 }
 
 const desc = (svg: string) => new DOMParser().parseFromString(svg, 'image/svg+xml').getElementsByTagName('desc')[0]?.textContent;

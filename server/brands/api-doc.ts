@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject, ZodOpenApiResponsesObject } from 'zod-openapi';
-import { CACHE_HEADERS, COMPRESSIBLE_HEADERS, DISPOSITION_HEADERS, LIMITED_ANSWERS, NOT_MODIFIED, RATE_LIMIT_HEADERS, binaryContent, errorAnswer } from '../http/api-doc.ts';
+import { CACHE_HEADERS, COMPRESSIBLE_HEADERS, DISPOSITION_HEADERS, LIMITED_ANSWERS, NOT_MODIFIED, RATE_LIMIT_HEADERS, ErrorBody, binaryContent, errorAnswer } from '../http/api-doc.ts';
 import { CONTENT_TYPES } from './formats.ts';
 import { BrandList, BrandNotFound, BrandParam, BrandQuery, SizedFileName, VariantFileName, VariantNotFound } from './schema.ts';
 
@@ -16,7 +16,10 @@ function imageAnswers(badRequest: string): ZodOpenApiResponsesObject {
     },
     '304': NOT_MODIFIED,
     '400': errorAnswer(badRequest),
-    '404': errorAnswer('Unknown brand (with availableBrands) or variant (with availableVariants)', z.union([BrandNotFound, VariantNotFound])),
+    '404': errorAnswer(
+      'Unknown brand (with availableBrands), unknown variant (with availableVariants), or a static link file name that is not <variant or size>.<format>',
+      z.union([BrandNotFound, VariantNotFound, ErrorBody]),
+    ),
     ...LIMITED_ANSWERS,
   };
 }

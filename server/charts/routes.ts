@@ -63,7 +63,7 @@ export function chartRoutes(ctx: AppContext): H3 {
     if ('error' in result) throw new HTTPError({ status: 400, message: result.error });
     const { samples } = result;
     await ctx.samples.add(server.id, samples);
-    return new Response(null, { status: 204 });
+    return new Response(null, { status: 204, headers: PRIVATE_HEADERS });
   });
   return app;
 }

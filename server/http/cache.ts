@@ -21,5 +21,5 @@ export const CACHE_CONTROL = {
 
 /** On every public answer: any web page may read it (CORS), and browsers never sniff its type. */
 export const PUBLIC_HEADERS = { 'access-control-allow-origin': '*', 'x-content-type-options': 'nosniff' } as const;
-/** Private answers (owners' charts, ingestion): no CORS, ever. */
+/** Every other answer (owners' charts, ingestion, health): no CORS, ever; never sniffed either. */
 export const PRIVATE_HEADERS = { 'x-content-type-options': 'nosniff' } as const;

@@ -1,6 +1,6 @@
 import { HTTPError, type H3Event } from 'h3';
 import { OPENAPI_DOCUMENT } from '../openapi.ts';
-import { PUBLIC_HEADERS } from './cache.ts';
+import { PRIVATE_HEADERS, PUBLIC_HEADERS } from './cache.ts';
 
 /** What the edge needs to know of one operation, read off the OpenAPI document. */
 export type Operation = {
@@ -56,6 +56,6 @@ export function answerOptions(event: H3Event): Response {
   if (!endpoint) throw new HTTPError({ status: 404, message: `No endpoint at ${event.url.pathname}` });
   const cors = endpoint.operations.get('GET')?.public
     ? { ...PUBLIC_HEADERS, 'access-control-allow-methods': 'GET, HEAD', 'access-control-allow-headers': 'If-None-Match, If-Range, Range', 'access-control-max-age': '86400' }
-    : {};
+    : PRIVATE_HEADERS;
   return new Response(null, { status: 204, headers: { allow: endpoint.allow, ...cors } });
 }

@@ -1,0 +1,104 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { OPENAPI_DOCUMENT } from '../server/openapi.ts';
+
+// Every answer the suite receives over HTTP is checked against the OpenAPI document: its status is
+// documented for the operation, its content type and required headers are the documented ones, and
+// a JSON body validates against the documented schema. 405, OPTIONS and unknown paths are checked
+// against what the document says exists.
+
+type Header = { required?: boolean; schema?: { pattern?: string } };
+type ResponseSpec = { content?: Record<string, unknown>; headers?: Record<string, Header | { $ref: string }> };
+type Operation = { responses: Record<string, ResponseSpec> };
+
+const doc = OPENAPI_DOCUMENT as unknown as {
+  paths: Record<string, Record<string, Operation>>;
+  components: { headers: Record<string, Header> };
+};
+
+const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
+ajv.addSchema({ ...OPENAPI_DOCUMENT, $id: 'openapi' });
+
+const TEMPLATES = Object.keys(doc.paths).map((template) => ({
+  template,
+  pattern: new RegExp(`^${template.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&')).join('[^/]+')}$`),
+}));
+
+const pointer = (...parts: string[]) => parts.map((part) => part.replaceAll('~', '~0').replaceAll('/', '~1')).join('/');
+
+export let checkedAnswers = 0;
+
+/** Throws, naming the request, when an answer is not what the document promises. */
+export async function checkAnswer(method: string, url: string, response: Response): Promise<void> {
+  const path = new URL(url).pathname;
+  const where = `${method} ${path} -> ${response.status}`;
+  const fail = (reason: string): never => {
+    throw new Error(`OpenAPI conformance: ${where}: ${reason}`);
+  };
+  const type = response.headers.get('content-type')?.split(';')[0]?.trim();
+  // Only JSON bodies are read. Cancelling one branch of a tee settles only when both are, so no await.
+  const body = type === 'application/json' && method !== 'HEAD' ? await response.text() : void response.body?.cancel();
+  checkedAnswers++;
+  const found = TEMPLATES.find(({ pattern }) => pattern.test(path));
+  if (!found) {
+    if (response.status !== 404) fail('an undocumented path must answer 404');
+    return checkJson(body, 'openapi#/components/schemas/Error', fail);
+  }
+  const item = doc.paths[found.template]!;
+  const allowed = Object.keys(item).map((m) => m.toUpperCase()).flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m]));
+  if (method === 'OPTIONS') {
+    if (response.status !== 204) fail('OPTIONS must answer 204');
+    if (response.headers.get('allow') !== [...allowed, 'OPTIONS'].join(', ')) fail(`Allow ${response.headers.get('allow')} is not the documented methods`);
+    return;
+  }
+  const operationName = method === 'HEAD' ? 'get' : method.toLowerCase();
+  const operation = item[operationName];
+  if (!operation) {
+    if (response.status !== 405) fail(`an undocumented method must answer 405`);
+    if (response.headers.get('allow') !== [...allowed, 'OPTIONS'].join(', ')) fail(`Allow ${response.headers.get('allow')} is not the documented methods`);
+    return checkJson(body, 'openapi#/components/schemas/Error', fail);
+  }
+  const status = String(response.status);
+  const spec = operation.responses[status];
+  if (!spec) fail(`status not documented (documented: ${Object.keys(operation.responses).join(', ')})`);
+  for (const [name, declared] of Object.entries(spec!.headers ?? {})) {
+    const header = '$ref' in declared ? doc.components.headers[declared.$ref.split('/').at(-1)!]! : declared;
+    const value = response.headers.get(name);
+    if (value === null) {
+      if (header.required) fail(`required header ${name} missing`);
+      continue;
+    }
+    if (header.schema?.pattern && !new RegExp(header.schema.pattern).test(value)) fail(`header ${name}: ${value} does not match ${header.schema.pattern}`);
+  }
+  if (!spec!.content || status === '304') return;
+  if (!type || !(type in spec!.content)) fail(`content type ${type} not documented (documented: ${Object.keys(spec!.content).join(', ')})`);
+  if (type === 'application/json' && body !== undefined) {
+    checkJson(body, `openapi#/${pointer('paths', found.template, operationName, 'responses', status, 'content', 'application/json', 'schema')}`, fail);
+  }
+}
+
+function checkJson(body: string | undefined, schemaRef: string, fail: (reason: string) => never): void {
+  if (body === undefined) return;
+  const validate = ajv.getSchema(schemaRef);
+  if (!validate) fail(`no schema at ${schemaRef}`);
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    fail(`body is not JSON: ${body.slice(0, 80)}`);
+  }
+  if (!validate!(value)) fail(`body does not match the schema: ${ajv.errorsText(validate!.errors)}`);
+}
+
+/** Wraps the global fetch so that every answer the suite receives passes checkAnswer. */
+export function checkEveryAnswer(): void {
+  const realFetch = globalThis.fetch;
+  if ((realFetch as { conformance?: boolean }).conformance) return;
+  const checked = async (input: string | URL | Request, init?: RequestInit) => {
+    const response = await realFetch(input, init);
+    const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
+    const url = input instanceof Request ? input.url : String(input);
+    await checkAnswer(method, url, response.clone());
+    return response;
+  };
+  globalThis.fetch = Object.assign(checked, { conformance: true }) as typeof fetch;
+}
