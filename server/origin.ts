@@ -33,6 +33,8 @@ export type OriginOptions = {
   redisUrl?: string;
   /** Where request log lines go (main: stdout, one JSON object per line); none when absent. */
   log?: (entry: RequestLog) => void;
+  /** Where warnings go (Redis outages, the rate limit failing open); default stderr. */
+  warn?: (line: string) => void;
   now?: () => number;
 };
 
@@ -44,8 +46,9 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
     console.error('[tree] could not open the new tree; still serving the previous one:', error),
   );
   const state = createStateContext(options.storage, options);
-  const redis = options.redisUrl ? connectRedis(options.redisUrl) : undefined;
-  const limiter = options.rateLimit ? createRateLimiter(options.rateLimit, state.now, redis) : null;
+  const warn = options.warn ?? ((line: string) => console.warn(line));
+  const redis = options.redisUrl ? connectRedis(options.redisUrl, warn) : undefined;
+  const limiter = options.rateLimit ? createRateLimiter(options.rateLimit, state.now, redis, warn) : null;
   const app = createOrigin({
     ...state,
     tree: follower.current,
@@ -67,7 +70,8 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
     close: async () => {
       follower.stop();
       await closeServer(server);
-      await redis?.quit().catch(() => {});
+      // quit() lets pending commands finish; while Redis is unreachable, stop reconnecting instead.
+      await redis?.quit().catch(() => redis.disconnect());
     },
   };
 }

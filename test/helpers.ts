@@ -1,4 +1,7 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { once } from 'node:events';
+import { connect, createServer as createNetServer, type AddressInfo } from 'node:net';
 import { request as httpRequest } from 'node:http';
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -128,4 +131,85 @@ export function rawRequest(url: string, options: { method?: string; headers?: Re
     request.setTimeout(30_000, () => request.destroy(new Error(`${url}: no answer in 30 s`)));
     request.end();
   });
+}
+
+/** A program from Debian's packages, or null when it is not installed (.ci/run installs them). */
+export function findProgram(name: string): string | null {
+  for (const dir of (process.env.PATH ?? '').split(':').concat(['/usr/sbin', '/usr/bin'])) {
+    if (dir && existsSync(join(dir, name))) return join(dir, name);
+  }
+  return null;
+}
+
+/** A free loopback port, as the kernel hands one out. */
+export async function freePort(): Promise<number> {
+  const server = createNetServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+export type RedisServer = { url: string; stop: () => Promise<void>; start: () => Promise<void> };
+
+/** A real redis-server on a loopback port, nothing saved to disk; stop and start it again to test outages. */
+export async function startRedis(program: string): Promise<RedisServer> {
+  const port = await freePort();
+  let child: ChildProcess | null = null;
+  const start = async () => {
+    child = spawn(program, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      if (await ping(port)) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`redis-server did not answer on port ${port} within 10 s`);
+  };
+  const stop = async () => {
+    if (!child || child.exitCode !== null) return;
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    await exited;
+  };
+  await start();
+  return { url: `redis://127.0.0.1:${port}`, stop, start };
+}
+
+function ping(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write('PING\r\n'));
+    socket.setTimeout(1000, () => socket.destroy());
+    socket.once('data', (data) => {
+      socket.destroy();
+      resolve(data.toString().startsWith('+PONG'));
+    });
+    socket.once('error', () => resolve(false));
+    socket.once('close', () => resolve(false));
+  });
+}
+
+export type OriginProcess = { child: ChildProcess; url: string; stdout: string[]; stderr: string[]; exited: Promise<number | null> };
+
+/** `server/main.ts` as operators run it, in a child process on a free loopback port. */
+export async function spawnOrigin(workspace: Workspace, env: Record<string, string> = {}): Promise<OriginProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DIST_DIR: workspace.distDir, DATA_DIR: workspace.dataDir, STORAGE_DIR: workspace.storageDir, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  const lines = (into: string[]) => (chunk: Buffer) => into.push(...chunk.toString().split('\n').filter(Boolean));
+  child.stdout!.on('data', lines(stdout));
+  child.stderr!.on('data', lines(stderr));
+  const deadline = Date.now() + 20_000;
+  while (!stdout[0]) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`server/main.ts did not start: ${stderr.join('\n')}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { child, url: (JSON.parse(stdout[0]) as { url: string }).url, stdout, stderr, exited };
 }

@@ -1,9 +1,9 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parseRateLimit } from '../server/http/rate-limit.ts';
-import type { RunningOrigin } from '../server/origin.ts';
+import type { OriginOptions, RunningOrigin } from '../server/origin.ts';
 import { createFileStorage } from '../server/storage.ts';
-import { makeWorkspace, runDepot, startTestOrigin, type Workspace } from './helpers.ts';
+import { findProgram, makeWorkspace, runDepot, startRedis, startTestOrigin, type RedisServer, type Workspace } from './helpers.ts';
 
 const parsing = suite('parseRateLimit');
 const policies: [string, unknown][] = [
@@ -19,8 +19,8 @@ for (const [text, expected] of policies) parsing(`${text}`, () => assert.equal(p
 parsing.run();
 
 const ctx = {} as { workspace: Workspace; origin: RunningOrigin; now: number };
-const get = (path: string, headers: Record<string, string> = {}) => fetch(ctx.origin.url + path, { headers });
-async function start(options: { trustProxy?: string[] } = {}) {
+const get = (path: string, headers: Record<string, string> = {}, method = 'GET') => fetch(ctx.origin.url + path, { headers, method });
+async function start(options: Partial<OriginOptions> = {}) {
   ctx.now = Date.parse('2026-11-22T10:00:00Z');
   ctx.origin = await startTestOrigin(ctx.workspace, {
     storage: createFileStorage(ctx.workspace.storageDir),
@@ -105,4 +105,102 @@ limit('a forged X-Forwarded-For gains nothing from an untrusted peer, and is hon
   for (const headers of forged) trusted.push((await get('/api/plugin-versions', headers)).status);
   assert.equal(new Set(trusted), new Set([200]));
 });
+limit('HEAD counts like GET', async () => {
+  await start();
+  const heads = [];
+  for (let i = 0; i < 100; i++) heads.push((await get('/api/plugin-versions/latest/velocity', {}, 'HEAD')).status);
+  assert.equal(new Set(heads), new Set([200]));
+  assert.is((await get('/api/plugin-versions')).status, 429);
+});
+
+limit('IPv6 clients count per /64; IPv4-mapped ones as their IPv4 address, never as one IPv6 group', async () => {
+  await start({ trustProxy: ['127.0.0.1'] });
+  const from = (address: string) => ({ 'x-forwarded-for': address });
+  const subscriber = ['2001:db8:1:2::1', '2001:db8:1:2:aaaa::7', '2001:db8:1:2:ffff:ffff:ffff:ffff'];
+  for (let i = 0; i < 100; i++) assert.is((await get('/api/plugin-versions', from(subscriber[i % 3]!))).status, 200);
+  assert.is((await get('/api/plugin-versions', from('2001:db8:1:2:1234::1'))).status, 429, 'same /64');
+  assert.is((await get('/api/plugin-versions', from('2001:db8:1:3::1'))).status, 200, 'next /64');
+  assert.equal(new Set(await spend('/api/plugin-versions', 100, from('::ffff:198.51.100.7'))), new Set([200]));
+  assert.is((await get('/api/plugin-versions', from('198.51.100.7'))).status, 429, 'mapped = plain IPv4');
+  assert.is((await get('/api/plugin-versions', from('198.51.100.8'))).status, 200, 'another IPv4 client');
+  assert.is((await get('/api/plugin-versions', from('::ffff:198.51.100.9'))).status, 200, 'another mapped client');
+});
+
+limit('a client on IPv6 loopback is counted by its socket address', async () => {
+  await start({ host: '::1' });
+  assert.match(ctx.origin.url, /^http:\/\/\[::1\]:/);
+  assert.equal(new Set(await spend('/api/plugin-versions', 100)), new Set([200]));
+  assert.is((await get('/api/plugin-versions')).status, 429);
+});
 limit.run();
+
+// Shared state: two origins, one Redis (Debian's redis-server, which .ci/run installs).
+const REDIS = findProgram('redis-server');
+if (!REDIS) console.warn('rate-limit.test.ts: redis-server not installed, Redis tests not run (apt-get install -y redis-server; .ci/run does)');
+else {
+  const shared = suite('rate limit in Redis (REDIS_URL)');
+  const redis = {} as { server: RedisServer; warnings: string[]; other: RunningOrigin };
+  shared.before(async () => {
+    ctx.workspace = await makeWorkspace();
+    redis.server = await startRedis(REDIS);
+  });
+  shared.after(async () => {
+    await redis.server.stop();
+    await ctx.workspace.remove();
+  });
+  shared.after.each(async () => {
+    await ctx.origin.close();
+    await redis.other?.close();
+  });
+  const startPair = async () => {
+    redis.warnings = [];
+    await start({ redisUrl: redis.server.url, warn: (line) => redis.warnings.push(line) });
+    redis.other = await startTestOrigin(ctx.workspace, { rateLimit: { limit: 100, windowSeconds: 900 }, now: () => ctx.now, redisUrl: redis.server.url, warn: () => {} });
+  };
+  const getOther = (path: string) => fetch(redis.other.url + path);
+  /** Polls `condition` every 100 ms for at most 15 s. */
+  const until = async (condition: () => boolean | Promise<boolean>, what: string) => {
+    const deadline = Date.now() + 15_000;
+    while (!(await condition())) {
+      if (Date.now() > deadline) assert.unreachable(`${what}: not within 15 s`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+
+  shared('two origins count against one limit: the 101st request over both gets 429', async () => {
+    await startPair();
+    ctx.now = Date.parse('2026-11-22T11:00:00Z'); // a window no other test used
+    assert.equal(new Set(await spend('/api/plugin-versions', 60)), new Set([200]));
+    let last: Response | undefined;
+    for (let i = 0; i < 40; i++) {
+      last = await getOther('/api/plugin-versions/latest/papermc');
+      assert.is(last.status, 200);
+    }
+    assert.is(last!.headers.get('x-ratelimit-remaining'), '0');
+    const over = await get('/api/plugin-versions');
+    assert.is(over.status, 429);
+    assert.is(over.headers.get('retry-after'), '900');
+    assert.is((await getOther('/api/plugin-versions')).status, 429);
+    ctx.now += 900_000;
+    assert.is((await getOther('/api/plugin-versions')).status, 200);
+    assert.is((await get('/api/plugin-versions')).headers.get('x-ratelimit-remaining'), '98');
+  });
+
+  shared('Redis down: requests are served, unlimited, with a warning; Redis back: counting resumes without a restart', async () => {
+    await startPair();
+    ctx.now = Date.parse('2026-11-22T12:00:00Z');
+    assert.is((await get('/api/plugin-versions')).headers.get('x-ratelimit-remaining'), '99');
+    await redis.server.stop();
+    const during = await get('/api/plugin-versions');
+    assert.is(during.status, 200);
+    assert.is(during.headers.get('x-ratelimit-remaining'), null);
+    assert.ok(redis.warnings.some((line) => /\[rate-limit\] store unavailable, requests are not limited/.test(line)), redis.warnings.join('\n'));
+    await until(() => redis.warnings.some((line) => /\[redis\] redis:\/\/127\.0\.0\.1:\d+ unavailable/.test(line)), 'the Redis outage is logged');
+    await redis.server.start();
+    let remaining: string | null = null;
+    await until(async () => (remaining = (await get('/api/plugin-versions')).headers.get('x-ratelimit-remaining')) !== null, 'counting resumes');
+    assert.is(remaining, '99', 'counting resumed in the restarted (empty) Redis');
+    assert.ok(redis.warnings.some((line) => /\[redis\] .* back/.test(line)));
+  });
+  shared.run();
+}

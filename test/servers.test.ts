@@ -1,12 +1,10 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { join } from 'node:path';
 import { DOMParser } from '@xmldom/xmldom';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { RunningOrigin } from '../server/origin.ts';
 import { createFileStorage } from '../server/storage.ts';
-import { ROOT, makeAccounts, makeWorkspace, runDepot, startTestOrigin, type Accounts, type Workspace } from './helpers.ts';
+import { makeAccounts, makeWorkspace, runDepot, spawnOrigin, startTestOrigin, type Accounts, type Workspace } from './helpers.ts';
 
 const ctx = {} as { workspace: Workspace; accounts: Accounts; origin: RunningOrigin };
 
@@ -173,25 +171,20 @@ const durability = suite('durability');
 durability.before(setupAccounts);
 durability.after(() => ctx.workspace.remove());
 durability('a sample answered 204 survives the origin being killed right after', async () => {
-  const env = { ...process.env, PORT: '0', HOST: '127.0.0.1', DIST_DIR: ctx.workspace.distDir, DATA_DIR: ctx.workspace.dataDir, STORAGE_DIR: ctx.workspace.storageDir };
-  const start = async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
-    const [line] = (await once(child.stdout!, 'data')) as [Buffer];
-    return { child, url: (JSON.parse(line.toString().split('\n')[0]!) as { url: string }).url };
-  };
+  const start = () => spawnOrigin(ctx.workspace);
   const first = await start();
   const { id, ingestKey } = ctx.accounts.publicServer;
   const response = await fetch(`${first.url}/api/servers/${id}/stats`, { method: 'POST', headers: { authorization: `Bearer ${ingestKey}` }, body: '{"players":123}' });
   assert.is(response.status, 204);
   first.child.kill('SIGKILL');
-  await once(first.child, 'exit');
+  await first.exited;
   const second = await start();
   try {
     const svg = await (await fetch(`${second.url}/api/servers/${id}/chart/players?days=1`)).text();
     assert.match(desc(svg)!, /peak 123 players/);
   } finally {
     second.child.kill('SIGTERM');
-    await once(second.child, 'exit');
+    await second.exited;
   }
 });
 durability.run();
