@@ -83,6 +83,11 @@ async function benchServing() {
       PORT: '4101', HOST: '127.0.0.1', RATE_LIMIT: '0', DIST_DIR: ws.distDir, DATA_DIR: ws.dataDir,
     });
     servers.push({ name: 'origin', base: 'http://127.0.0.1:4101', stop: origin.stop });
+    // The same origin with SPEC 8's limiter counting every request (a limit no run reaches).
+    const limited = await startProcess(process.execPath, [...TSX, 'server/main.ts'], `http://127.0.0.1:4105${paths.metadata}`, {
+      PORT: '4105', HOST: '127.0.0.1', RATE_LIMIT: '9999999/1h', DIST_DIR: ws.distDir, DATA_DIR: ws.dataDir,
+    });
+    servers.push({ name: 'origin, rate limit on', base: 'http://127.0.0.1:4105', stop: limited.stop });
     const node = await startProcess(process.execPath, [...TSX, 'bench/node-baseline.ts', tree.dir, '4102', paths.metadata, paths.jar], `http://127.0.0.1:4102${paths.metadata}`);
     servers.push({ name: 'node:http in memory', base: 'http://127.0.0.1:4102', stop: node.stop });
     const nginxBin = findCommand('nginx');
@@ -102,6 +107,7 @@ async function benchServing() {
       }
       const med = (name: string) => median(rps.get(name) ?? [NaN]);
       report(`${kind}: origin`, med('origin'), 'req/s', 'node:http in memory', med('node:http in memory'), kind === 'metadata' ? '>= 0.80' : undefined);
+      report(`${kind}: rate limit on`, med('origin, rate limit on'), 'req/s', 'rate limit off (RATE_LIMIT=0)', med('origin'), '>= 0.90');
       if (nginxBin) report(`${kind}: origin`, med('origin'), 'req/s', 'nginx', med('nginx'), kind === 'metadata' ? undefined : '>= 0.85');
     }
   } finally {

@@ -6,7 +6,7 @@ import { answerOptions } from './http/endpoints.ts';
 import { answerError } from './http/errors.ts';
 import { sendJson } from './http/json.ts';
 import { limitRequests, type RateLimiter } from './http/rate-limit.ts';
-import { requestLogHooks, type RequestLog } from './http/request-log.ts';
+import { rememberContext } from './http/request-log.ts';
 import { serveTree } from './http/static.ts';
 import { OPENAPI_DOCUMENT, OPENAPI_PATH } from './openapi.ts';
 import { versionRoutes } from './versions/routes.ts';
@@ -15,10 +15,10 @@ import { chartRoutes } from './charts/routes.ts';
 
 /**
  * Every response of the service. The build calls this app in-process to pre-render the finite
- * answers; the origin is the same app with the edge (rate limit, static tree, request log) around it.
+ * answers; the origin is the same app with the edge (rate limit, static tree) in front.
  */
-export function createApi(ctx: AppContext, edge: Middleware[] = [], log?: (entry: RequestLog) => void): H3 {
-  const app = new H3({ onError: answerError, silent: true, ...(log ? requestLogHooks(log, ctx.trustProxy) : {}) });
+export function createApi(ctx: AppContext, edge: Middleware[] = []): H3 {
+  const app = new H3({ onError: answerError, silent: true, onRequest: rememberContext });
   for (const middleware of edge) app.use(middleware);
   app.mount('/api/plugin-versions', versionRoutes(ctx));
   app.mount('', brandRoutes(ctx));
@@ -33,8 +33,8 @@ export function createApi(ctx: AppContext, edge: Middleware[] = [], log?: (entry
 }
 
 /** The origin: the rate limit (when on) before the static tree, both in front of the routes. */
-export function createOrigin(ctx: AppContext, limiter: RateLimiter | null, log?: (entry: RequestLog) => void): H3 {
-  return createApi(ctx, [...(limiter ? [limitRequests(limiter, ctx.trustProxy)] : []), serveTree(ctx)], log);
+export function createOrigin(ctx: AppContext, limiter: RateLimiter | null): H3 {
+  return createApi(ctx, [...(limiter ? [limitRequests(limiter, ctx.trustProxy)] : []), serveTree(ctx)]);
 }
 
 const HEALTH_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...PRIVATE_HEADERS };

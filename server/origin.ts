@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { toNodeHandler } from 'h3';
 import { createOrigin } from './app.ts';
-import type { RequestLog } from './http/request-log.ts';
+import { logRequests, type RequestLog } from './http/request-log.ts';
 import { createStateContext } from './context.ts';
 import { createRateLimiter, type RateLimitPolicy } from './http/rate-limit.ts';
 import { createByteCache } from './byte-cache.ts';
@@ -56,8 +56,13 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
     imageCache: createByteCache(options.storage, 'brand-images'),
     renderer: createImageRenderer(),
     renderAlways: options.imageCache === false,
-  }, limiter, options.log);
-  const server = createServer(toNodeHandler(app));
+  }, limiter);
+  const handle = toNodeHandler(app);
+  const logRequest = options.log ? logRequests(options.log, state.trustProxy) : undefined;
+  const server = createServer((req, res) => {
+    logRequest?.(req, res);
+    return handle(req, res);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());

@@ -110,7 +110,7 @@ failures('a 500 answers {"error":"Internal server error"} with no detail; the ca
     assert.is(await response.text(), '{"error":"Internal server error"}');
     await until(() => origin.stderr.some((line) => line.includes('[error] GET /api/plugin-versions')), 'the cause is logged');
     assert.ok(origin.stderr.some((line) => line.includes('ENOENT')), origin.stderr.join('\n'));
-    assert.ok(events(origin).some((e) => e.path === '/api/plugin-versions' && e.status === 500));
+    await until(() => events(origin).some((e) => e.path === '/api/plugin-versions' && e.status === 500), 'the request is logged');
   } finally {
     origin.child.kill('SIGTERM');
     await origin.exited;

@@ -81,7 +81,7 @@ async function requireOwner(ctx: AppContext, event: H3Event, server: ServerRecor
   const token = bearerToken(event);
   if (!token) throw forbidden('This chart is private: send its owner\'s token as Authorization: Bearer <token>');
   if ((await ctx.tokens.authenticate(token)) !== server.owner) throw forbidden('This chart is private to its owner');
-  if (!ctx.privateChartsFrom(requestClient(event, ctx.trustProxy))) throw forbidden('Private charts cannot be read from this address');
+  if (!ctx.privateChartsFrom(requestClient(event, ctx.trustProxy).address)) throw forbidden('Private charts cannot be read from this address');
 }
 
 async function readJson(event: H3Event): Promise<unknown> {

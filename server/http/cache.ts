@@ -19,7 +19,11 @@ export const CACHE_CONTROL = {
   privateChart: 'private, max-age=300',
 } as const;
 
-/** On every public answer: any web page may read it (CORS), and browsers never sniff its type. */
-export const PUBLIC_HEADERS = { 'access-control-allow-origin': '*', 'x-content-type-options': 'nosniff' } as const;
+/** On every public answer: any web page may read it and its rate limit fields (CORS), and browsers never sniff its type. */
+export const PUBLIC_HEADERS = {
+  'access-control-allow-origin': '*',
+  'access-control-expose-headers': 'RateLimit-Policy, RateLimit, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After',
+  'x-content-type-options': 'nosniff',
+} as const;
 /** Every other answer (owners' charts, ingestion, health): no CORS, ever; never sniffed either. */
 export const PRIVATE_HEADERS = { 'x-content-type-options': 'nosniff' } as const;

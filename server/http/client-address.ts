@@ -1,4 +1,7 @@
-import { getRequestIP, type H3Event } from 'h3';
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { H3Event } from 'h3';
+import type { ServerRequest } from 'srvx';
 import ipaddr from 'ipaddr.js';
 import { addressAllowList } from './addresses.ts';
 
@@ -42,10 +45,31 @@ export function trustedProxies(entries: readonly string[]): (address: string) =>
   return addressAllowList(entries);
 }
 
-/** The client of a request (see clientAddress), worked out once per request. */
-export function requestClient(event: H3Event, isTrustedProxy: (address: string) => boolean): string | undefined {
-  if (!('client' in event.context)) {
-    event.context.client = clientAddress(getRequestIP(event), event.req.headers.get('x-forwarded-for'), isTrustedProxy);
-  }
-  return event.context.client as string | undefined;
+export type Client = { address: string | undefined; key: string };
+
+/** Clients of connections that came straight from them (no trusted proxy): the same for every request. */
+const DIRECT_CLIENTS = new WeakMap<Socket, Client>();
+
+/**
+ * The client of a Node request and its rate-limit key, worked out once per connection when the peer
+ * is not a trusted proxy: the hot path parses no address.
+ */
+export function connectionClient(req: IncomingMessage, isTrustedProxy: (address: string) => boolean): Client {
+  const known = DIRECT_CLIENTS.get(req.socket);
+  if (known) return known;
+  const peer = req.socket.remoteAddress;
+  const address = clientAddress(peer, req.headers['x-forwarded-for'] as string | undefined, isTrustedProxy);
+  const client = { address, key: clientKey(address) };
+  if (!peer || !isTrustedProxy(normalise(peer) ?? peer)) DIRECT_CLIENTS.set(req.socket, client);
+  return client;
+}
+
+/** The client of a request (see clientAddress), once per request. In-process requests have none. */
+export function requestClient(event: H3Event, isTrustedProxy: (address: string) => boolean): Client {
+  const known = event.context.client as Client | undefined;
+  if (known) return known;
+  const req = (event.req as ServerRequest).runtime?.node?.req;
+  const client = req ? connectionClient(req as IncomingMessage, isTrustedProxy) : { address: undefined, key: clientKey(undefined) };
+  event.context.client = client;
+  return client;
 }

@@ -1,4 +1,5 @@
 import { HTTPError, type H3Event } from 'h3';
+import { addRoute, createRouter, findRoute } from 'rou3';
 import { OPENAPI_DOCUMENT } from '../openapi.ts';
 import { PRIVATE_HEADERS, PUBLIC_HEADERS } from './cache.ts';
 
@@ -10,27 +11,28 @@ export type Operation = {
   public: boolean;
 };
 
-type Endpoint = { pattern: RegExp; allow: string; operations: ReadonlyMap<string, Operation> };
+type Endpoint = { allow: string; operations: ReadonlyMap<string, Operation> };
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
 /**
- * Every documented path as a pattern (`{id}` is one segment), with its operations. The document is
- * the one list of endpoints: methods (405, Allow), the rate limit and CORS all read it.
+ * Every documented path (`{id}` is one segment) with its operations, in a rou3 tree: it is looked up
+ * on every request. The document is the one list of endpoints: methods (405, Allow), the rate limit
+ * and CORS all read it.
  */
-const ENDPOINTS: Endpoint[] = Object.entries(OPENAPI_DOCUMENT.paths ?? {}).map(([template, item]) => {
+const ENDPOINTS = createRouter<Endpoint>();
+for (const [template, item] of Object.entries(OPENAPI_DOCUMENT.paths ?? {})) {
   const operations = new Map<string, Operation>();
   for (const method of METHODS) {
     const operation = item[method];
     if (operation) operations.set(method.toUpperCase(), { limited: '429' in (operation.responses ?? {}), public: !operation.security });
   }
   const methods = [...operations.keys()].flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]));
-  const source = template.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&')).join('[^/]+');
-  return { pattern: new RegExp(`^${source}$`), allow: [...methods, 'OPTIONS'].join(', '), operations };
-});
+  addRoute(ENDPOINTS, '', template.replace(/\{([^}]+)\}/g, ':$1'), { allow: [...methods, 'OPTIONS'].join(', '), operations });
+}
 
 export function findEndpoint(path: string): Endpoint | undefined {
-  return ENDPOINTS.find((endpoint) => endpoint.pattern.test(path));
+  return findRoute(ENDPOINTS, '', path)?.data;
 }
 
 /** The operation a request calls (HEAD is GET without the body), or undefined. */
