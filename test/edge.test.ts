@@ -8,7 +8,8 @@ import type { RunningOrigin } from '../server/origin.ts';
 import type { RequestLog } from '../server/http/request-log.ts';
 import { createFileStorage } from '../server/storage.ts';
 import { currentTreeDir, openTree } from '../server/tree.ts';
-import { makeAccounts, makeWorkspace, rawRequest, startTestOrigin, type Accounts, type Workspace } from './helpers.ts';
+import { makeAccounts, makeWorkspace, rawRequest, startTestOrigin, until, type Accounts, type Workspace } from './helpers.ts';
+import { templateOf } from './openapi-conformance.ts';
 
 // SPEC 5, 7, 8 and issue 5's HTTP conventions, over loopback against the real origin.
 
@@ -57,11 +58,6 @@ function getSamples(): string[] {
     '/api/openapi.json',
   ];
 }
-
-const templateOf = (path: string) =>
-  Object.keys(OPENAPI_DOCUMENT.paths ?? {}).find((template) =>
-    new RegExp(`^${template.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&')).join('[^/]+')}$`).test(path),
-  );
 
 const conventions = suite('HTTP conventions');
 conventions.before(setup);
@@ -235,7 +231,7 @@ conventions('one log line per request with method, path, status, time, cache and
   ];
   for (const [path, init] of requests) await (await get(path, init)).arrayBuffer();
   // A line is written when Node closes the response, a moment after the client has it all.
-  for (let i = 0; i < 100 && ctx.log.length < requests.length; i++) await new Promise((r) => setTimeout(r, 10));
+  await until(() => ctx.log.length >= requests.length, 'a log line per request', 2000);
   assert.is(ctx.log.length, requests.length);
   assert.equal(
     ctx.log.map(({ method, path, status, cache }) => [method, path, status, cache]),

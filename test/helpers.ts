@@ -213,3 +213,12 @@ export async function spawnOrigin(workspace: Workspace, env: Record<string, stri
   }
   return { child, url: (JSON.parse(stdout[0]) as { url: string }).url, stdout, stderr, exited };
 }
+
+/** Polls `condition` every 50 ms until it holds; fails the test after `ms`. */
+export async function until(condition: () => boolean | Promise<boolean>, what: string, ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await condition())) {
+    if (Date.now() > deadline) assert.unreachable(`${what}: not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -23,6 +23,11 @@ const TEMPLATES = Object.keys(doc.paths).map((template) => ({
   pattern: new RegExp(`^${template.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&')).join('[^/]+')}$`),
 }));
 
+/** The documented path template a request path falls under (`{id}` is one segment). */
+export function templateOf(path: string): string | undefined {
+  return TEMPLATES.find(({ pattern }) => pattern.test(path))?.template;
+}
+
 const pointer = (...parts: string[]) => parts.map((part) => part.replaceAll('~', '~0').replaceAll('/', '~1')).join('/');
 
 export let checkedAnswers = 0;
@@ -38,12 +43,12 @@ export async function checkAnswer(method: string, url: string, response: Respons
   // Only JSON bodies are read. Cancelling one branch of a tee settles only when both are, so no await.
   const body = type === 'application/json' && method !== 'HEAD' ? await response.text() : void response.body?.cancel();
   checkedAnswers++;
-  const found = TEMPLATES.find(({ pattern }) => pattern.test(path));
-  if (!found) {
+  const template = templateOf(path);
+  if (!template) {
     if (response.status !== 404) fail('an undocumented path must answer 404');
     return checkJson(body, 'openapi#/components/schemas/Error', fail);
   }
-  const item = doc.paths[found.template]!;
+  const item = doc.paths[template]!;
   const allowed = Object.keys(item).map((m) => m.toUpperCase()).flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m]));
   if (method === 'OPTIONS') {
     if (response.status !== 204) fail('OPTIONS must answer 204');
@@ -72,7 +77,7 @@ export async function checkAnswer(method: string, url: string, response: Respons
   if (!spec!.content || status === '304') return;
   if (!type || !(type in spec!.content)) fail(`content type ${type} not documented (documented: ${Object.keys(spec!.content).join(', ')})`);
   if (type === 'application/json' && body !== undefined) {
-    checkJson(body, `openapi#/${pointer('paths', found.template, operationName, 'responses', status, 'content', 'application/json', 'schema')}`, fail);
+    checkJson(body, `openapi#/${pointer('paths', template, operationName, 'responses', status, 'content', 'application/json', 'schema')}`, fail);
   }
 }
 

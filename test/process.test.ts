@@ -4,20 +4,11 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { currentTreeDir, openTree } from '../server/tree.ts';
-import { makeAccounts, makeWorkspace, spawnOrigin, type Accounts, type OriginProcess, type Workspace } from './helpers.ts';
+import { makeAccounts, makeWorkspace, spawnOrigin, until, type Accounts, type OriginProcess, type Workspace } from './helpers.ts';
 
 // server/main.ts as operators run it: signals, logs on stdout and stderr, exit codes.
 
 const ctx = {} as { workspace: Workspace; accounts: Accounts };
-
-/** Polls `condition` every 50 ms for at most `ms`. */
-async function until(condition: () => boolean, what: string, ms = 15_000) {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) assert.unreachable(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const events = (origin: OriginProcess) => origin.stdout.map((line) => JSON.parse(line) as Record<string, unknown>);
 

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { parseRateLimit } from '../server/http/rate-limit.ts';
 import type { OriginOptions, RunningOrigin } from '../server/origin.ts';
 import { createFileStorage } from '../server/storage.ts';
-import { findProgram, makeWorkspace, runDepot, startRedis, startTestOrigin, type RedisServer, type Workspace } from './helpers.ts';
+import { findProgram, makeWorkspace, runDepot, startRedis, startTestOrigin, until, type RedisServer, type Workspace } from './helpers.ts';
 
 const parsing = suite('parseRateLimit');
 const policies: [string, unknown][] = [
@@ -158,14 +158,6 @@ else {
     redis.other = await startTestOrigin(ctx.workspace, { rateLimit: { limit: 100, windowSeconds: 900 }, now: () => ctx.now, redisUrl: redis.server.url, warn: () => {} });
   };
   const getOther = (path: string) => fetch(redis.other.url + path);
-  /** Polls `condition` every 100 ms for at most 15 s. */
-  const until = async (condition: () => boolean | Promise<boolean>, what: string) => {
-    const deadline = Date.now() + 15_000;
-    while (!(await condition())) {
-      if (Date.now() > deadline) assert.unreachable(`${what}: not within 15 s`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
 
   shared('two origins count against one limit: the 101st request over both gets 429', async () => {
     await startPair();
