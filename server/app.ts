@@ -6,7 +6,6 @@ import { answerOptions } from './http/endpoints.ts';
 import { answerError } from './http/errors.ts';
 import { sendJson } from './http/json.ts';
 import { limitRequests, type RateLimiter } from './http/rate-limit.ts';
-import { rememberContext } from './http/request-log.ts';
 import { serveTree } from './http/static.ts';
 import { OPENAPI_DOCUMENT, OPENAPI_PATH } from './openapi.ts';
 import { versionRoutes } from './versions/routes.ts';
@@ -18,7 +17,7 @@ import { chartRoutes } from './charts/routes.ts';
  * answers; the origin is the same app with the edge (rate limit, static tree) in front.
  */
 export function createApi(ctx: AppContext, edge: Middleware[] = []): H3 {
-  const app = new H3({ onError: answerError, silent: true, onRequest: rememberContext });
+  const app = new H3({ onError: answerError, silent: true });
   for (const middleware of edge) app.use(middleware);
   app.mount('/api/plugin-versions', versionRoutes(ctx));
   app.mount('', brandRoutes(ctx));

@@ -16,7 +16,12 @@ const SHUTDOWN_DEADLINE_MS = 10_000;
 
 const config = readConfig();
 const storage = createFileStorage(config.storageDir);
-const origin = await startOrigin({ ...config, storage, log: (entry) => logger.info(entry), warn: (line) => logger.warn(line) });
+const origin = await startOrigin({
+  ...config,
+  storage,
+  ...(config.logRequests ? { log: (entry) => logger.info(entry) } : {}),
+  warn: (line) => logger.warn(line),
+});
 logger.info({
   event: 'listening',
   url: origin.url,

@@ -1,6 +1,7 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { toNodeHandler } from 'h3';
+import { NodeRequest, sendNodeResponse } from 'srvx/node';
+import type { ServerRequest } from 'srvx';
 import { createOrigin } from './app.ts';
 import { logRequests, type RequestLog } from './http/request-log.ts';
 import { createStateContext } from './context.ts';
@@ -57,11 +58,14 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
     renderer: createImageRenderer(),
     renderAlways: options.imageCache === false,
   }, limiter);
-  const handle = toNodeHandler(app);
   const logRequest = options.log ? logRequests(options.log, state.trustProxy) : undefined;
+  // srvx's Node adapter, unrolled so that the request log holds the h3 context of its request.
   const server = createServer((req, res) => {
-    logRequest?.(req, res);
-    return handle(req, res);
+    const request = new NodeRequest({ req, res }) as ServerRequest;
+    if (logRequest) logRequest(req, res, (request.context = {}));
+    const answer = app.fetch(request);
+    const send = (response: Response) => sendNodeResponse(res, response).catch((error: unknown) => failSend(res, error));
+    return typeof (answer as Promise<Response>).then === 'function' ? (answer as Promise<Response>).then(send) : send(answer as Response);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -93,5 +97,15 @@ async function closeServer(server: Server): Promise<void> {
     await closed;
   } finally {
     clearInterval(sweep);
+  }
+}
+
+/** An answer that could not be written (a stream failed midway): 500 if nothing was sent yet, else cut. */
+function failSend(res: ServerResponse, error: unknown): void {
+  console.error('[send] could not write the answer:', error);
+  if (res.headersSent) res.destroy();
+  else {
+    res.statusCode = 500;
+    res.end();
   }
 }
