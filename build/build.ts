@@ -15,11 +15,12 @@ import { OPENAPI_PATH } from '../server/openapi.ts';
 import { brandMap } from '../server/tree.ts';
 import { listBrandPaths, listVersionPaths } from './paths.ts';
 import { prerender } from './prerender.ts';
+import { buildSite, siteSourceDigest } from './site.ts';
 import { stageTree } from './stage.ts';
 import { swapTree } from './swap.ts';
 
 /** Bump when the tree's layout or any answer's bytes change for the same data/. */
-const TREE_FORMAT = 2;
+const TREE_FORMAT = 3;
 
 export type BuildOptions = {
   dataDir: string;
@@ -57,8 +58,9 @@ async function buildLocked({ dataDir, distDir, cacheDir, ifChanged = false, log 
     return [loaded, `${loaded.catalog.versions.length} versions, ${loaded.catalog.users.size} users, ${loaded.brandSources.length} brand variants from ${dataDir}`] as const;
   });
   const brandRecords = brandSources.map(({ bytes: _bytes, ...record }) => record);
+  const site = await siteSourceDigest();
   const source = sha256Hex(
-    JSON.stringify({ TREE_FORMAT, ENCODER_REVISION, versions: catalog.versions, users: [...catalog.users.values()], brands: brandRecords }),
+    JSON.stringify({ TREE_FORMAT, ENCODER_REVISION, site, versions: catalog.versions, users: [...catalog.users.values()], brands: brandRecords }),
   );
   const previousTree = await currentTreeDir(distDir);
   if (ifChanged && (await readManifestSource(distDir)) === source && previousTree) {
@@ -97,7 +99,12 @@ async function buildLocked({ dataDir, distDir, cacheDir, ifChanged = false, log 
       });
       return [answers, `${paths.length} answers, ${renderer.renders()} images rendered (the rest from the build cache)`] as const;
     });
-    const manifestText = JSON.stringify({ format: 1, source, routes } satisfies Manifest);
+    const siteRoutes = await step('site', async () => {
+      const result = await buildSite(stagingDir, cacheDir ?? join(distDir, '.cache'), site);
+      const pages = Object.keys(result.routes).filter((path) => !path.startsWith('/_site/')).length;
+      return [result.routes, `${pages} pages, ${Object.keys(result.routes).length - pages} scripts and styles (${result.built ? 'built with Astro' : 'from the build cache'})`] as const;
+    });
+    const manifestText = JSON.stringify({ format: 1, source, routes: { ...routes, ...siteRoutes } } satisfies Manifest);
     await step('write', async () => {
       await writeFile(join(stagingDir, 'manifest.json'), manifestText);
       return [undefined, 'manifest.json'] as const;
@@ -106,7 +113,7 @@ async function buildLocked({ dataDir, distDir, cacheDir, ifChanged = false, log 
       const dir = await swapTree(distDir, stagingDir, sha256Hex(manifestText).slice(0, 20));
       return [dir, `${join(distDir, 'current')} -> ${dir}`] as const;
     });
-    return { treeDir, routes: paths.length, skipped: false, rendered: renderer.renders() };
+    return { treeDir, routes: paths.length + Object.keys(siteRoutes).length, skipped: false, rendered: renderer.renders() };
   } catch (error) {
     await rm(stagingDir, { recursive: true, force: true });
     throw error;

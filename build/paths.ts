@@ -1,6 +1,5 @@
-import { BRANDS, BRAND_NAMES, COMMON_SIZES } from '../server/brands/brands.ts';
+import { BRANDS, BRAND_NAMES, COMMON_SIZES, brandImagePath } from '../server/brands/brands.ts';
 import { RASTER_FORMAT_NAMES, type OutputFormat } from '../server/brands/formats.ts';
-import { brandImagePath } from '../server/brands/routes.ts';
 import { brandKey, type BrandSourceRecord } from '../server/brands/sources.ts';
 import type { Catalog } from '../server/versions/catalog.ts';
 import { downloadPath } from '../server/versions/present.ts';

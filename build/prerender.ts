@@ -1,11 +1,9 @@
-import { access, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { createApi } from '../server/app.ts';
 import type { AppContext } from '../server/context.ts';
-import { sha256Hex } from '../server/versions/catalog.ts';
-import { FILES_DIR, type RouteEntry } from '../server/tree.ts';
-import { ENCODINGS, ENCODING_EXTENSIONS, MIN_COMPRESSED_BYTES, compress, isCompressible, type Encoding } from '../server/http/compress.ts';
+import type { RouteEntry } from '../server/tree.ts';
+import { isCompressible } from '../server/http/compress.ts';
+import { writeTreeFile } from './tree-file.ts';
 
 const EXTENSIONS: Record<string, string> = {
   'application/json': 'json',
@@ -39,35 +37,12 @@ export async function prerender(ctx: AppContext, paths: readonly string[], progr
         const type = (response.headers.get('content-type') ?? '').split(';')[0]!.trim();
         const ext = EXTENSIONS[type];
         if (!ext) throw new Error(`prerender ${path}: unexpected content-type ${JSON.stringify(type)} (status ${response.status})`);
-        const file = `${FILES_DIR}/${sha256Hex(bytes)}.${ext}`;
         const headers = Object.fromEntries([...response.headers].filter(([name]) => !PER_REQUEST_HEADERS.has(name)).sort());
-        const encodings = await writeOnce(treeDir, file, bytes, isCompressible(headers['content-type']));
+        const stored = await writeTreeFile(treeDir, bytes, ext, isCompressible(headers['content-type']));
         progress(++done);
-        return [path, { file, status: response.status, size: bytes.length, headers, ...(encodings.length > 0 ? { encodings } : {}) }];
+        return [path, { ...stored, status: response.status, headers }];
       }),
     ),
   );
   return Object.fromEntries(entries);
-}
-
-/**
- * Writes a tree file (once: identical answers share it) and, for JSON and SVG worth compressing,
- * its br and gzip forms beside it at the strongest settings. Returns the codings kept.
- */
-async function writeOnce(treeDir: string, file: string, bytes: Uint8Array, compressible: boolean): Promise<Encoding[]> {
-  const variants: [string, Uint8Array][] = [[file, bytes]];
-  const encodings: Encoding[] = [];
-  if (compressible && bytes.length >= MIN_COMPRESSED_BYTES) {
-    for (const encoding of ENCODINGS) {
-      const encoded = compress(bytes, encoding, 'max');
-      if (encoded.length >= bytes.length) continue;
-      encodings.push(encoding);
-      variants.push([`${file}.${ENCODING_EXTENSIONS[encoding]}`, encoded]);
-    }
-  }
-  for (const [name, content] of variants) {
-    const target = join(treeDir, name);
-    if (!(await access(target).then(() => true, () => false))) await writeFile(target, content);
-  }
-  return encodings;
 }

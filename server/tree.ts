@@ -53,16 +53,15 @@ export const jarFile = (treeDir: string, sha256: string) => join(treeDir, FILES_
 
 export async function openTree(dir: string): Promise<Tree> {
   const manifestFile = join(dir, 'manifest.json');
-  const catalogFile = join(dir, 'catalog.json');
   const manifest = parseFile(Manifest, await readJsonFile(manifestFile), manifestFile);
+  return { dir, ...(await readTreeCatalog(dir)), routes: new Map(Object.entries(manifest.routes)), source: manifest.source };
+}
+
+/** A tree's catalog.json, validated: what the live routes answer from, and what the site is built from. */
+export async function readTreeCatalog(dir: string): Promise<Pick<Tree, 'catalog' | 'brands'>> {
+  const catalogFile = join(dir, 'catalog.json');
   const { versions, users, brands } = parseFile(CatalogFile, await readJsonFile(catalogFile), catalogFile);
-  return {
-    dir,
-    catalog: createCatalog(versions, users),
-    brands: brandMap(brands),
-    routes: new Map(Object.entries(manifest.routes)),
-    source: manifest.source,
-  };
+  return { catalog: createCatalog(versions, users), brands: brandMap(brands) };
 }
 
 /** The tree `dist/current` points at, or null before the first build. */

@@ -222,3 +222,16 @@ export async function until(condition: () => boolean | Promise<boolean>, what: s
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** Debian's chromium as CI runs it: headless, and unable to reach any host beyond loopback. */
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--proxy-server=http://127.0.0.1:9',
+  '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
+];

@@ -7,7 +7,7 @@ import { sendJson } from '../http/json.ts';
 import { isNotModified, sendRepresentation } from '../http/send.ts';
 import { validQuery } from '../http/validate.ts';
 import { tooManyRequests, type RateLimitState } from '../http/rate-limit.ts';
-import { BRAND_NAMES, findBrand, findVariant, variantsOf, type BrandName } from './brands.ts';
+import { BRAND_NAMES, brandImagePath, findBrand, findVariant, variantsOf, type BrandName } from './brands.ts';
 import { CONTENT_TYPES, ENCODER_REVISION, type OutputFormat } from './formats.ts';
 import { isOriginal, type ImageRequest } from './render.ts';
 import { BrandQuery, MAX_SIZE, SizedFileName, VariantFileName } from './schema.ts';
@@ -17,11 +17,6 @@ import { brandKey, sourceFile } from './sources.ts';
 export type AnsweredFrom = 'precomputed' | 'cache' | 'rendered';
 
 type ImageAnswer = { brand: BrandName; variant: string; size?: number; format?: OutputFormat; download: boolean };
-
-/** The clean static link of an image, also the manifest key the query form is answered from. */
-export function brandImagePath(brand: string, variant: string, format: OutputFormat, size?: number): string {
-  return size === undefined ? `/brand/${brand}/${variant}.${format}` : `/brand/${brand}/${variant}/${size}.${format}`;
-}
 
 /** SPEC 4.7 and 4.8, plus the clean static links the build precomputes. */
 export function brandRoutes(ctx: AppContext): H3 {

@@ -1,13 +1,27 @@
 import { z } from 'zod';
 import { queryInt } from '../http/validate.ts';
 
+/** SPEC 4.9's ranges and defaults (the site's playground reads them too). */
+export const CHART_RANGES = {
+  days: { min: 1, max: 365, default: 7 },
+  width: { min: 200, max: 2000, default: 800 },
+  height: { min: 200, max: 2000, default: 400 },
+} as const;
+export const CHART_THEMES = ['light', 'dark'] as const;
+export const CHART_FORMATS = ['svg', 'png'] as const;
+
+const ranged = (name: keyof typeof CHART_RANGES, description: string) => {
+  const { min, max, default: fallback } = CHART_RANGES[name];
+  return queryInt(min, max, description, fallback);
+};
+
 /** SPEC 4.9/4.10: the chart query, defaults filled in. */
 export const ChartQuery = z.object({
-  days: queryInt(1, 365, 'Days covered, ending now (UTC)', 7),
-  width: queryInt(200, 2000, 'Width in pixels', 800),
-  height: queryInt(200, 2000, 'Height in pixels', 400),
-  theme: z.enum(['light', 'dark'], { error: 'must be light or dark' }).default('light').meta({ description: 'light: white background; dark: #1a1a1a' }),
-  format: z.enum(['svg', 'png'], { error: 'must be svg or png' }).default('svg').meta({ description: 'png rasterises the same chart for places that cannot show SVG' }),
+  days: ranged('days', 'Days covered, ending now (UTC)'),
+  width: ranged('width', 'Width in pixels'),
+  height: ranged('height', 'Height in pixels'),
+  theme: z.enum(CHART_THEMES, { error: 'must be light or dark' }).default('light').meta({ description: 'light: white background; dark: #1a1a1a' }),
+  format: z.enum(CHART_FORMATS, { error: 'must be svg or png' }).default('svg').meta({ description: 'png rasterises the same chart for places that cannot show SVG' }),
 });
 export type ChartQuery = z.output<typeof ChartQuery>;
 

@@ -15,6 +15,9 @@ export const CACHE_CONTROL = {
   chart: 'public, max-age=300',
   /** The OpenAPI document changes only with a deployment. */
   apiDocument: 'public, max-age=3600',
+  /** The site's pages change with each release; their scripts and styles are named by content. */
+  sitePage: 'public, max-age=60',
+  siteAsset: 'public, max-age=31536000, immutable',
   /** A private chart may be kept by its owner's browser, never by a shared cache. */
   privateChart: 'private, max-age=300',
 } as const;
@@ -27,3 +30,7 @@ export const PUBLIC_HEADERS = {
 } as const;
 /** Every other answer (owners' charts, ingestion, health): no CORS, ever; never sniffed either. */
 export const PRIVATE_HEADERS = { 'x-content-type-options': 'nosniff' } as const;
+
+/** The site's pages load only their own scripts, styles and images (the API's, on this origin). */
+export const PAGE_SECURITY_POLICY =
+  "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";

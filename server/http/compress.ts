@@ -12,9 +12,9 @@ export const ENCODING_EXTENSIONS: Record<Encoding, string> = { br: 'br', gzip: '
 /** Below this, compression saves too little to be worth a second representation (nginx, express use 1 KB too). */
 export const MIN_COMPRESSED_BYTES = 1024;
 
-const COMPRESSIBLE_TYPES = /^(?:application\/json|image\/svg\+xml)\b/;
+const COMPRESSIBLE_TYPES = /^(?:application\/json|image\/svg\+xml|text\/html|text\/css|text\/javascript)\b/;
 
-/** JSON and SVG come in br, gzip or identity, chosen by Accept-Encoding: their answers Vary on it. */
+/** JSON, SVG and the site's text come in br, gzip or identity, chosen by Accept-Encoding: their answers Vary on it. */
 export function isCompressible(contentType: string | undefined): boolean {
   return contentType !== undefined && COMPRESSIBLE_TYPES.test(contentType);
 }

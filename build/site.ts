@@ -1,0 +1,104 @@
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
+import { join, relative, resolve } from 'node:path';
+import { CACHE_CONTROL, PAGE_SECURITY_POLICY } from '../server/http/cache.ts';
+import { isCompressible } from '../server/http/compress.ts';
+import { strongEtag } from '../server/http/send.ts';
+import { OPENAPI_DOCUMENT } from '../server/openapi.ts';
+import type { RouteEntry } from '../server/tree.ts';
+import { writeTreeFile } from './tree-file.ts';
+
+const ROOT = resolve(import.meta.dirname, '..');
+export const SITE_DIR = join(ROOT, 'site');
+/** What the pages are rendered from besides the tree's catalog: their own sources and the server code they import. */
+const SITE_INPUTS = [join(SITE_DIR, 'src'), join(SITE_DIR, 'astro.config.mjs'), join(ROOT, 'server')];
+/** Bump when how site files become routes changes. */
+const SITE_FORMAT = 1;
+
+const CONTENT_TYPES: Record<string, string> = {
+  html: 'text/html; charset=utf-8',
+  css: 'text/css; charset=utf-8',
+  js: 'text/javascript; charset=utf-8',
+};
+
+/** A digest of the site's sources (and the server code pages import): part of the build's input digest. */
+export async function siteSourceDigest(): Promise<string> {
+  const hash = createHash('sha256').update(`site ${SITE_FORMAT}`);
+  for (const input of SITE_INPUTS) {
+    for (const file of await listFiles(input)) hash.update(relative(ROOT, file)).update(await readFile(file));
+  }
+  return hash.digest('hex');
+}
+
+/**
+ * The Astro build of site/, for the tree in `treeDir` (its catalog.json already written): pages,
+ * scripts and styles become tree files and manifest routes, served like every other answer. The
+ * output is kept in `cacheDir`, keyed by every input, so an unchanged site is not built again.
+ */
+export async function buildSite(treeDir: string, cacheDir: string, sourceDigest: string): Promise<{ routes: Record<string, RouteEntry>; built: boolean }> {
+  const catalog = await readFile(join(treeDir, 'catalog.json'));
+  const key = createHash('sha256').update(sourceDigest).update(catalog).update(JSON.stringify(OPENAPI_DOCUMENT)).digest('hex').slice(0, 32);
+  const outDir = join(cacheDir, 'site', key);
+  const built = !(await exists(outDir));
+  if (built) await runAstro(treeDir, outDir, cacheDir);
+  const routes: Record<string, RouteEntry> = {};
+  for (const file of (await listFiles(outDir)).sort()) {
+    const name = relative(outDir, file);
+    const ext = name.slice(name.lastIndexOf('.') + 1);
+    const type = CONTENT_TYPES[ext];
+    if (!type) throw new Error(`site: ${name}: no content type for .${ext} (site/ may emit ${Object.keys(CONTENT_TYPES).join(', ')})`);
+    const bytes = await readFile(file);
+    const page = ext === 'html';
+    const headers: Record<string, string> = {
+      'cache-control': page ? CACHE_CONTROL.sitePage : CACHE_CONTROL.siteAsset,
+      'content-type': type,
+      etag: strongEtag(bytes),
+      vary: 'accept-encoding',
+      'x-content-type-options': 'nosniff',
+      ...(page ? { 'content-security-policy': PAGE_SECURITY_POLICY } : {}),
+    };
+    const stored = await writeTreeFile(treeDir, bytes, ext, isCompressible(type));
+    routes[routePath(name)] = { ...stored, status: 200, headers: Object.fromEntries(Object.entries(headers).sort()) };
+  }
+  return { routes, built };
+}
+
+/** index.html -> /, versions.html -> /versions, _site/x.css -> /_site/x.css. */
+function routePath(name: string): string {
+  const path = `/${name.split('\\').join('/')}`;
+  if (path === '/index.html') return '/';
+  return path.endsWith('.html') ? path.slice(0, -'.html'.length) : path;
+}
+
+async function runAstro(treeDir: string, outDir: string, cacheDir: string): Promise<void> {
+  // Astro reports usage to its makers by default; this service's builds talk to nobody.
+  process.env.ASTRO_TELEMETRY_DISABLED = '1';
+  const { build } = await import('astro');
+  const staging = `${outDir}.tmp-${process.pid}`;
+  await rm(staging, { recursive: true, force: true });
+  await mkdir(join(cacheDir, 'site'), { recursive: true });
+  await build(
+    {
+      root: SITE_DIR,
+      outDir: staging,
+      cacheDir: join(cacheDir, 'astro'),
+      logLevel: 'error',
+      vite: { cacheDir: join(cacheDir, 'vite'), define: { __DEPOT_TREE_DIR__: JSON.stringify(treeDir) } },
+    },
+    { teardownCompiler: false },
+  );
+  await rename(staging, outDir).catch(async (error: NodeJS.ErrnoException) => {
+    // Another build made the same site meanwhile: keep theirs.
+    if (error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error;
+    await rm(staging, { recursive: true, force: true });
+  });
+}
+
+async function listFiles(path: string): Promise<string[]> {
+  const info = await stat(path);
+  if (!info.isDirectory()) return [path];
+  const entries = await readdir(path, { recursive: true, withFileTypes: true });
+  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name)).sort();
+}
+
+const exists = (path: string) => stat(path).then(() => true, () => false);

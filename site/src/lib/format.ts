@@ -1,0 +1,17 @@
+/** 1.2 KB, 3.4 MB: sizes as people read them (1 KB = 1,024 bytes). */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ['KB', 'MB', 'GB'];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+}
+
+/** 2026-06-02: the UTC day, the same on every machine that builds. */
+export function formatDay(iso: string): string {
+  return iso.slice(0, 10);
+}

@@ -1,0 +1,70 @@
+import type { Catalog } from '../../../server/versions/catalog.ts';
+import { pickLatest } from '../../../server/versions/latest.ts';
+import { presentVersion } from '../../../server/versions/present.ts';
+import type { PluginVersion } from '../../../server/versions/schema.ts';
+import { JAVA_VERSIONS, SERVER_SOFTWARE, SOFTWARE_GROUPS, type JavaVersion, type ServerSoftware } from '../../../server/versions/software.ts';
+
+/** SPEC 2.3's group names, as the downloads page heads them. */
+export const GROUP_TITLES: Record<keyof typeof SOFTWARE_GROUPS, string> = {
+  normal: 'Normal servers',
+  folia: 'Folia servers',
+  proxy: 'Proxy servers',
+};
+
+export type SoftwareDownloads = {
+  software: ServerSoftware;
+  /** SPEC 2.4.4: the newest for the software, whatever its Java version. */
+  newest: PluginVersion | undefined;
+  /** The latest per Java version, oldest Java first. */
+  byJava: { java: JavaVersion; version: PluginVersion }[];
+};
+
+/** The downloads page: per SPEC 2.3 group, per software, the latest version and the latest per Java. */
+export function downloadGroups(catalog: Catalog) {
+  const present = (record: Parameters<typeof presentVersion>[1] | undefined) => (record ? presentVersion(catalog, record, true) : undefined);
+  return (Object.keys(SOFTWARE_GROUPS) as (keyof typeof SOFTWARE_GROUPS)[]).map((group) => ({
+    group,
+    title: GROUP_TITLES[group],
+    softwares: SOFTWARE_GROUPS[group].map((software): SoftwareDownloads => ({
+      software,
+      newest: present(pickLatest(catalog.latest, software)),
+      byJava: JAVA_VERSIONS.flatMap((java) => {
+        const version = present(pickLatest(catalog.latest, software, java));
+        return version ? [{ java, version }] : [];
+      }),
+    })),
+  }));
+}
+
+/** A page of the version history: every version, or those of one software and/or Java version. */
+export type HistoryFilter = { software: ServerSoftware | undefined; java: JavaVersion | undefined };
+
+export const ALL = 'all';
+
+/** /versions, or /versions/<software|all>/<java|all>: static pages, so the filter works without JavaScript. */
+export function historyPath({ software, java }: HistoryFilter): string {
+  if (!software && !java) return '/versions';
+  return `/versions/${software?.toLowerCase() ?? ALL}/${java ?? ALL}`;
+}
+
+/** Every filtered page but the unfiltered one (that is /versions). */
+export function historyFilters(): HistoryFilter[] {
+  const softwares = [undefined, ...SERVER_SOFTWARE];
+  const javas = [undefined, ...JAVA_VERSIONS];
+  return softwares.flatMap((software) => javas.map((java) => ({ software, java }))).filter((f) => f.software || f.java);
+}
+
+export function filterHistory(catalog: Catalog, { software, java }: HistoryFilter): PluginVersion[] {
+  return catalog.versions
+    .filter((v) => (!software || v.serverSoftware.includes(software)) && (!java || v.javaVersion === java))
+    .map((v) => presentVersion(catalog, v, true));
+}
+
+export function describeFilter({ software, java }: HistoryFilter): string {
+  if (software && java) return `${software} on Java ${java}`;
+  if (software) return software;
+  if (java) return `Java ${java}`;
+  return 'every server software and Java version';
+}
+
+export { JAVA_VERSIONS, SERVER_SOFTWARE };
