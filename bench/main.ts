@@ -17,7 +17,7 @@ import { currentTreeDir, openTree } from '../server/tree.ts';
 import { findCommand, writeNginxConfig } from './nginx.ts';
 import { benchBrands } from './brands.ts';
 import { benchCharts } from './charts.ts';
-import { ROOT, median, report, startProcess } from './harness.ts';
+import { ROOT, fmt, median, report, startProcess } from './harness.ts';
 
 const { values } = parseArgs({
   options: { rounds: { type: 'string', default: '3' }, seconds: { type: 'string', default: '5' }, only: { type: 'string' } },
@@ -154,20 +154,32 @@ function timeCommand(command: string, args: string[], env: NodeJS.ProcessEnv = {
 
 async function benchBuild() {
   console.log(`\n# Build (${ROUNDS} rounds)`);
-  const dataDir = join(work, 'large/data');
-  await writeLargeData(dataDir, 1000);
   const builds: number[] = [];
   const copies: number[] = [];
+  const sizes = { demo: join(ROOT, 'data'), large: join(work, 'large/data') };
+  await writeLargeData(sizes.large, 1000);
   // Brand images rendered by an earlier build are reused, as on an operator's machine: the first
-  // build, which renders them all, is timed on its own.
-  const cacheDir = join(work, 'large/cache');
-  const env = (round: number | string) => ({ DATA_DIR: dataDir, DIST_DIR: join(work, `large/dist-${round}`), BUILD_CACHE_DIR: cacheDir });
-  const first = await timeCommand(process.execPath, [...TSX, 'build/main.ts'], env('first'));
+  // build, which renders them all, is timed on its own. The site is built anew each time (its
+  // cache is emptied) so its cost shows, beside the same build with SITE=off.
+  const cacheDir = join(work, 'build-cache');
+  let run = 0;
+  const build = async (dataDir: string, site: 'on' | 'off') => {
+    await rm(join(cacheDir, 'site'), { recursive: true, force: true });
+    return timeCommand(process.execPath, [...TSX, 'build/main.ts'], { DATA_DIR: dataDir, DIST_DIR: join(work, `dist-${run++}`), BUILD_CACHE_DIR: cacheDir, SITE: site });
+  };
+  const first = await build(sizes.large, 'off');
+  const times = { demo: { on: [] as number[], off: [] as number[] }, large: { on: [] as number[], off: [] as number[] } };
   for (let round = 0; round < ROUNDS; round++) {
-    builds.push(await timeCommand(process.execPath, [...TSX, 'build/main.ts'], env(round)));
-    copies.push(await timeCommand('cp', ['-r', dataDir, join(work, `large/copy-${round}`)]));
+    for (const size of ['demo', 'large'] as const) for (const site of ['on', 'off'] as const) times[size][site].push(await build(sizes[size], site));
+    copies.push(await timeCommand('cp', ['-r', sizes.large, join(work, `large/copy-${round}`)]));
   }
+  builds.push(...times.large.on);
   report('full build, 1,000 versions', median(builds), 'ms', 'cp -r data/ (I/O floor)', median(copies), '< 10000 ms');
+  for (const size of ['demo', 'large'] as const) {
+    const [on, off] = [median(times[size].on), median(times[size].off)];
+    report(`build with site, ${size === 'demo' ? 'demo data' : '1,000 versions'}`, on, 'ms', 'SITE=off', off);
+    console.log(`${''.padEnd(34)} the site adds ${fmt(on - off)} ms (target: a few seconds)`);
+  }
   report('first build (renders all images)', first, 'ms', 'cp -r data/ (I/O floor)', median(copies));
 }
 

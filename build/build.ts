@@ -29,6 +29,8 @@ export type BuildOptions = {
   cacheDir?: string;
   /** Skip the build when dist/current was built from the same inputs. */
   ifChanged?: boolean;
+  /** Build the human site into the tree (default); false: the API alone. */
+  site?: boolean;
   log?: (line: string) => void;
 };
 
@@ -51,14 +53,14 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
   }
 }
 
-async function buildLocked({ dataDir, distDir, cacheDir, ifChanged = false, log = () => {} }: BuildOptions): Promise<BuildResult> {
+async function buildLocked({ dataDir, distDir, cacheDir, ifChanged = false, site: withSite = true, log = () => {} }: BuildOptions): Promise<BuildResult> {
   const step = timed(log);
   const { catalog, brandSources } = await step('load', async () => {
     const loaded = { catalog: await loadCatalog(dataDir), brandSources: await loadBrandSources(dataDir) };
     return [loaded, `${loaded.catalog.versions.length} versions, ${loaded.catalog.users.size} users, ${loaded.brandSources.length} brand variants from ${dataDir}`] as const;
   });
   const brandRecords = brandSources.map(({ bytes: _bytes, ...record }) => record);
-  const site = await siteSourceDigest();
+  const site = withSite ? await siteSourceDigest() : null;
   const source = sha256Hex(
     JSON.stringify({ TREE_FORMAT, ENCODER_REVISION, site, versions: catalog.versions, users: [...catalog.users.values()], brands: brandRecords }),
   );
@@ -100,6 +102,7 @@ async function buildLocked({ dataDir, distDir, cacheDir, ifChanged = false, log 
       return [answers, `${paths.length} answers, ${renderer.renders()} images rendered (the rest from the build cache)`] as const;
     });
     const siteRoutes = await step('site', async () => {
+      if (site === null) return [{}, 'off (SITE=off)'] as const;
       const result = await buildSite(stagingDir, cacheDir ?? join(distDir, '.cache'), site);
       const pages = Object.keys(result.routes).filter((path) => !path.startsWith('/_site/')).length;
       return [result.routes, `${pages} pages, ${Object.keys(result.routes).length - pages} scripts and styles (${result.built ? 'built with Astro' : 'from the build cache'})`] as const;

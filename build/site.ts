@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
+import pLimit from 'p-limit';
 import { CACHE_CONTROL, PAGE_SECURITY_POLICY } from '../server/http/cache.ts';
 import { isCompressible } from '../server/http/compress.ts';
 import { strongEtag } from '../server/http/send.ts';
@@ -41,25 +42,31 @@ export async function buildSite(treeDir: string, cacheDir: string, sourceDigest:
   const outDir = join(cacheDir, 'site', key);
   const built = !(await exists(outDir));
   if (built) await runAstro(treeDir, outDir, cacheDir);
-  const routes: Record<string, RouteEntry> = {};
-  for (const file of (await listFiles(outDir)).sort()) {
-    const name = relative(outDir, file);
-    const ext = name.slice(name.lastIndexOf('.') + 1);
-    const type = CONTENT_TYPES[ext];
-    if (!type) throw new Error(`site: ${name}: no content type for .${ext} (site/ may emit ${Object.keys(CONTENT_TYPES).join(', ')})`);
-    const bytes = await readFile(file);
-    const page = ext === 'html';
-    const headers: Record<string, string> = {
-      'cache-control': page ? CACHE_CONTROL.sitePage : CACHE_CONTROL.siteAsset,
-      'content-type': type,
-      etag: strongEtag(bytes),
-      vary: 'accept-encoding',
-      'x-content-type-options': 'nosniff',
-      ...(page ? { 'content-security-policy': PAGE_SECURITY_POLICY } : {}),
-    };
-    const stored = await writeTreeFile(treeDir, bytes, ext, isCompressible(type));
-    routes[routePath(name)] = { ...stored, status: 200, headers: Object.fromEntries(Object.entries(headers).sort()) };
-  }
+  // Files compress on zlib's thread pool, a few at a time; the manifest keeps path order.
+  const limit = pLimit(4);
+  const entries = await Promise.all(
+    (await listFiles(outDir)).sort().map((file) =>
+      limit(async (): Promise<[string, RouteEntry]> => {
+        const name = relative(outDir, file);
+        const ext = name.slice(name.lastIndexOf('.') + 1);
+        const type = CONTENT_TYPES[ext];
+        if (!type) throw new Error(`site: ${name}: no content type for .${ext} (site/ may emit ${Object.keys(CONTENT_TYPES).join(', ')})`);
+        const bytes = await readFile(file);
+        const page = ext === 'html';
+        const headers: Record<string, string> = {
+          'cache-control': page ? CACHE_CONTROL.sitePage : CACHE_CONTROL.siteAsset,
+          'content-type': type,
+          etag: strongEtag(bytes),
+          vary: 'accept-encoding',
+          'x-content-type-options': 'nosniff',
+          ...(page ? { 'content-security-policy': PAGE_SECURITY_POLICY } : {}),
+        };
+        const stored = await writeTreeFile(treeDir, bytes, ext, isCompressible(type));
+        return [routePath(name), { ...stored, status: 200, headers: Object.fromEntries(Object.entries(headers).sort()) }];
+      }),
+    ),
+  );
+  const routes = Object.fromEntries(entries);
   return { routes, built };
 }
 

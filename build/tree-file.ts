@@ -1,6 +1,6 @@
 import { access, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ENCODINGS, ENCODING_EXTENSIONS, MIN_COMPRESSED_BYTES, compress, type Encoding } from '../server/http/compress.ts';
+import { ENCODINGS, ENCODING_EXTENSIONS, MIN_COMPRESSED_BYTES, compressInBackground, type Encoding } from '../server/http/compress.ts';
 import { FILES_DIR, type RouteEntry } from '../server/tree.ts';
 import { sha256Hex } from '../server/versions/catalog.ts';
 
@@ -14,12 +14,12 @@ export async function writeTreeFile(treeDir: string, bytes: Uint8Array, ext: str
   const variants: [string, Uint8Array][] = [[file, bytes]];
   const encodings: Encoding[] = [];
   if (compressible && bytes.length >= MIN_COMPRESSED_BYTES) {
-    for (const encoding of ENCODINGS) {
-      const encoded = compress(bytes, encoding, 'max');
-      if (encoded.length >= bytes.length) continue;
+    const encoded = await Promise.all(ENCODINGS.map((encoding) => compressInBackground(bytes, encoding)));
+    ENCODINGS.forEach((encoding, i) => {
+      if (encoded[i]!.length >= bytes.length) return;
       encodings.push(encoding);
-      variants.push([`${file}.${ENCODING_EXTENSIONS[encoding]}`, encoded]);
-    }
+      variants.push([`${file}.${ENCODING_EXTENSIONS[encoding]}`, encoded[i]!]);
+    });
   }
   for (const [name, content] of variants) {
     const target = join(treeDir, name);

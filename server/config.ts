@@ -13,6 +13,7 @@ const Env = z.object({
   BUILD_CACHE_DIR: z.string().min(1).optional(),
   IMAGE_CACHE: z.enum(['on', 'off']).default('on'),
   LOG_REQUESTS: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
+  SITE: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
   RATE_LIMIT: z
     .string()
     .default('100/15m')
@@ -53,6 +54,8 @@ export type Config = {
   imageCache: boolean;
   /** One JSON line per request on stdout; off when a CDN or proxy in front keeps the access log. */
   logRequests: boolean;
+  /** Build the human site (site/) into the tree; off: the API alone. */
+  site: boolean;
   /** Addresses private charts may be read from; empty: any. */
   privateChartIps: string[];
   /** Proxies whose X-Forwarded-For is believed; empty: none. */
@@ -67,7 +70,7 @@ export type Config = {
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = Env.safeParse(env);
   if (!parsed.success) throw new Error(`Invalid configuration: ${describeIssues(parsed.error.issues)}`);
-  const { PORT, HOST, DATA_DIR, DIST_DIR, STORAGE_DIR, BUILD_CACHE_DIR, IMAGE_CACHE, LOG_REQUESTS, PRIVATE_CHART_IPS, TRUST_PROXY, RATE_LIMIT, REDIS_URL } = parsed.data;
+  const { PORT, HOST, DATA_DIR, DIST_DIR, STORAGE_DIR, BUILD_CACHE_DIR, IMAGE_CACHE, LOG_REQUESTS, SITE, PRIVATE_CHART_IPS, TRUST_PROXY, RATE_LIMIT, REDIS_URL } = parsed.data;
   return {
     port: PORT,
     host: HOST,
@@ -77,6 +80,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     buildCacheDir: resolve(BUILD_CACHE_DIR ?? `${DIST_DIR}/.cache`),
     imageCache: IMAGE_CACHE === 'on',
     logRequests: LOG_REQUESTS === 'on',
+    site: SITE === 'on',
     privateChartIps: PRIVATE_CHART_IPS,
     trustProxy: TRUST_PROXY,
     rateLimit: RATE_LIMIT,

@@ -102,7 +102,7 @@ conventions('other methods get 405 with Allow; OPTIONS answers the methods', asy
 });
 
 conventions('unknown paths answer a JSON 404 that names the path, never HTML', async () => {
-  for (const path of ['/', '/index.html', '/api', '/api/plugin-versions/latest', '/api/plugin-versions/latest/papermc/21/extra', '/brand', '/api/image/brand/papermc/x', '/favicon.ico', '/api/servers']) {
+  for (const path of ['/', '/index.html', '/versions', '/api', '/api/plugin-versions/latest', '/api/plugin-versions/latest/papermc/21/extra', '/brand', '/api/image/brand/papermc/x', '/favicon.ico', '/api/servers']) {
     for (const method of ['GET', 'POST']) {
       const response = await get(path, { method });
       assert.is(response.status, 404, `${method} ${path}`);

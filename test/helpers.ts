@@ -23,7 +23,7 @@ export const ROOT = resolve(import.meta.dirname, '..');
 // Every answer any test receives over HTTP must be what the OpenAPI document promises.
 checkEveryAnswer();
 
-export type Workspace = { dir: string; dataDir: string; distDir: string; storageDir: string; remove: () => Promise<void> };
+export type Workspace = { dir: string; dataDir: string; distDir: string; storageDir: string; site: boolean; remove: () => Promise<void> };
 
 /**
  * Rendered brand images shared by every test build (keyed by inputs, so sharing is safe): only the
@@ -31,14 +31,19 @@ export type Workspace = { dir: string; dataDir: string; distDir: string; storage
  */
 export const SHARED_BUILD_CACHE = join(tmpdir(), 'depot-test-build-cache');
 
-/** A temp copy of the demo data/ with its own dist/, built. */
-export async function makeWorkspace(options: { build?: boolean } = {}): Promise<Workspace> {
+/**
+ * A temp copy of the demo data/ with its own dist/, built. The human site is left out (SITE=off)
+ * unless a test is about it: every build that changes the catalog (a release, a user) would build
+ * it again, and the API is the same either way.
+ */
+export async function makeWorkspace(options: { build?: boolean; site?: boolean } = {}): Promise<Workspace> {
   const dir = await mkdtemp(join(tmpdir(), 'depot-test-'));
   const dataDir = join(dir, 'data');
   const distDir = join(dir, 'dist');
+  const site = options.site ?? false;
   await cp(join(ROOT, 'data'), dataDir, { recursive: true });
-  if (options.build !== false) await runBuild({ dataDir, distDir, cacheDir: SHARED_BUILD_CACHE });
-  return { dir, dataDir, distDir, storageDir: join(dir, 'storage'), remove: () => rm(dir, { recursive: true, force: true }) };
+  if (options.build !== false) await runBuild({ dataDir, distDir, cacheDir: SHARED_BUILD_CACHE, site });
+  return { dir, dataDir, distDir, storageDir: join(dir, 'storage'), site, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
 /**
@@ -71,7 +76,7 @@ export function runDepot(args: string[], workspace: Workspace): Promise<CliResul
       ['--import', 'tsx', join(ROOT, 'build/cli/depot.ts'), ...args],
       {
         cwd: ROOT,
-        env: { ...process.env, DATA_DIR: workspace.dataDir, DIST_DIR: workspace.distDir, STORAGE_DIR: workspace.storageDir, BUILD_CACHE_DIR: SHARED_BUILD_CACHE },
+        env: { ...process.env, DATA_DIR: workspace.dataDir, DIST_DIR: workspace.distDir, STORAGE_DIR: workspace.storageDir, BUILD_CACHE_DIR: SHARED_BUILD_CACHE, SITE: workspace.site ? 'on' : 'off' },
         timeout: 60_000,
       },
       (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),

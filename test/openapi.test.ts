@@ -95,6 +95,7 @@ const refusals: [string, string, string, () => Response, RegExp][] = [
   ['a missing ETag', 'GET', '/api/plugin-versions', () => new Response('{}', { headers: { 'content-type': 'application/json', 'cache-control': 'x' } }), /required header ETag missing/],
   ['an undocumented content type', 'GET', '/api/plugin-versions/download/latest/papermc', () => new Response('<html>', { headers: { 'content-type': 'text/html', etag: '"a"', 'cache-control': 'x' } }), /content type text\/html not documented/],
   ['a 200 for an unknown path', 'GET', '/nope', () => json({ ok: true }), /an undocumented path must answer 404/],
+  ['a site page for a POST', 'POST', '/versions', () => new Response('<p>', { headers: { 'content-type': 'text/html' } }), /an undocumented path must answer 404/],
   ['a 404 body that is not the error shape', 'GET', '/nope', () => json({ message: 'x' }, 404), /body does not match/],
   ['a 200 for an undocumented method', 'DELETE', '/api/plugin-versions', () => json({}), /an undocumented method must answer 405/],
   ['a wrong Allow', 'DELETE', '/api/plugin-versions', () => json({ error: 'x' }, 405, { allow: 'GET' }), /Allow GET is not the documented methods/],

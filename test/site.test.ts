@@ -44,7 +44,7 @@ else {
 
   const site = suite('site in a browser');
   site.before(async () => {
-    ctx.workspace = await makeWorkspace();
+    ctx.workspace = await makeWorkspace({ site: true });
     ctx.origin = await startTestOrigin(ctx.workspace);
     ctx.tree = await openTree((await currentTreeDir(ctx.workspace.distDir))!);
     ctx.browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });

@@ -54,7 +54,7 @@ export function parseReleaseArgs(args: string[]): ReleaseOptions {
  * Adds a JAR and its record to data/ and rebuilds. The JAR lands first and the record last, each
  * atomically: the record is the commit point, so a crash leaves at most an unreferenced JAR.
  */
-export async function releaseJar(options: ReleaseOptions, dirs: { dataDir: string; distDir: string; buildCacheDir?: string }, now: Date) {
+export async function releaseJar(options: ReleaseOptions, dirs: { dataDir: string; distDir: string; buildCacheDir?: string; site?: boolean }, now: Date) {
   const bytes = await readFile(options.file).catch((error: NodeJS.ErrnoException) => {
     throw new RefusedError(`cannot read ${options.file}: ${error.code ?? error.message}`);
   });

@@ -10,7 +10,8 @@ if (box && input && count && rows.length > 0) {
     const words = input.value.toLowerCase().split(/\s+/).filter(Boolean);
     let shown = 0;
     for (const row of rows) {
-      const match = words.every((word) => (row.dataset.search ?? '').includes(word));
+      const text = row.textContent?.toLowerCase() ?? '';
+      const match = words.every((word) => text.includes(word));
       row.hidden = !match;
       if (match) shown++;
     }
