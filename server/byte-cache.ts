@@ -11,15 +11,26 @@ export type ByteCache = {
   set(key: string, bytes: Uint8Array, ttlSeconds: number | null): Promise<void>;
 };
 
+type ByteCacheOptions = { now?: () => number; memoryBytes?: number; keepForever?: boolean; warn?: (line: string) => void };
+
 /**
  * Rendered answers (brand images, charts) in unstorage, shared by every origin when storage is
  * Redis, with a small in-process LRU in front for hot answers. Entries live under `namespace:`.
+ * A cache never fails an answer: while storage is unreachable, reads miss and writes are dropped.
  */
 export function createByteCache(
   storage: Storage,
   namespace: string,
-  { now = Date.now, memoryBytes = 64 * 1024 * 1024, keepForever = false }: { now?: () => number; memoryBytes?: number; keepForever?: boolean } = {},
+  { now = Date.now, memoryBytes = 64 * 1024 * 1024, keepForever = false, warn = console.warn }: ByteCacheOptions = {},
 ): ByteCache {
+  let warnedAt = -Infinity;
+  const unavailable = (error: unknown) => {
+    if (now() - warnedAt >= 60_000) {
+      warnedAt = now();
+      warn(`[cache] ${namespace}: storage unavailable, answering without the shared cache: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    return null;
+  };
   const memory = new LRUCache<string, { bytes: Uint8Array; expiresAt: number | null }>({
     maxSize: memoryBytes,
     sizeCalculation: (entry) => Math.max(entry.bytes.length, 1),
@@ -29,7 +40,7 @@ export function createByteCache(
     async get(key) {
       const hot = memory.get(key);
       if (hot && fresh(hot.expiresAt)) return hot.bytes;
-      const parsed = CachedBytes.safeParse(await storage.getItem(`${namespace}:${key}`));
+      const parsed = CachedBytes.safeParse(await storage.getItem(`${namespace}:${key}`).catch(unavailable));
       // A missing, torn or foreign entry is a miss: the answer is computed again.
       if (!parsed.success || !fresh(parsed.data.expiresAt)) return null;
       const bytes = new Uint8Array(Buffer.from(parsed.data.data, 'base64'));
@@ -39,7 +50,9 @@ export function createByteCache(
     async set(key, bytes, ttlSeconds) {
       const expiresAt = ttlSeconds === null || keepForever ? null : now() + ttlSeconds * 1000;
       memory.set(key, { bytes, expiresAt });
-      await storage.setItem(`${namespace}:${key}`, { expiresAt, data: Buffer.from(bytes).toString('base64') });
+      // The ttl lets Redis drop expired entries itself; the file store keeps them until overwritten.
+      const ttl = expiresAt === null ? undefined : Math.ceil((expiresAt - now()) / 1000);
+      await storage.setItem(`${namespace}:${key}`, { expiresAt, data: Buffer.from(bytes).toString('base64') }, { ttl }).catch(unavailable);
     },
   };
 }

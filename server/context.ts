@@ -5,6 +5,7 @@ import { serverStore, type ServerStore } from './charts/servers.ts';
 import { addressAllowList } from './http/addresses.ts';
 import { trustedProxies } from './http/client-address.ts';
 import type { FileCache } from './http/file-cache.ts';
+import type { Redis } from 'ioredis';
 import type { Storage } from './storage.ts';
 import type { Tree } from './tree.ts';
 import { userTokenStore, type UserTokenStore } from './users.ts';
@@ -35,14 +36,14 @@ export type StateContext = {
 
 export function createStateContext(
   storage: Storage,
-  options: { now?: () => number; privateChartIps?: string[]; trustProxy?: string[] } = {},
+  options: { now?: () => number; privateChartIps?: string[]; trustProxy?: string[]; redis?: Redis | undefined; warn?: (line: string) => void } = {},
 ): StateContext {
   const now = options.now ?? Date.now;
   return {
     servers: serverStore(storage),
-    samples: sampleStore(storage),
+    samples: sampleStore(storage, options.redis),
     tokens: userTokenStore(storage),
-    chartCache: createByteCache(storage, 'charts', { now }),
+    chartCache: createByteCache(storage, 'charts', { now, ...(options.warn ? { warn: options.warn } : {}) }),
     now,
     privateChartsFrom: addressAllowList(options.privateChartIps ?? []),
     trustProxy: trustedProxies(options.trustProxy ?? []),

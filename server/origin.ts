@@ -7,10 +7,10 @@ import { logRequests, type RequestLog } from './http/request-log.ts';
 import { createStateContext } from './context.ts';
 import { createRateLimiter, type RateLimitPolicy } from './http/rate-limit.ts';
 import { createByteCache } from './byte-cache.ts';
-import { connectRedis } from './redis.ts';
 import { createImageRenderer } from './brands/render.ts';
 import { createFileCache } from './http/file-cache.ts';
-import type { Storage } from './storage.ts';
+import { redisReady } from './redis.ts';
+import { createRedisStorage, type Storage } from './storage.ts';
 import { currentTreeDir, followCurrentTree, openTree } from './tree.ts';
 
 export type RunningOrigin = {
@@ -24,13 +24,14 @@ export type OriginOptions = {
   distDir: string;
   host: string;
   port: number;
+  /** The embedded store; unused when redisUrl is set. */
   storage: Storage;
   imageCache?: boolean;
   privateChartIps?: string[];
   trustProxy?: string[];
   /** SPEC 8's limit; null or absent: no limit. */
   rateLimit?: RateLimitPolicy | null;
-  /** REDIS_URL: the rate limit counts in Redis, shared by every origin. */
+  /** REDIS_URL: all state (rate limit, caches, tokens, servers, samples) in Redis, shared by every origin. */
   redisUrl?: string;
   /** Where request log lines go (main: stdout, one JSON object per line); none when absent. */
   log?: (entry: RequestLog) => void;
@@ -46,15 +47,18 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
   const follower = followCurrentTree(options.distDir, await openTree(dir), (error) =>
     console.error('[tree] could not open the new tree; still serving the previous one:', error),
   );
-  const state = createStateContext(options.storage, options);
   const warn = options.warn ?? ((line: string) => console.warn(line));
-  const redis = options.redisUrl ? connectRedis(options.redisUrl, warn) : undefined;
+  const { storage, redis } = options.redisUrl ? createRedisStorage(options.redisUrl, warn) : { storage: options.storage, redis: undefined };
+  // Answer from the first request with Redis connected when it is up; when it is not, start anyway
+  // (static answers need no state) and let the client reconnect.
+  if (redis && !(await redisReady(redis, 3000))) warn('[redis] not reachable at start; answers that need state say 503 until it is');
+  const state = createStateContext(storage, { ...options, redis, warn });
   const limiter = options.rateLimit ? createRateLimiter(options.rateLimit, state.now, redis, warn) : null;
   const app = createOrigin({
     ...state,
     tree: follower.current,
     files: createFileCache(),
-    imageCache: createByteCache(options.storage, 'brand-images'),
+    imageCache: createByteCache(storage, 'brand-images', { warn }),
     renderer: createImageRenderer(),
     renderAlways: options.imageCache === false,
   }, limiter);
@@ -81,6 +85,7 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
       await closeServer(server);
       // quit() lets pending commands finish; while Redis is unreachable, stop reconnecting instead.
       await redis?.quit().catch(() => redis.disconnect());
+      if (redis) await storage.dispose();
     },
   };
 }

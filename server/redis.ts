@@ -1,12 +1,21 @@
-import { Redis } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 
 /**
- * A Redis client for shared state (REDIS_URL). Commands fail at once while the connection is down
- * instead of queueing (callers fall back: the rate limit fails open), and the client reconnects by
- * itself, so Redis coming back needs no restart. Connection trouble is logged once per outage.
+ * How every Redis client here behaves: commands fail at once while the connection is down instead
+ * of queueing, and within a second when Redis hangs, so callers answer (503, or the rate limit
+ * failing open) rather than wait; the client reconnects by itself, so Redis coming back needs no
+ * restart.
  */
-export function connectRedis(url: string, log: (line: string) => void = console.warn): Redis {
-  const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000, retryStrategy: (attempt) => Math.min(attempt * 200, 2000) });
+export const REDIS_OPTIONS = {
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 1,
+  connectTimeout: 2000,
+  commandTimeout: 1000,
+  retryStrategy: (attempt: number) => Math.min(attempt * 200, 2000),
+} satisfies RedisOptions;
+
+/** Logs connection trouble once per outage, and the recovery. */
+export function watchRedis(client: Redis, url: string, log: (line: string) => void = console.warn): Redis {
   let down = false;
   client.on('error', (error: Error) => {
     if (down) return;
@@ -23,4 +32,19 @@ export function connectRedis(url: string, log: (line: string) => void = console.
 /** REDIS_URL may carry a password: never log it. */
 export function redactUrl(url: string): string {
   return url.replace(/\/\/[^@/]*@/, '//***@');
+}
+
+/** Resolves true once the client is connected, false after `ms` (callers start anyway, or refuse). */
+export function redisReady(client: Redis, ms: number): Promise<boolean> {
+  if (client.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ready: boolean) => {
+      clearTimeout(timer);
+      client.off('ready', onReady);
+      resolve(ready);
+    };
+    const onReady = () => done(true);
+    const timer = setTimeout(() => done(false), ms);
+    client.on('ready', onReady);
+  });
 }

@@ -8,7 +8,8 @@ import { serverStore } from '../../server/charts/servers.ts';
 import type { Config } from '../../server/config.ts';
 import { describeIssues } from '../../server/describe-issues.ts';
 import { hashSecret, newSecret } from '../../server/http/auth.ts';
-import { createFileStorage } from '../../server/storage.ts';
+import { redactUrl, redisReady } from '../../server/redis.ts';
+import { openStateStore, type StateStore } from '../../server/storage.ts';
 import { userTokenStore } from '../../server/users.ts';
 import { loadUsers } from '../../server/versions/catalog.ts';
 import { UserProfile, UserProfiles } from '../../server/versions/schema.ts';
@@ -27,7 +28,7 @@ export async function addUser(args: string[], config: Config) {
   if (!profile.success) throw new RefusedError(describeIssues(profile.error.issues));
   if (users.some((u) => u.username === profile.data.username)) throw new RefusedError(`user ${profile.data.username} exists already`);
   const token = newSecret('dpt');
-  await userTokenStore(createFileStorage(config.storageDir)).add(profile.data.username, token);
+  await withState(config, ({ storage }) => userTokenStore(storage).add(profile.data.username, token));
   await writeFileAtomic(join(config.dataDir, 'users.json'), `${JSON.stringify(UserProfiles.parse([...users, profile.data]), null, 2)}\n`);
   await runBuild({ ...config, cacheDir: config.buildCacheDir, log: (line) => console.error(line) });
   return { id: profile.data.id, username: profile.data.username, token };
@@ -52,7 +53,7 @@ export async function addServer(args: string[], config: Config) {
     ingestKeyHash: hashSecret(ingestKey),
     createdAt: new Date().toISOString(),
   };
-  await serverStore(createFileStorage(config.storageDir)).add(server);
+  await withState(config, ({ storage }) => serverStore(storage).add(server));
   return { id: server.id, owner, private: server.private, ...(values.name ? { name: values.name } : {}), ingestKey };
 }
 
@@ -62,12 +63,26 @@ export async function addStats(args: string[], config: Config) {
   const [id, players] = positionals;
   const serverId = ServerId.safeParse(id);
   if (!serverId.success) throw new RefusedError('serverId must be a UUID');
-  const storage = createFileStorage(config.storageDir);
-  if (!(await serverStore(storage).get(serverId.data))) throw new RefusedError(`no server with id ${serverId.data}`);
-  if (!/^\d{1,7}$/.test(players ?? '') || Number(players) > 1_000_000) throw new RefusedError('players must be an integer from 0 to 1000000');
-  const count = Number(players);
-  const result = samplesFromBody({ samples: [{ at: values.at ?? new Date().toISOString(), players: count }] }, Date.now());
-  if ('error' in result) throw new RefusedError(result.error.replace(/^samples\[0\]\./, '--').replace(/^--players/, 'players'));
-  await sampleStore(storage).add(serverId.data, result.samples);
-  return { serverId: serverId.data, at: new Date(result.samples[0]!.at).toISOString(), players: result.samples[0]!.players };
+  const sample = await withState(config, async ({ storage, redis }) => {
+    if (!(await serverStore(storage).get(serverId.data))) throw new RefusedError(`no server with id ${serverId.data}`);
+    if (!/^\d{1,7}$/.test(players ?? '') || Number(players) > 1_000_000) throw new RefusedError('players must be an integer from 0 to 1000000');
+    const count = Number(players);
+    const result = samplesFromBody({ samples: [{ at: values.at ?? new Date().toISOString(), players: count }] }, Date.now());
+    if ('error' in result) throw new RefusedError(result.error.replace(/^samples\[0\]\./, '--').replace(/^--players/, 'players'));
+    await sampleStore(storage, redis).add(serverId.data, result.samples);
+    return result.samples[0]!;
+  });
+  return { serverId: serverId.data, at: new Date(sample.at).toISOString(), players: sample.players };
+}
+
+/** The state the origins share (STORAGE_DIR, or Redis with REDIS_URL), closed once `use` is done. */
+export async function withState<T>(config: Config, use: (state: StateStore) => Promise<T>): Promise<T> {
+  const state = openStateStore(config, (line) => console.error(line));
+  try {
+    if (state.redis && !(await redisReady(state.redis, 5000))) throw new RefusedError(`Redis at ${redactUrl(config.redisUrl!)} is not reachable`);
+    return await use(state);
+  } finally {
+    await state.redis?.quit().catch(() => {});
+    await state.storage.dispose();
+  }
 }

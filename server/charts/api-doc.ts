@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject, ZodOpenApiResponseObject } from 'zod-openapi';
-import { COMPRESSIBLE_HEADERS, INTERNAL_ERROR, LIMITED_ANSWERS, NOT_MODIFIED, RATE_LIMIT_HEADERS, binaryContent, errorAnswer } from '../http/api-doc.ts';
+import { COMPRESSIBLE_HEADERS, INTERNAL_ERROR, LIMITED_ANSWERS, NOT_MODIFIED, RATE_LIMIT_HEADERS, STORAGE_UNAVAILABLE, binaryContent, errorAnswer } from '../http/api-doc.ts';
 import { ChartQuery, PlayersBody, SamplesBody, ServerId } from './schema.ts';
 
 const CHART: ZodOpenApiResponseObject = {
@@ -36,6 +36,7 @@ export const CHART_PATHS: ZodOpenApiPathsObject = {
         '403': errorAnswer('A private chart without its owner\'s token, or from an address outside PRIVATE_CHART_IPS'),
         '404': errorAnswer('No server with this id'),
         ...LIMITED_ANSWERS,
+        '503': STORAGE_UNAVAILABLE,
       },
     },
   },
@@ -53,6 +54,7 @@ export const CHART_PATHS: ZodOpenApiPathsObject = {
         '404': errorAnswer('No server with this id'),
         '413': errorAnswer('A body over 256 KiB'),
         '500': INTERNAL_ERROR,
+        '503': STORAGE_UNAVAILABLE,
       },
     },
   },

@@ -1,6 +1,7 @@
+import { ReplyError, type Redis } from 'ioredis';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { z } from 'zod';
-import type { Storage } from '../storage.ts';
+import { REDIS_BASE, StorageUnavailableError, type Storage } from '../storage.ts';
 import type { HourBucket } from './aggregate.ts';
 
 const HOUR = 3_600_000;
@@ -14,11 +15,36 @@ type DayRecord = z.infer<typeof DayRecord>;
 export type Sample = { at: number; players: number };
 
 /**
- * Player counts folded into hourly buckets, one storage item per server and UTC day. Updates of
- * one day are serialised in this process (read, fold, write); across origins that is issue 7's
- * Redis. A write has finished when `add` resolves, so an answered sample survives a crash.
+ * Folds samples into one stored day in a single step inside Redis, so origins ingesting for the
+ * same server at once lose nothing. The day stays the JSON the storage driver reads and writes.
+ * KEYS[1]: the day's key; ARGV[1]: when it leaves retention (Unix seconds); then hour, players pairs.
  */
-export function sampleStore(storage: Storage) {
+const FOLD_IN_REDIS = `
+local raw = redis.call('GET', KEYS[1])
+local day = {}
+if raw then day = cjson.decode(raw) end
+for i = 2, #ARGV, 2 do
+  local hour, players = ARGV[i], tonumber(ARGV[i + 1])
+  local bucket = day[hour]
+  if bucket then
+    day[hour] = { math.max(bucket[1], players), bucket[2] + players, bucket[3] + 1 }
+  else
+    day[hour] = { players, players, 1 }
+  end
+end
+redis.call('SET', KEYS[1], cjson.encode(day), 'EXAT', ARGV[1])
+return 1`;
+
+type FoldingRedis = Redis & { foldPlayerSamples(key: string, expiresAt: number, ...hoursAndPlayers: number[]): Promise<number> };
+
+/**
+ * Player counts folded into hourly buckets, one storage item per server and UTC day. With Redis
+ * (every origin's state), a day is folded atomically by a script in Redis; in the embedded store,
+ * updates of one day are serialised in this process (read, fold, write). A write has finished when
+ * `add` resolves, so an answered sample survives a crash.
+ */
+export function sampleStore(storage: Storage, redis?: Redis) {
+  if (redis && !('foldPlayerSamples' in redis)) redis.defineCommand('foldPlayerSamples', { numberOfKeys: 1, lua: FOLD_IN_REDIS });
   const queues = new Map<string, LimitFunction>();
   const serialised = async (key: string, update: () => Promise<void>) => {
     const queue = queues.get(key) ?? pLimit(1);
@@ -42,12 +68,24 @@ export function sampleStore(storage: Storage) {
         const day = Math.floor(sample.at / DAY);
         byDay.set(day, [...(byDay.get(day) ?? []), sample]);
       }
+      const hourOf = (at: number) => Math.floor((at % DAY) / HOUR);
+      if (redis) {
+        await Promise.all(
+          [...byDay].map(([day, daySamples]) =>
+            // Retention: Redis drops the day once it has left the 365-day window.
+            (redis as FoldingRedis)
+              .foldPlayerSamples(`${REDIS_BASE}:${dayKey(serverId, day)}`, ((day + RETENTION_DAYS + 2) * DAY) / 1000, ...daySamples.flatMap((s) => [hourOf(s.at), s.players]))
+              .catch((error: unknown) => Promise.reject(error instanceof ReplyError ? error : new StorageUnavailableError(error))),
+          ),
+        );
+        return;
+      }
       await Promise.all(
         [...byDay].map(([day, daySamples]) =>
           serialised(dayKey(serverId, day), async () => {
             const record = await readDay(dayKey(serverId, day));
             for (const { at, players } of daySamples) {
-              const hour = String(Math.floor((at % DAY) / HOUR));
+              const hour = String(hourOf(at));
               const [max, sum, count] = record[hour] ?? [0, 0, 0];
               record[hour] = [Math.max(max, players), sum + players, count + 1];
             }

@@ -41,6 +41,11 @@ export function errorAnswer(description: string, schema: z.ZodType = ErrorBody):
 
 export const NOT_MODIFIED: ZodOpenApiResponseObject = { description: 'Not Modified: If-None-Match matched the current ETag', headers: CACHE_HEADERS };
 export const INTERNAL_ERROR = errorAnswer('Internal server error; the cause is logged, never sent');
+/** Answers that need shared state (servers, tokens, samples) while Redis is unreachable. */
+export const STORAGE_UNAVAILABLE: ZodOpenApiResponseObject = {
+  ...errorAnswer('Shared state (REDIS_URL) unreachable; retry after Retry-After seconds'),
+  headers: { 'Retry-After': ref('RetryAfter') },
+};
 
 /**
  * The answers every rate-limited endpoint adds (SPEC 8): 429 over the limit, 500. A 429 is what the
