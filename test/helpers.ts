@@ -69,14 +69,14 @@ export async function startTestOrigin(workspace: Workspace, options: Partial<Ori
 export type CliResult = { code: number; stdout: string; stderr: string };
 
 /** Runs the operator CLI as an operator would, in a child process. */
-export function runDepot(args: string[], workspace: Workspace): Promise<CliResult> {
+export function runDepot(args: string[], workspace: Workspace, env: Record<string, string> = {}): Promise<CliResult> {
   return new Promise((done) => {
     execFile(
       process.execPath,
       ['--import', 'tsx', join(ROOT, 'build/cli/depot.ts'), ...args],
       {
         cwd: ROOT,
-        env: { ...process.env, DATA_DIR: workspace.dataDir, DIST_DIR: workspace.distDir, STORAGE_DIR: workspace.storageDir, BUILD_CACHE_DIR: SHARED_BUILD_CACHE, SITE: workspace.site ? 'on' : 'off' },
+        env: { ...process.env, DATA_DIR: workspace.dataDir, DIST_DIR: workspace.distDir, STORAGE_DIR: workspace.storageDir, BUILD_CACHE_DIR: SHARED_BUILD_CACHE, SITE: workspace.site ? 'on' : 'off', ...env },
         timeout: 60_000,
       },
       (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
@@ -105,9 +105,9 @@ export type Accounts = {
 };
 
 /** Two users and two servers of the first (one public, one private), made with the operator CLI. */
-export async function makeAccounts(workspace: Workspace): Promise<Accounts> {
+export async function makeAccounts(workspace: Workspace, env: Record<string, string> = {}): Promise<Accounts> {
   const depot = async (args: string[]) => {
-    const result = await runDepot(args, workspace);
+    const result = await runDepot(args, workspace, env);
     assert.is(result.code, 0, result.stderr);
     return JSON.parse(result.stdout);
   };

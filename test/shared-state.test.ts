@@ -1,0 +1,103 @@
+import { DOMParser } from '@xmldom/xmldom';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { sampleStore } from '../server/charts/samples.ts';
+import type { RunningOrigin } from '../server/origin.ts';
+import { redisReady } from '../server/redis.ts';
+import { createRedisStorage } from '../server/storage.ts';
+import { findProgram, makeAccounts, makeWorkspace, runDepot, startRedis, startTestOrigin, until, type Accounts, type RedisServer, type Workspace } from './helpers.ts';
+
+// REDIS_URL: every origin's state (servers, tokens, samples, caches) in one real redis-server.
+const REDIS = findProgram('redis-server');
+if (!REDIS) console.warn('shared-state.test.ts: redis-server not installed, Redis tests not run (apt-get install -y redis-server; .ci/run does)');
+else {
+  const ctx = {} as { workspace: Workspace; redis: RedisServer; accounts: Accounts; origins: RunningOrigin[]; warnings: string[] };
+  const now = Date.parse('2026-11-20T12:30:00Z');
+  const HOUR_START = Date.parse('2026-11-20T12:00:00Z');
+  const desc = (svg: string) => new DOMParser().parseFromString(svg, 'image/svg+xml').getElementsByTagName('desc')[0]?.textContent;
+  const chart = (origin: number, id: string, query: string, token?: string) =>
+    fetch(`${ctx.origins[origin]!.url}/api/servers/${id}/chart/players${query}`, token ? { headers: { authorization: `Bearer ${token}` } } : {});
+  const ingest = (origin: number, id: string, key: string, body: unknown) =>
+    fetch(`${ctx.origins[origin]!.url}/api/servers/${id}/stats`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify(body),
+    });
+
+  const shared = suite('shared state in Redis (REDIS_URL)');
+  shared.before(async () => {
+    ctx.workspace = await makeWorkspace();
+    ctx.redis = await startRedis(REDIS);
+    ctx.accounts = await makeAccounts(ctx.workspace, { REDIS_URL: ctx.redis.url });
+    ctx.warnings = [];
+    const options = { redisUrl: ctx.redis.url, now: () => now, warn: (line: string) => ctx.warnings.push(line) };
+    ctx.origins = [await startTestOrigin(ctx.workspace, options), await startTestOrigin(ctx.workspace, options)];
+  });
+  shared.after(async () => {
+    for (const origin of ctx.origins ?? []) await origin.close();
+    await ctx.redis.stop();
+    await ctx.workspace.remove();
+  });
+
+  shared('servers and tokens the CLI made are known to every origin, not to the embedded store', async () => {
+    const { privateServer, owner } = ctx.accounts;
+    for (const origin of [0, 1]) assert.is((await chart(origin, privateServer.id, '', owner)).status, 200);
+    const embedded = await runDepot(['stats', 'add', privateServer.id, '3'], ctx.workspace);
+    assert.is(embedded.code, 1, 'without REDIS_URL the CLI looks in STORAGE_DIR, where the server is not');
+    assert.match(embedded.stderr, /no server with id/);
+  });
+
+  shared('two origins ingesting for one server at once lose nothing', async () => {
+    const { id, ingestKey } = ctx.accounts.publicServer;
+    const at = new Date(HOUR_START + 60_000).toISOString();
+    const answers = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => ingest(i % 2, id, ingestKey, { samples: [{ at, players: i + 1 }] })),
+    );
+    assert.equal(new Set(answers.map((a) => a.status)), new Set([204]));
+    const state = createRedisStorage(ctx.redis.url, () => {});
+    try {
+      assert.ok(await redisReady(state.redis!, 5000));
+      const buckets = await sampleStore(state.storage, state.redis).range(id, HOUR_START, HOUR_START);
+      assert.equal(buckets, [{ hour: HOUR_START, max: 200, sum: (200 * 201) / 2, count: 200 }]);
+    } finally {
+      await state.redis!.quit();
+    }
+  });
+
+  shared('a sample ingested through one origin is in the other origin\'s chart', async () => {
+    const { id, ingestKey } = ctx.accounts.privateServer;
+    assert.is((await ingest(0, id, ingestKey, { players: 4242 })).status, 204);
+    const response = await chart(1, id, '?days=2', ctx.accounts.owner);
+    assert.is(response.status, 200);
+    assert.match(desc(await response.text())!, /peak 4,?242 players/);
+  });
+
+  shared('Redis stopped: static and metadata answers and images still served; charts and ingestion 503 at once; Redis back: all recover without a restart', async () => {
+    const { id, ingestKey } = ctx.accounts.publicServer;
+    await ctx.redis.stop();
+    for (const origin of ctx.origins) {
+      assert.is((await fetch(`${origin.url}/api/plugin-versions`)).status, 200, 'precomputed');
+      assert.is((await fetch(`${origin.url}/api/plugin-versions/latest/PaperMC`)).status, 200, 'live, from the tree');
+      const image = await fetch(`${origin.url}/api/image/brand/folia?size=77`);
+      assert.is(image.status, 200, 'a render the shared cache never saw: rendered, not cached');
+      const started = performance.now();
+      const refused = [await chart(ctx.origins.indexOf(origin), id, '?days=3'), await ingest(ctx.origins.indexOf(origin), id, ingestKey, { players: 1 })];
+      assert.ok(performance.now() - started < 3000, 'answered at once, not after a hang');
+      for (const answer of refused) {
+        assert.is(answer.status, 503);
+        assert.is(answer.headers.get('retry-after'), '5');
+        assert.equal(await answer.json(), { error: 'Shared storage is unavailable; retry in a few seconds' });
+      }
+    }
+    await until(() => ctx.warnings.some((line) => /\[redis\] redis:\/\/127\.0\.0\.1:\d+ unavailable/.test(line)), 'the outage is logged');
+    assert.ok(ctx.warnings.some((line) => /\[cache\] brand-images: storage unavailable/.test(line)), ctx.warnings.join('\n'));
+
+    await ctx.redis.start(); // empty: this redis-server keeps nothing on disk
+    await until(async () => (await ingest(0, id, ingestKey, { players: 1 })).status === 404, 'origin 0 reaches Redis again (and finds it empty)');
+    await until(async () => (await chart(1, id, '')).status === 404, 'origin 1 too');
+    const server = JSON.parse((await runDepot(['server', 'add', '--owner', 'olivia'], ctx.workspace, { REDIS_URL: ctx.redis.url })).stdout) as { id: string; ingestKey: string };
+    assert.is((await ingest(1, server.id, server.ingestKey, { players: 12 })).status, 204);
+    assert.match(desc(await (await chart(0, server.id, '?days=1')).text())!, /peak 12 players/);
+  });
+  shared.run();
+}
