@@ -20,7 +20,7 @@ import { stageTree } from './stage.ts';
 import { swapTree } from './swap.ts';
 
 /** Bump when the tree's layout or any answer's bytes change for the same data/. */
-const TREE_FORMAT = 3;
+const TREE_FORMAT = 4;
 
 export type BuildOptions = {
   dataDir: string;

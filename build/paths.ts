@@ -22,7 +22,9 @@ export function listVersionPaths(catalog: Catalog): string[] {
 
 /**
  * SPEC 4.7/4.8's finite part: the list, each brand's default image, and per variant the original and
- * every format at the common sizes, as clean links (`/brand/<brand>/<variant>/<size>.<ext>`).
+ * every format at the common sizes, as clean links (`/brand/<brand>/<variant>/<size>.<ext>`) and in
+ * the query form the site's URL builder writes (`/api/image/brand/<brand>?variant=&size=&format=`,
+ * defaults left out, with and without `download=true`), which static servers answer from the map.
  */
 export function listBrandPaths(brands: ReadonlyMap<string, BrandSourceRecord>): string[] {
   const paths = ['/api/image/brand', ...BRAND_NAMES.map((brand) => `/api/image/brand/${brand}`)];
@@ -32,6 +34,17 @@ export function listBrandPaths(brands: ReadonlyMap<string, BrandSourceRecord>): 
       const formats: readonly OutputFormat[] = source.format === 'svg' ? [...RASTER_FORMAT_NAMES, 'svg'] : RASTER_FORMAT_NAMES;
       for (const format of formats) paths.push(brandImagePath(brand, variant, format));
       for (const size of COMMON_SIZES) for (const format of formats) paths.push(brandImagePath(brand, variant, format, size));
+      for (const size of [undefined, ...COMMON_SIZES]) {
+        for (const format of [undefined, ...formats]) {
+          const query = new URLSearchParams();
+          if (variant !== 'default') query.set('variant', variant);
+          if (size !== undefined) query.set('size', String(size));
+          if (format !== undefined) query.set('format', format);
+          if (query.size > 0) paths.push(`/api/image/brand/${brand}?${query}`);
+          query.set('download', 'true');
+          paths.push(`/api/image/brand/${brand}?${query}`);
+        }
+      }
     }
   }
   return paths;

@@ -115,10 +115,24 @@ async function imageBytes(ctx: AppContext, event: H3Event, job: BytesJob): Promi
     event.context.answeredFrom = 'cache' satisfies AnsweredFrom;
     return cached;
   }
-  const bytes = await render(ctx, event, job);
-  await ctx.imageCache.set(job.key, bytes, CACHE_TTL_SECONDS);
-  return bytes;
+  // Over the rate limit only precomputed and cached images are still answered (SPEC 8).
+  if (event.context.overLimit) throw tooManyRequests(event.context.overLimit as RateLimitState);
+  // The same image asked for again while it renders (and is cached) waits for that render.
+  const pending = rendering.get(job.key);
+  if (pending) {
+    event.context.answeredFrom = 'rendered' satisfies AnsweredFrom;
+    return pending;
+  }
+  const rendered = render(ctx, event, job).then(async (bytes) => {
+    await ctx.imageCache.set(job.key, bytes, CACHE_TTL_SECONDS);
+    return bytes;
+  });
+  rendering.set(job.key, rendered);
+  return rendered.finally(() => rendering.delete(job.key));
 }
+
+/** Renders under way in this process, by their key; shared by every context (keys digest all inputs). */
+const rendering = new Map<string, Promise<Uint8Array>>();
 
 async function render(ctx: AppContext, event: H3Event, job: BytesJob): Promise<Uint8Array> {
   // Over the rate limit only precomputed and cached images are still answered (SPEC 8).
