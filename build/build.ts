@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { lock } from 'proper-lockfile';
 import { ENCODER_REVISION } from '../server/brands/formats.ts';
+import type { DeployOptions } from '../server/config.ts';
+import { DEFAULT_RATE_LIMIT, type RateLimitPolicy } from '../server/http/rate-limit.ts';
 import { loadCatalog, sha256Hex } from '../server/versions/catalog.ts';
 import { TREES_DIR, currentTreeDir, readManifestSource, type Manifest } from '../server/tree.ts';
 import { createByteCache } from '../server/byte-cache.ts';
@@ -15,6 +17,7 @@ import { OPENAPI_PATH } from '../server/openapi.ts';
 import { brandMap } from '../server/tree.ts';
 import { listBrandPaths, listVersionPaths } from './paths.ts';
 import { prerender } from './prerender.ts';
+import { DEFAULT_DEPLOY, writeDeployConfigs } from './deploy-configs.ts';
 import { buildSite, siteSourceDigest } from './site.ts';
 import { stageTree } from './stage.ts';
 import { swapTree } from './swap.ts';
@@ -31,6 +34,10 @@ export type BuildOptions = {
   ifChanged?: boolean;
   /** Build the human site into the tree (default); false: the API alone. */
   site?: boolean;
+  /** What the generated nginx.conf, _headers and _redirects name (default: one origin on :3000, nginx on :8080). */
+  deploy?: DeployOptions;
+  /** SPEC 8's limit, which nginx approximates on precomputed API answers (default 100/15m). */
+  rateLimit?: RateLimitPolicy | null;
   log?: (line: string) => void;
 };
 
@@ -53,7 +60,10 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
   }
 }
 
-async function buildLocked({ dataDir, distDir, cacheDir, ifChanged = false, site: withSite = true, log = () => {} }: BuildOptions): Promise<BuildResult> {
+async function buildLocked(options: BuildOptions): Promise<BuildResult> {
+  const { dataDir, distDir, cacheDir, ifChanged = false, site: withSite = true, log = () => {} } = options;
+  const deploy = options.deploy ?? { ...DEFAULT_DEPLOY, distDir: resolve(distDir) };
+  const rateLimit = options.rateLimit === undefined ? DEFAULT_RATE_LIMIT : options.rateLimit;
   const step = timed(log);
   const { catalog, brandSources } = await step('load', async () => {
     const loaded = { catalog: await loadCatalog(dataDir), brandSources: await loadBrandSources(dataDir) };
@@ -62,7 +72,7 @@ async function buildLocked({ dataDir, distDir, cacheDir, ifChanged = false, site
   const brandRecords = brandSources.map(({ bytes: _bytes, ...record }) => record);
   const site = withSite ? await siteSourceDigest() : null;
   const source = sha256Hex(
-    JSON.stringify({ TREE_FORMAT, ENCODER_REVISION, site, versions: catalog.versions, users: [...catalog.users.values()], brands: brandRecords }),
+    JSON.stringify({ TREE_FORMAT, ENCODER_REVISION, site, deploy, rateLimit, versions: catalog.versions, users: [...catalog.users.values()], brands: brandRecords }),
   );
   const previousTree = await currentTreeDir(distDir);
   if (ifChanged && (await readManifestSource(distDir)) === source && previousTree) {
@@ -107,13 +117,15 @@ async function buildLocked({ dataDir, distDir, cacheDir, ifChanged = false, site
       const pages = Object.keys(result.routes).filter((path) => !path.startsWith('/_site/')).length;
       return [result.routes, `${pages} pages, ${Object.keys(result.routes).length - pages} scripts and styles (${result.built ? 'built with Astro' : 'from the build cache'})`] as const;
     });
-    const manifestText = JSON.stringify({ format: 1, source, routes: { ...routes, ...siteRoutes } } satisfies Manifest);
+    const allRoutes = { ...routes, ...siteRoutes };
+    const manifestText = JSON.stringify({ format: 1, source, routes: allRoutes } satisfies Manifest);
+    const treeName = sha256Hex(manifestText).slice(0, 20);
     await step('write', async () => {
       await writeFile(join(stagingDir, 'manifest.json'), manifestText);
-      return [undefined, 'manifest.json'] as const;
+      return [undefined, `manifest.json, ${await writeDeployConfigs(stagingDir, treeName, allRoutes, deploy, rateLimit)}`] as const;
     });
     const treeDir = await step('swap', async () => {
-      const dir = await swapTree(distDir, stagingDir, sha256Hex(manifestText).slice(0, 20));
+      const dir = await swapTree(distDir, stagingDir, treeName);
       return [dir, `${join(distDir, 'current')} -> ${dir}`] as const;
     });
     return { treeDir, routes: paths.length + Object.keys(siteRoutes).length, skipped: false, rendered: renderer.renders() };

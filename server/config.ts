@@ -34,6 +34,19 @@ const Env = z.object({
     .url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379' })
     .optional()
     .or(z.literal('').transform(() => undefined)),
+  NGINX_ORIGINS: z
+    .string()
+    .default('127.0.0.1:3000')
+    .transform((list) => list.split(',').map((entry) => entry.trim()).filter(Boolean))
+    .refine((entries) => entries.length > 0 && entries.every((entry) => /^(?:[\w.-]+|\[[0-9a-fA-F:.]+\]):\d{1,5}$/.test(entry)), { error: 'must be a comma-separated list of host:port, e.g. 10.0.0.5:3000,10.0.0.6:3000' }),
+  NGINX_LISTEN: z.string().regex(/^(?:[\w.-]+:|\[[0-9a-fA-F:]+\]:)?\d{1,5}$/, { error: 'must be a port or address:port, e.g. 8080 or 127.0.0.1:8080' }).default('8080'),
+  NGINX_REAL_IP_FROM: z
+    .string()
+    .default('')
+    .transform((list) => list.split(',').map((entry) => entry.trim()).filter(Boolean))
+    .refine((entries) => entries.every(isAddressOrRange), { error: 'must be a comma-separated list of IP addresses or CIDR ranges' }),
+  DEPLOY_DIST_DIR: z.string().regex(/^\/[^\s;{}"'$]*$/, { error: 'must be an absolute path without spaces or quotes' }).optional(),
+  ORIGIN_URL: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).default('http://localhost:3000'),
   PRIVATE_CHART_IPS: z
     .string()
     .default('')
@@ -62,8 +75,24 @@ export type Config = {
   trustProxy: string[];
   /** SPEC 8's request limit per client address; null: off. */
   rateLimit: RateLimitPolicy | null;
-  /** Shared state (the rate limit's counters) in Redis; undefined: in this process. */
+  /** All shared state (rate limit, caches, tokens, servers, samples) in Redis; undefined: in this process. */
   redisUrl: string | undefined;
+  /** What the build's nginx.conf, _headers and _redirects name. */
+  deploy: DeployOptions;
+};
+
+/** Where and how a tree is deployed behind nginx or on a static host. */
+export type DeployOptions = {
+  /** The origins nginx forwards to (`host:port`). */
+  origins: string[];
+  /** nginx's `listen` argument. */
+  listen: string;
+  /** Proxies or CDN ranges in front of nginx whose X-Forwarded-For nginx believes. */
+  realIpFrom: string[];
+  /** dist/ on the machine nginx runs on (absolute). */
+  distDir: string;
+  /** The origin's public URL: static hosts send what they cannot answer there. */
+  originUrl: string;
 };
 
 /** The only reader of process.env: read once at start, checked, passed down. */
@@ -71,6 +100,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = Env.safeParse(env);
   if (!parsed.success) throw new Error(`Invalid configuration: ${describeIssues(parsed.error.issues)}`);
   const { PORT, HOST, DATA_DIR, DIST_DIR, STORAGE_DIR, BUILD_CACHE_DIR, IMAGE_CACHE, LOG_REQUESTS, SITE, PRIVATE_CHART_IPS, TRUST_PROXY, RATE_LIMIT, REDIS_URL } = parsed.data;
+  const { NGINX_ORIGINS, NGINX_LISTEN, NGINX_REAL_IP_FROM, DEPLOY_DIST_DIR, ORIGIN_URL } = parsed.data;
   return {
     port: PORT,
     host: HOST,
@@ -85,5 +115,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: TRUST_PROXY,
     rateLimit: RATE_LIMIT,
     redisUrl: REDIS_URL,
+    deploy: { origins: NGINX_ORIGINS, listen: NGINX_LISTEN, realIpFrom: NGINX_REAL_IP_FROM, distDir: DEPLOY_DIST_DIR ?? resolve(DIST_DIR), originUrl: ORIGIN_URL },
   };
 }

@@ -7,6 +7,9 @@ import { findOperation } from './endpoints.ts';
 /** SPEC 8: 100 requests per 15 minutes per client address. */
 export type RateLimitPolicy = { limit: number; windowSeconds: number };
 
+/** SPEC 8's default. */
+export const DEFAULT_RATE_LIMIT: RateLimitPolicy = { limit: 100, windowSeconds: 900 };
+
 const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600 };
 
 /** RATE_LIMIT: `100/15m` (count per window of s, m or h), or `0` for no limit. */
@@ -111,6 +114,14 @@ export function limitRequests(limiter: RateLimiter, trustProxy: (address: string
       });
     });
   };
+}
+
+/**
+ * Does a precomputed answer at this path count against SPEC 8's limit? Limited endpoints do, except
+ * brand images (SPEC 8: cached answers do not count). Static servers in front read this.
+ */
+export function countsWhenPrecomputed(path: string): boolean {
+  return findOperation('GET', path)?.limited === true && !isImageOrChart(path);
 }
 
 function isImageOrChart(path: string): boolean {
