@@ -41,14 +41,14 @@ type NginxOptions = DeployOptions & { treeDir: string; rateLimit: RateLimitPolic
 /**
  * nginx serves each manifest answer from its file with the origin's headers, and forwards the rest
  * (other letter cases, other queries, methods other than GET and HEAD, charts, ingestion) to the
- * origins. A request is matched on method, path and query string in one hashed map. Where nginx
+ * origins. A request is matched on method, path and query string (as sent) in one hashed map. Where nginx
  * cannot answer exactly as the origin would, it forwards: an Accept-Encoding with q-values or a
  * wildcard, a Range outside the file, an error answer whose body nginx would mangle.
  */
 export function nginxConfig(routes: Record<string, RouteEntry>, options: NginxOptions): string {
   // Answers other than 200 (a few small 404s) are left to the origin, which has them in memory.
   const served = Object.entries(routes).filter(([, entry]) => entry.status === 200);
-  const keys = served.map(([path], index) => `  ${quote(`1${path.includes('?') ? path : `${path}?`}`)} /_depot/${index};`);
+  const keys = served.map(([path], index) => `  ${quote(`1${path}`)} /_depot/${index};`);
   const limit = options.rateLimit;
   // The first request plus a burst of limit - 1 pass at once.
   const burst = (path: string) => (limit && countsWhenPrecomputed(path.split('?')[0]!) ? limit.limit - 1 : null);
@@ -95,7 +95,8 @@ map $depot_coding $depot_coding_tag {
   gzip -gzip;
   default "";
 }
-map "$depot_readable$uri?$args" $depot_route {
+# nginx compares map keys regardless of letter case: each route checks the exact request again.
+map "$depot_readable$request_uri" $depot_route {
   default "";
 ${keys.join('\n')}
 }
@@ -129,6 +130,8 @@ ${limit ? `  limit_req_status 429;\n  error_page 429 = @limited;\n` : ''}
     proxy_pass http://depot_origins;
   }
   location @origin {
+    # A 416 arrives here with nginx's own Content-Range already set.
+    proxy_hide_header Content-Range;
     proxy_pass http://depot_origins$request_uri;
   }
 ${limit ? `  location @limited {
@@ -155,9 +158,11 @@ function routeLocation(index: number, path: string, entry: RouteEntry, treeDir: 
     `    default_type ${quote(contentType ?? 'application/octet-stream')};`,
   ];
   if (burst !== null) lines.push(`    limit_req zone=depot_limit burst=${burst} nodelay;`);
+  lines.push(`    if ($request_uri != ${quote(path)}) {`, '      return 418;', '    }');
   if (coded) lines.push('    if ($depot_coding = origin) {', '      return 418;', '    }');
   if (tag) lines.push(`    if ($http_if_none_match ~ ${quote(`${tag}|^\\*$`)}) {`, '      return 304;', '    }');
-  for (const [name, value] of Object.entries(headers)) lines.push(`    add_header ${name} ${quote(value)} always;`);
+  // nginx sends Accept-Ranges itself where ranges are on.
+  for (const [name, value] of Object.entries(headers)) if (name !== 'accept-ranges') lines.push(`    add_header ${name} ${quote(value)} always;`);
   if (tag) lines.push(`    add_header etag ${quote(coded ? `"${tag}$depot_coding_tag"` : `"${tag}"`)} always;`);
   if (coded) lines.push('    add_header content-encoding $depot_coding_name always;');
   if (!('accept-ranges' in headers)) lines.push('    max_ranges 0;');

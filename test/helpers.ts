@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { once } from 'node:events';
 import { connect, createServer as createNetServer, type AddressInfo } from 'node:net';
 import { request as httpRequest } from 'node:http';
-import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as assert from 'uvu/assert';
@@ -157,12 +157,16 @@ export async function freePort(): Promise<number> {
 
 export type RedisServer = { url: string; stop: () => Promise<void>; start: () => Promise<void> };
 
-/** A real redis-server on a loopback port, nothing saved to disk; stop and start it again to test outages. */
-export async function startRedis(program: string): Promise<RedisServer> {
+/**
+ * A real redis-server on a loopback port; stop and start it again to test outages. Nothing is saved
+ * unless `keepIn` names a folder: then its data survives a restart (an append-only file).
+ */
+export async function startRedis(program: string, keepIn?: string): Promise<RedisServer> {
   const port = await freePort();
   let child: ChildProcess | null = null;
+  const persistence = keepIn ? ['--dir', keepIn, '--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
   const start = async () => {
-    child = spawn(program, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    child = spawn(program, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence], { stdio: 'ignore' });
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {
       if (await ping(port)) return;
@@ -209,14 +213,72 @@ export async function spawnOrigin(workspace: Workspace, env: Record<string, stri
   child.stdout!.on('data', lines(stdout));
   child.stderr!.on('data', lines(stderr));
   const deadline = Date.now() + 20_000;
-  while (!stdout[0]) {
+  let listening: string | undefined;
+  while (!(listening = stdout.find((line) => line.includes('"event":"listening"')))) {
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error(`server/main.ts did not start: ${stderr.join('\n')}`);
     }
     await new Promise((r) => setTimeout(r, 50));
   }
-  return { child, url: (JSON.parse(stdout[0]) as { url: string }).url, stdout, stderr, exited };
+  return { child, url: (JSON.parse(listening) as { url: string }).url, stdout, stderr, exited };
+}
+
+/** `npm run build` as an operator runs it, with the workspace's folders and `env`. */
+export function runBuildCommand(workspace: Workspace, env: Record<string, string> = {}): Promise<CliResult> {
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', join(ROOT, 'build/main.ts')],
+      { cwd: ROOT, env: { ...process.env, DATA_DIR: workspace.dataDir, DIST_DIR: workspace.distDir, BUILD_CACHE_DIR: SHARED_BUILD_CACHE, SITE: workspace.site ? 'on' : 'off', ...env }, timeout: 120_000 },
+      (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+export type NginxServer = { url: string; pid: number; errors: () => Promise<string>; reload: () => Promise<void>; stop: () => Promise<void> };
+
+/**
+ * Debian's nginx in the foreground on a loopback port, with a minimal main config that includes
+ * `include` (the build's nginx.conf) inside http { }, as README's deployment guide does.
+ */
+export async function startNginx(program: string, include: string, port: number): Promise<NginxServer> {
+  const dir = await mkdtemp(join(tmpdir(), 'depot-nginx-'));
+  // mkdtemp folders are private to their owner: when CI runs as root, workers run as root to read them.
+  const user = process.getuid?.() === 0 ? 'user root;\n' : '';
+  await writeFile(
+    join(dir, 'nginx.conf'),
+    `${user}worker_processes 2;\npid ${dir}/nginx.pid;\nerror_log ${dir}/error.log notice;\nevents { worker_connections 1024; }\nhttp {\n  access_log off;\n` +
+      `  client_body_temp_path ${dir}/body;\n  proxy_temp_path ${dir}/proxy;\n  include ${include};\n}\n`,
+  );
+  const child = spawn(program, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const exited = once(child, 'exit');
+  const errors = () => readFile(join(dir, 'error.log'), 'utf8').catch(() => '');
+  const answers = () => fetch(`http://127.0.0.1:${port}/healthz`).then(() => true, () => false);
+  const deadline = Date.now() + 10_000;
+  while (!(await answers())) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`nginx did not start: ${await errors()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    url: `http://127.0.0.1:${port}`,
+    pid: child.pid!,
+    errors,
+    // SIGHUP: nginx reads the (new) config and starts new workers; old ones finish their requests.
+    reload: async () => {
+      const started = (text: string) => text.split('\n').filter((line) => line.includes('start worker process')).length;
+      const before = started(await errors());
+      child.kill('SIGHUP');
+      await until(async () => started(await errors()) > before, 'nginx reloaded its config');
+    },
+    stop: async () => {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await exited;
+      }
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** Polls `condition` every 50 ms until it holds; fails the test after `ms`. */
