@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { hashSecret, secretMatches } from './http/auth.ts';
 import type { Storage } from './storage.ts';
 
-const TokenRecord = z.object({ username: z.string().min(1), tokenHash: z.string().regex(/^[0-9a-f]{64}$/) });
+/** What storage holds per token (exported for `depot migrate`, which checks every record it copies). */
+export const TokenRecord = z.object({ username: z.string().min(1), tokenHash: z.string().regex(/^[0-9a-f]{64}$/) });
 
 /** Users' API tokens, as digests only: `user-tokens:<digest>` -> the username it authenticates. */
 export function userTokenStore(storage: Storage) {

@@ -1,3 +1,5 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { DOMParser } from '@xmldom/xmldom';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -100,4 +102,43 @@ else {
     assert.match(desc(await (await chart(0, server.id, '?days=1')).text())!, /peak 12 players/);
   });
   shared.run();
+
+  const migrate = suite('depot migrate: the embedded store into Redis');
+  const m = {} as { workspace: Workspace; redis: RedisServer; accounts: Accounts };
+  migrate.before(async () => {
+    m.workspace = await makeWorkspace();
+    m.redis = await startRedis(REDIS);
+    m.accounts = await makeAccounts(m.workspace); // into STORAGE_DIR, the embedded store
+  });
+  migrate.after(async () => {
+    await m.redis.stop();
+    await m.workspace.remove();
+  });
+  migrate('copies servers, tokens and samples, checked, never overwriting; the origins then read them from Redis', async () => {
+    const { privateServer, owner } = m.accounts;
+    const sampled = await runDepot(['stats', 'add', privateServer.id, '321'], m.workspace);
+    assert.is(sampled.code, 0, sampled.stderr);
+    await writeFile(join(m.workspace.storageDir, 'servers/not-a-record'), '{"id":"x"}');
+    const first = await runDepot(['migrate', '--to', m.redis.url], m.workspace);
+    assert.is(first.code, 0, first.stderr);
+    const report = JSON.parse(first.stdout) as { copied: Record<string, number>; unchanged: number; conflicts: string[]; invalid: string[] };
+    assert.equal(report.copied, { servers: 2, tokens: 2, samples: 1 });
+    assert.equal(report.invalid, ['servers:not-a-record']);
+    const again = JSON.parse((await runDepot(['migrate'], m.workspace, { REDIS_URL: m.redis.url })).stdout) as typeof report;
+    assert.equal(again.copied, { servers: 0, tokens: 0, samples: 0 }, 'a second run copies nothing');
+    assert.is(again.unchanged, 5);
+
+    const origin = await startTestOrigin(m.workspace, { redisUrl: m.redis.url, warn: () => {} });
+    try {
+      const response = await fetch(`${origin.url}/api/servers/${privateServer.id}/chart/players?days=1`, { headers: { authorization: `Bearer ${owner}` } });
+      assert.is(response.status, 200, 'the owner\'s token and the private server came over');
+      assert.match(desc(await response.text())!, /peak 321 players/);
+    } finally {
+      await origin.close();
+    }
+    const refused = await runDepot(['migrate'], m.workspace);
+    assert.is(refused.code, 1);
+    assert.match(refused.stderr, /--to: missing/);
+  });
+  migrate.run();
 }

@@ -1,13 +1,15 @@
 import { readConfig } from '../../server/config.ts';
 import { DataError } from '../../server/versions/catalog.ts';
 import { addServer, addStats, addUser } from './accounts.ts';
+import { migrateToRedis } from './migrate.ts';
 import { RefusedError, parseReleaseArgs, releaseJar } from './release.ts';
 
 const USAGE = `usage: npm run depot -- <command>
   release <file.jar> --version 1.4.0 --java 21 --software PaperMC,Folia [--minecraft 1.21.4] [--proxy 3.4] [--by alice]
   user add <username> [--nickname N] [--image URL]
   server add --owner <username> [--private] [--name N]
-  stats add <serverId> <players> [--at ISO-8601]`;
+  stats add <serverId> <players> [--at ISO-8601]
+  migrate [--to redis://host:6379]      (STORAGE_DIR's servers, tokens and samples into Redis)`;
 
 /** The operator CLI: each command prints one JSON object on stdout; progress goes to stderr. */
 async function main(argv: string[]): Promise<number> {
@@ -17,6 +19,8 @@ async function main(argv: string[]): Promise<number> {
     switch (command) {
       case 'release':
         return print(await releaseJar(parseReleaseArgs(args), config, new Date()));
+      case 'migrate':
+        return print(await migrateToRedis(args, config));
       case 'user':
       case 'server':
       case 'stats': {

@@ -9,10 +9,15 @@ const DAY = 24 * HOUR;
 export const RETENTION_DAYS = 365;
 
 /** One UTC day of a server: hour of day -> [max, sum, count] of its samples. */
-const DayRecord = z.record(z.string().regex(/^(?:[01]?\d|2[0-3])$/), z.tuple([z.int().nonnegative(), z.int().nonnegative(), z.int().positive()]));
+export const DayRecord = z.record(z.string().regex(/^(?:[01]?\d|2[0-3])$/), z.tuple([z.int().nonnegative(), z.int().nonnegative(), z.int().positive()]));
 type DayRecord = z.infer<typeof DayRecord>;
 
 export type Sample = { at: number; players: number };
+
+/** When a stored day leaves the 365-day window (Unix seconds): Redis drops it then. */
+export function dayExpiresAt(day: number): number {
+  return ((day + RETENTION_DAYS + 2) * DAY) / 1000;
+}
 
 /**
  * Folds samples into one stored day in a single step inside Redis, so origins ingesting for the
@@ -74,7 +79,7 @@ export function sampleStore(storage: Storage, redis?: Redis) {
           [...byDay].map(([day, daySamples]) =>
             // Retention: Redis drops the day once it has left the 365-day window.
             (redis as FoldingRedis)
-              .foldPlayerSamples(`${REDIS_BASE}:${dayKey(serverId, day)}`, ((day + RETENTION_DAYS + 2) * DAY) / 1000, ...daySamples.flatMap((s) => [hourOf(s.at), s.players]))
+              .foldPlayerSamples(`${REDIS_BASE}:${dayKey(serverId, day)}`, dayExpiresAt(day), ...daySamples.flatMap((s) => [hourOf(s.at), s.players]))
               .catch((error: unknown) => Promise.reject(error instanceof ReplyError ? error : new StorageUnavailableError(error))),
           ),
         );
