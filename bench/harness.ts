@@ -1,4 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import autocannon from 'autocannon';
+import { findCommand } from './nginx.ts';
 import { once } from 'node:events';
 import { resolve } from 'node:path';
 
@@ -41,3 +43,20 @@ export function report(name: string, figure: number, unit: string, baselineName:
 }
 
 export const fmt = (n: number) => (n >= 100 ? Math.round(n).toString() : n >= 1 ? n.toFixed(2) : n.toFixed(3));
+
+export const WRK = findCommand('wrk');
+
+/**
+ * Requests/s of one URL. wrk (Debian's package) when installed: a C client leaves the second core
+ * to the server. Otherwise autocannon, whose JavaScript client saturates first on large bodies.
+ */
+export async function load(url: string, connections: number, seconds: number): Promise<number> {
+  if (WRK) {
+    const out = execFileSync(WRK, ['-t1', `-c${connections}`, `-d${seconds}s`, url], { encoding: 'utf8' });
+    if (/Non-2xx|Socket errors/.test(out)) throw new Error(`${url}: ${out}`);
+    return Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
+  }
+  const result = await autocannon({ url, connections, duration: seconds, pipelining: 1 });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return result.requests.average;
+}

@@ -1,12 +1,11 @@
-// npm run bench [-- --rounds 3 --seconds 5 --only serving|build|release|brands|charts]
+// npm run bench [-- --rounds 3 --seconds 5 --only serving|build|release|brands|charts|scale]
 // Each figure is printed beside a baseline measured in the same run, as a ratio: these machines are
 // noisy, so only same-run ratios compare. Medians over the rounds.
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
 import { strToU8, zipSync } from 'fflate';
 import { runBuild } from '../build/build.ts';
 import { releaseJar } from '../build/cli/release.ts';
@@ -17,7 +16,8 @@ import { currentTreeDir, openTree } from '../server/tree.ts';
 import { findCommand, writeNginxConfig } from './nginx.ts';
 import { benchBrands } from './brands.ts';
 import { benchCharts } from './charts.ts';
-import { ROOT, fmt, median, report, startProcess } from './harness.ts';
+import { ROOT, WRK, fmt, load, median, report, startProcess } from './harness.ts';
+import { benchScale } from './scale.ts';
 
 const { values } = parseArgs({
   options: { rounds: { type: 'string', default: '3' }, seconds: { type: 'string', default: '5' }, only: { type: 'string' } },
@@ -44,23 +44,6 @@ function pluginJar(label: string, size = 0): Uint8Array {
     },
     { level: 0 },
   );
-}
-
-const WRK = findCommand('wrk');
-
-/**
- * Requests/s of one URL. wrk (Debian's package) when installed: a C client leaves the second core
- * to the server. Otherwise autocannon, whose JavaScript client saturates first on large bodies.
- */
-async function load(url: string, connections: number, seconds = SECONDS): Promise<number> {
-  if (WRK) {
-    const out = execFileSync(WRK, ['-t1', `-c${connections}`, `-d${seconds}s`, url], { encoding: 'utf8' });
-    if (/Non-2xx|Socket errors/.test(out)) throw new Error(`${url}: ${out}`);
-    return Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
-  }
-  const result = await autocannon({ url, connections, duration: seconds, pipelining: 1 });
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  return result.requests.average;
 }
 
 async function benchServing() {
@@ -108,7 +91,7 @@ async function benchServing() {
       // Warm every server up first (JIT, file caches), so round one measures the same thing as the rest.
       for (const server of servers) await load(server.base + path, connections, 2);
       for (let round = 0; round < ROUNDS; round++) {
-        for (const server of servers) rps.get(server.name)!.push(await load(server.base + path, connections));
+        for (const server of servers) rps.get(server.name)!.push(await load(server.base + path, connections, SECONDS));
       }
       const med = (name: string) => median(rps.get(name) ?? [NaN]);
       report(`${kind}: origin, no request log`, med('origin, no request log'), 'req/s', 'node:http in memory', med('node:http in memory'), kind === 'metadata' ? '>= 0.80' : undefined);
@@ -227,6 +210,7 @@ try {
   if (!only || only === 'release') await benchRelease();
   if (!only || only === 'brands') await benchBrands(await makeWorkspace('brands'), ROUNDS);
   if (!only || only === 'charts') await benchCharts(await makeWorkspace('charts'), ROUNDS);
+  if (!only || only === 'scale') await benchScale(await makeWorkspace('scale'), ROUNDS, SECONDS);
 } finally {
   await rm(work, { recursive: true, force: true });
 }

@@ -1,0 +1,82 @@
+import { spawn } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { connect, type Socket } from 'node:net';
+import { join, resolve } from 'node:path';
+import { runBuild } from '../build/build.ts';
+import { findCommand } from './nginx.ts';
+import { WRK, load, median, report, startProcess, stopProcess } from './harness.ts';
+
+const PORTS = { embedded: 4120, origins: [4121, 4122], nginx: 4123, redis: 4124 };
+const PATHS = { static: '/api/plugin-versions/latest/papermc', dynamic: '/api/plugin-versions/latest/PaperMC' };
+
+/**
+ * The deployment at scale beside the embedded default, same tree, same machine: nginx (the build's
+ * nginx.conf, 2 workers) in front of two origins sharing a redis-server, against one origin process.
+ * The static answer is a precomputed file; the dynamic one a name in another letter case, which
+ * only an origin answers. No rate limit and no request log anywhere, so serving alone is measured.
+ */
+export async function benchScale(ws: { dataDir: string; distDir: string; dir: string }, rounds: number, seconds: number) {
+  console.log(`\n# At scale: nginx + 2 origins + Redis vs the embedded single process (${WRK ? 'wrk' : 'autocannon'}, ${seconds} s per run, ${rounds} rounds)`);
+  const nginxBin = findCommand('nginx');
+  const redisBin = findCommand('redis-server');
+  if (!nginxBin || !redisBin) {
+    console.log('nginx or redis-server not found: apt-get install -y nginx redis-server for this benchmark');
+    return;
+  }
+  const distDir = resolve(ws.distDir);
+  await runBuild({
+    ...ws,
+    rateLimit: null,
+    deploy: { origins: PORTS.origins.map((port) => `127.0.0.1:${port}`), listen: `127.0.0.1:${PORTS.nginx}`, realIpFrom: [], distDir, originUrl: `http://127.0.0.1:${PORTS.embedded}` },
+  });
+  const env = { HOST: '127.0.0.1', RATE_LIMIT: '0', LOG_REQUESTS: 'off', DIST_DIR: ws.distDir, DATA_DIR: ws.dataDir, STORAGE_DIR: join(ws.dir, 'storage') };
+  const started: { stop: () => Promise<void> }[] = [];
+  try {
+    started.push(await startRedis(redisBin, PORTS.redis));
+    started.push(await startProcess(process.execPath, ['--import', 'tsx', 'server/main.ts'], `http://127.0.0.1:${PORTS.embedded}${PATHS.static}`, { ...env, PORT: String(PORTS.embedded) }));
+    for (const port of PORTS.origins) {
+      started.push(await startProcess(process.execPath, ['--import', 'tsx', 'server/main.ts'], `http://127.0.0.1:${port}${PATHS.static}`, { ...env, PORT: String(port), REDIS_URL: `redis://127.0.0.1:${PORTS.redis}`, TRUST_PROXY: '127.0.0.1' }));
+    }
+    const conf = await nginxMainConfig(join(ws.dir, 'nginx'), join(distDir, 'current/nginx.conf'));
+    started.push(await startProcess(nginxBin, ['-c', conf, '-g', 'daemon off;'], `http://127.0.0.1:${PORTS.nginx}${PATHS.static}`));
+
+    for (const [kind, path] of Object.entries(PATHS)) {
+      const [embedded, scaled] = [`http://127.0.0.1:${PORTS.embedded}${path}`, `http://127.0.0.1:${PORTS.nginx}${path}`];
+      for (const url of [embedded, scaled]) await load(url, 32, 2);
+      const figures = { embedded: [] as number[], scaled: [] as number[] };
+      for (let round = 0; round < rounds; round++) {
+        figures.embedded.push(await load(embedded, 32, seconds));
+        figures.scaled.push(await load(scaled, 32, seconds));
+      }
+      report(`${kind}: nginx + 2 origins`, median(figures.scaled), 'req/s', 'embedded, one process', median(figures.embedded));
+    }
+  } finally {
+    for (const process of started.reverse()) await process.stop();
+  }
+}
+
+/** redis-server on a loopback port, keeping nothing on disk; resolves once it accepts connections. */
+async function startRedis(bin: string, port: number) {
+  const child = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const accepts = () => new Promise<boolean>((done) => connect(port, '127.0.0.1').once('connect', function (this: Socket) { this.destroy(); done(true); }).once('error', () => done(false)));
+  const deadline = Date.now() + 10_000;
+  while (!(await accepts())) {
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`redis-server did not start on port ${port}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { stop: () => stopProcess(child) };
+}
+
+/** A main nginx.conf around the build's include, as README's deployment guide shows. */
+async function nginxMainConfig(dir: string, include: string): Promise<string> {
+  await mkdir(join(dir, 'tmp'), { recursive: true });
+  // Temp folders are private to their owner: workers run as that owner (root in CI) to read them.
+  const user = process.getuid?.() === 0 ? 'user root;\n' : '';
+  const file = join(dir, 'nginx.conf');
+  await writeFile(
+    file,
+    `${user}worker_processes 2;\npid ${dir}/nginx.pid;\nerror_log ${dir}/error.log warn;\nevents { worker_connections 1024; }\n` +
+      `http {\n  access_log off;\n  sendfile on;\n  keepalive_requests 100000;\n  client_body_temp_path ${dir}/tmp;\n  proxy_temp_path ${dir}/tmp;\n  include ${include};\n}\n`,
+  );
+  return file;
+}
