@@ -22,6 +22,8 @@ export function serveTree(ctx: AppContext): Middleware {
     if (method !== 'GET' && method !== 'HEAD') return next();
     const tree = ctx.tree();
     const { pathname, search } = event.url;
+    // IMAGE_CACHE=off: every brand query renders (benchmarks), precomputed query forms included.
+    if (search !== '' && ctx.renderAlways) return next();
     const entry = tree.routes.get(search === '' ? pathname : pathname + search);
     if (!entry) return next();
     event.context.answeredFrom = 'precomputed';
