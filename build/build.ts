@@ -62,7 +62,9 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
 
 async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const { dataDir, distDir, cacheDir, ifChanged = false, site: withSite = true, log = () => {} } = options;
-  const deploy = options.deploy ?? { ...DEFAULT_DEPLOY, distDir: resolve(distDir) };
+  // The tree's name digests the deployment settings, but not dist/'s own place: the same data built
+  // into another dist/ is the same tree, its nginx.conf naming the files where they are.
+  const deploy = options.deploy ?? DEFAULT_DEPLOY;
   const rateLimit = options.rateLimit === undefined ? DEFAULT_RATE_LIMIT : options.rateLimit;
   const step = timed(log);
   const { catalog, brandSources } = await step('load', async () => {
@@ -122,7 +124,8 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     const treeName = sha256Hex(manifestText).slice(0, 20);
     await step('write', async () => {
       await writeFile(join(stagingDir, 'manifest.json'), manifestText);
-      return [undefined, `manifest.json, ${await writeDeployConfigs(stagingDir, treeName, allRoutes, deploy, rateLimit)}`] as const;
+      const deployed = { ...deploy, distDir: deploy.distDir ?? resolve(distDir) };
+      return [undefined, `manifest.json, ${await writeDeployConfigs(stagingDir, treeName, allRoutes, deployed, rateLimit)}`] as const;
     });
     const treeDir = await step('swap', async () => {
       const dir = await swapTree(distDir, stagingDir, treeName);

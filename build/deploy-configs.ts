@@ -5,7 +5,7 @@ import type { RateLimitPolicy } from '../server/http/rate-limit.ts';
 import { countsWhenPrecomputed } from '../server/http/rate-limit.ts';
 import type { RouteEntry } from '../server/tree.ts';
 
-export const DEFAULT_DEPLOY: Omit<DeployOptions, 'distDir'> = {
+export const DEFAULT_DEPLOY: DeployOptions = {
   origins: ['127.0.0.1:3000'],
   listen: '8080',
   realIpFrom: [],
@@ -24,7 +24,7 @@ export async function writeDeployConfigs(
   treeDir: string,
   treeName: string,
   routes: Record<string, RouteEntry>,
-  deploy: DeployOptions,
+  deploy: DeployOptions & { distDir: string },
   rateLimit: RateLimitPolicy | null,
 ): Promise<string> {
   const deployedTree = `${deploy.distDir}/trees/${treeName}`;
@@ -36,7 +36,7 @@ export async function writeDeployConfigs(
   return `nginx.conf, _headers and _redirects (${staticHost.rules} paths${over})`;
 }
 
-type NginxOptions = DeployOptions & { treeDir: string; rateLimit: RateLimitPolicy | null };
+type NginxOptions = Omit<DeployOptions, 'distDir'> & { treeDir: string; rateLimit: RateLimitPolicy | null };
 
 /**
  * nginx serves each manifest answer from its file with the origin's headers, and forwards the rest

@@ -89,8 +89,8 @@ export type DeployOptions = {
   listen: string;
   /** Proxies or CDN ranges in front of nginx whose X-Forwarded-For nginx believes. */
   realIpFrom: string[];
-  /** dist/ on the machine nginx runs on (absolute). */
-  distDir: string;
+  /** dist/ on the machine nginx runs on (absolute); absent: DIST_DIR itself. */
+  distDir?: string;
   /** The origin's public URL: static hosts send what they cannot answer there. */
   originUrl: string;
 };
@@ -115,6 +115,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: TRUST_PROXY,
     rateLimit: RATE_LIMIT,
     redisUrl: REDIS_URL,
-    deploy: { origins: NGINX_ORIGINS, listen: NGINX_LISTEN, realIpFrom: NGINX_REAL_IP_FROM, distDir: DEPLOY_DIST_DIR ?? resolve(DIST_DIR), originUrl: ORIGIN_URL },
+    deploy: { origins: NGINX_ORIGINS, listen: NGINX_LISTEN, realIpFrom: NGINX_REAL_IP_FROM, ...(DEPLOY_DIST_DIR ? { distDir: DEPLOY_DIST_DIR } : {}), originUrl: ORIGIN_URL },
   };
 }

@@ -67,8 +67,8 @@ nginx('the build writes it with the defaults: one origin on :3000, listening on 
   assert.match(location('/api/plugin-versions'), /return 304;[\s\S]*add_header content-encoding \$depot_coding_name always;/);
 });
 const variants: [string, Parameters<typeof nginxConfig>[1]][] = [
-  ['no rate limit', { origins: ['10.0.0.5:3000', '10.0.0.6:3000'], listen: '8080', realIpFrom: [], distDir: '/srv/depot/dist', originUrl: 'https://o.example', treeDir: '/srv/t', rateLimit: null }],
-  ['behind a CDN, on IPv6', { origins: ['[::1]:3000'], listen: '[::1]:8080', realIpFrom: ['173.245.48.0/20', '2400:cb00::/32'], distDir: '/srv/depot/dist', originUrl: 'https://o.example', treeDir: '/srv/t', rateLimit: { limit: 50, windowSeconds: 60 } }],
+  ['no rate limit', { origins: ['10.0.0.5:3000', '10.0.0.6:3000'], listen: '8080', realIpFrom: [], originUrl: 'https://o.example', treeDir: '/srv/t', rateLimit: null }],
+  ['behind a CDN, on IPv6', { origins: ['[::1]:3000'], listen: '[::1]:8080', realIpFrom: ['173.245.48.0/20', '2400:cb00::/32'], originUrl: 'https://o.example', treeDir: '/srv/t', rateLimit: { limit: 50, windowSeconds: 60 } }],
 ];
 for (const [name, options] of variants) {
   nginx(`generated ${name}: nginx -t accepts it`, async () => {
@@ -99,6 +99,7 @@ nginx('the deployment settings are checked like every other setting', () => {
   ];
   for (const [env, message] of refusals) assert.throws(() => readConfig(env), message);
   assert.equal(readConfig({ NGINX_ORIGINS: '10.0.0.5:3000, [::1]:3001', DIST_DIR: '/srv/d' }).deploy.origins, ['10.0.0.5:3000', '[::1]:3001']);
-  assert.is(readConfig({ DIST_DIR: '/srv/d' }).deploy.distDir, '/srv/d');
+  assert.is(readConfig({ DIST_DIR: '/srv/d' }).deploy.distDir, undefined, 'the build then names files where they are');
+  assert.is(readConfig({ DEPLOY_DIST_DIR: '/srv/depot/dist' }).deploy.distDir, '/srv/depot/dist');
 });
 nginx.run();
