@@ -3,6 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import { runBuild } from '../build/build.ts';
+import { standaloneNginxConfig } from '../build/deploy-configs.ts';
 import { findCommand } from './nginx.ts';
 import { WRK, load, median, report, startProcess, stopProcess } from './harness.ts';
 
@@ -37,7 +38,10 @@ export async function benchScale(ws: { dataDir: string; distDir: string; dir: st
     for (const port of PORTS.origins) {
       started.push(await startProcess(process.execPath, ['--import', 'tsx', 'server/main.ts'], `http://127.0.0.1:${port}${PATHS.static}`, { ...env, PORT: String(port), REDIS_URL: `redis://127.0.0.1:${PORTS.redis}`, TRUST_PROXY: '127.0.0.1' }));
     }
-    const conf = await nginxMainConfig(join(ws.dir, 'nginx'), join(distDir, 'current/nginx.conf'));
+    const nginxDir = join(ws.dir, 'nginx');
+    await mkdir(nginxDir, { recursive: true });
+    const conf = join(nginxDir, 'nginx.conf');
+    await writeFile(conf, standaloneNginxConfig(nginxDir, join(distDir, 'current/nginx.conf')));
     started.push(await startProcess(nginxBin, ['-c', conf, '-g', 'daemon off;'], `http://127.0.0.1:${PORTS.nginx}${PATHS.static}`));
 
     for (const [kind, path] of Object.entries(PATHS)) {
@@ -65,18 +69,4 @@ async function startRedis(bin: string, port: number) {
     await new Promise((r) => setTimeout(r, 50));
   }
   return { stop: () => stopProcess(child) };
-}
-
-/** A main nginx.conf around the build's include, as README's deployment guide shows. */
-async function nginxMainConfig(dir: string, include: string): Promise<string> {
-  await mkdir(join(dir, 'tmp'), { recursive: true });
-  // Temp folders are private to their owner: workers run as that owner (root in CI) to read them.
-  const user = process.getuid?.() === 0 ? 'user root;\n' : '';
-  const file = join(dir, 'nginx.conf');
-  await writeFile(
-    file,
-    `${user}worker_processes 2;\npid ${dir}/nginx.pid;\nerror_log ${dir}/error.log warn;\nevents { worker_connections 1024; }\n` +
-      `http {\n  access_log off;\n  sendfile on;\n  keepalive_requests 100000;\n  client_body_temp_path ${dir}/tmp;\n  proxy_temp_path ${dir}/tmp;\n  include ${include};\n}\n`,
-  );
-  return file;
 }

@@ -170,6 +170,28 @@ function routeLocation(index: number, path: string, entry: RouteEntry, treeDir: 
   return lines.join('\n');
 }
 
+/**
+ * A minimal main nginx.conf around the generated one, with every path under `dir`: how the tests
+ * and benchmarks run nginx, and a starting point for a machine that runs nginx for the depot alone.
+ */
+export function standaloneNginxConfig(dir: string, include: string, workers = 2): string {
+  // Temp folders are private to their owner: when that is root (CI), workers run as root to read them.
+  const user = process.getuid?.() === 0 ? 'user root;\n' : '';
+  return `${user}worker_processes ${workers};
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log notice;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  sendfile on;
+  keepalive_requests 100000;
+  client_body_temp_path ${dir}/body;
+  proxy_temp_path ${dir}/proxy;
+  include ${include};
+}
+`;
+}
+
 /** A double-quoted nginx string. */
 function quote(text: string): string {
   return `"${text.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;

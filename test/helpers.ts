@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as assert from 'uvu/assert';
 import { runBuild } from '../build/build.ts';
+import { standaloneNginxConfig } from '../build/deploy-configs.ts';
 import { createByteCache } from '../server/byte-cache.ts';
 import { createImageRenderer } from '../server/brands/render.ts';
 import { createStateContext, type AppContext } from '../server/context.ts';
@@ -244,13 +245,7 @@ export type NginxServer = { url: string; pid: number; errors: () => Promise<stri
  */
 export async function startNginx(program: string, include: string, port: number): Promise<NginxServer> {
   const dir = await mkdtemp(join(tmpdir(), 'depot-nginx-'));
-  // mkdtemp folders are private to their owner: when CI runs as root, workers run as root to read them.
-  const user = process.getuid?.() === 0 ? 'user root;\n' : '';
-  await writeFile(
-    join(dir, 'nginx.conf'),
-    `${user}worker_processes 2;\npid ${dir}/nginx.pid;\nerror_log ${dir}/error.log notice;\nevents { worker_connections 1024; }\nhttp {\n  access_log off;\n` +
-      `  client_body_temp_path ${dir}/body;\n  proxy_temp_path ${dir}/proxy;\n  include ${include};\n}\n`,
-  );
+  await writeFile(join(dir, 'nginx.conf'), standaloneNginxConfig(dir, include));
   const child = spawn(program, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
   const exited = once(child, 'exit');
   const errors = () => readFile(join(dir, 'error.log'), 'utf8').catch(() => '');
