@@ -156,7 +156,14 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export type RedisServer = { url: string; stop: () => Promise<void>; start: () => Promise<void> };
+export type RedisServer = {
+  url: string;
+  stop: () => Promise<void>;
+  start: () => Promise<void>;
+  /** SIGSTOP / SIGCONT: Redis hangs with its connections open, the outage a timeout must catch. */
+  freeze: () => void;
+  thaw: () => void;
+};
 
 /**
  * A real redis-server on a loopback port; stop and start it again to test outages. Nothing is saved
@@ -182,7 +189,8 @@ export async function startRedis(program: string, keepIn?: string): Promise<Redi
     await exited;
   };
   await start();
-  return { url: `redis://127.0.0.1:${port}`, stop, start };
+  const signal = (name: NodeJS.Signals) => () => void (child as ChildProcess | null)?.kill(name);
+  return { url: `redis://127.0.0.1:${port}`, stop, start, freeze: signal('SIGSTOP'), thaw: signal('SIGCONT') };
 }
 
 function ping(port: number): Promise<boolean> {

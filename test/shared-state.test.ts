@@ -74,6 +74,24 @@ else {
     assert.match(desc(await response.text())!, /peak 4,?242 players/);
   });
 
+  shared('Redis hanging (frozen, connections open): charts and ingestion answer 503 within the command timeout; thawed: served again', async () => {
+    const { id, ingestKey } = ctx.accounts.publicServer;
+    ctx.redis.freeze();
+    try {
+      const started = performance.now();
+      const [charted, ingested] = [await chart(0, id, '?days=9'), await ingest(1, id, ingestKey, { players: 5 })];
+      const ms = performance.now() - started;
+      assert.is(charted.status, 503);
+      assert.is(ingested.status, 503);
+      assert.ok(ms < 5000, `both answered in ${Math.round(ms)} ms, not left hanging`);
+      assert.is((await fetch(`${ctx.origins[0]!.url}/api/plugin-versions`)).status, 200);
+    } finally {
+      ctx.redis.thaw();
+    }
+    await until(async () => (await ingest(0, id, ingestKey, { players: 6 })).status === 204, 'ingestion answers again once Redis is');
+    await until(async () => (await chart(1, id, '?days=10')).status === 200, 'charts too');
+  });
+
   shared('Redis stopped: static and metadata answers and images still served; charts and ingestion 503 at once; Redis back: all recover without a restart', async () => {
     const { id, ingestKey } = ctx.accounts.publicServer;
     await ctx.redis.stop();
