@@ -194,5 +194,28 @@ else {
     assert.is(remaining, '99', 'counting resumed in the restarted (empty) Redis');
     assert.ok(redis.warnings.some((line) => /\[redis\] .* back/.test(line)));
   });
+  shared('Redis frozen: one request waits for the command timeout, the next are served unlimited at once; thawed: counting resumes', async () => {
+    await startPair();
+    ctx.now = Date.parse('2026-11-22T13:00:00Z');
+    assert.is((await get('/api/plugin-versions')).headers.get('x-ratelimit-remaining'), '99');
+    redis.server.freeze();
+    try {
+      const first = performance.now();
+      assert.is((await get('/api/plugin-versions')).status, 200);
+      assert.ok(performance.now() - first < 2500, 'the first waits at most about the 1 s command timeout');
+      const rest = performance.now();
+      for (let i = 0; i < 5; i++) {
+        const answer = await get('/api/plugin-versions');
+        assert.is(answer.status, 200);
+        assert.is(answer.headers.get('x-ratelimit-remaining'), null, 'unlimited while the store rests');
+      }
+      assert.ok(performance.now() - rest < 1000, `the next five took ${Math.round(performance.now() - rest)} ms: the store is not asked`);
+    } finally {
+      redis.server.thaw();
+    }
+    let remaining: string | null = null;
+    await until(async () => (remaining = (await get('/api/plugin-versions')).headers.get('x-ratelimit-remaining')) !== null, 'counting resumes');
+    assert.ok(Number(remaining) < 99, `the count kept in Redis goes on (${remaining} left)`);
+  });
   shared.run();
 }

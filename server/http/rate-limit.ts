@@ -12,6 +12,9 @@ export const DEFAULT_RATE_LIMIT: RateLimitPolicy = { limit: 100, windowSeconds: 
 
 const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600 };
 
+/** How long requests go unlimited, without asking the store, after it failed. */
+const STORE_REST_MS = 2000;
+
 /** RATE_LIMIT: `100/15m` (count per window of s, m or h), or `0` for no limit. */
 export function parseRateLimit(text: string): RateLimitPolicy | null | undefined {
   if (text.trim() === '0') return null;
@@ -32,6 +35,9 @@ export function createRateLimiter(policy: RateLimitPolicy, now: () => number, re
   const options = { points: policy.limit, duration: policy.windowSeconds * 2, keyPrefix: 'depot:rate' };
   const counter = redis ? new RateLimiterRedis({ ...options, storeClient: redis, rejectIfRedisNotReady: true }) : new RateLimiterMemory(options);
   let warnedAt = -Infinity;
+  // After a failure the store is left alone for a moment (real time, not the window's clock): a
+  // Redis that hangs would otherwise cost every request the client's whole command timeout.
+  let storeRestsUntil = -Infinity;
   const windowMs = policy.windowSeconds * 1000;
   const at = (key: string) => {
     const time = now();
@@ -43,12 +49,14 @@ export function createRateLimiter(policy: RateLimitPolicy, now: () => number, re
     /** Counts one request; null when the store cannot be reached: the limit fails open. */
     // One .then rather than async/await: every promise hop shows in requests/s.
     take(key: string): Promise<RateLimitState | null> {
+      if (performance.now() < storeRestsUntil) return Promise.resolve(null);
       const { windowKey, resetSeconds } = at(key);
       return counter.consume(windowKey).then(
         (result) => ({ allowed: true, remaining: Math.max(0, policy.limit - result.consumedPoints), resetSeconds, policy }),
         (result: unknown) => {
           if (result instanceof RateLimiterRes) return { allowed: false, remaining: 0, resetSeconds, policy };
           // Serving matters more than counting: answer unlimited, and say so (once a minute at most).
+          storeRestsUntil = performance.now() + STORE_REST_MS;
           if (now() - warnedAt >= 60_000) {
             warnedAt = now();
             log(`[rate-limit] store unavailable, requests are not limited: ${result instanceof Error ? result.message : String(result)}`);
