@@ -65,9 +65,15 @@ upstream depot_origins {
 ${options.origins.map((origin) => `  server ${origin} max_fails=1 fail_timeout=10s;`).join('\n')}
   keepalive 32;
 }
-${limit ? `limit_req_zone $binary_remote_addr zone=depot_limit:10m rate=${perMinute}r/m;\n` : ''}map_hash_max_size 65536;
+map_hash_max_size 65536;
 map_hash_bucket_size 256;
-
+${limit ? `# Clients as the origin counts them: an IPv6 address by its /64 (its first 8 bytes), unless IPv4-mapped.
+map $binary_remote_addr $depot_client {
+  "~(?s)^(?!\\0{8})(?<depot_v6_prefix>.{8}).{8}$" $depot_v6_prefix;
+  default $binary_remote_addr;
+}
+limit_req_zone $depot_client zone=depot_limit:10m rate=${perMinute}r/m;
+` : ''}
 map $request_method $depot_readable {
   GET 1;
   HEAD 1;

@@ -56,7 +56,7 @@ nginx('the build writes it with the defaults: one origin on :3000, listening on 
   const text = await readFile(join(ctx.treeDir, 'nginx.conf'), 'utf8');
   assert.match(text, /server 127\.0\.0\.1:3000 max_fails=1 fail_timeout=10s;/);
   assert.match(text, /listen 8080;/);
-  assert.match(text, /limit_req_zone \$binary_remote_addr zone=depot_limit:10m rate=7r\/m;/);
+  assert.match(text, /limit_req_zone \$depot_client zone=depot_limit:10m rate=7r\/m;/);
   assert.match(text, new RegExp(`alias ${ctx.treeDir.replaceAll('/', '\\/')}\\/files\\/`), 'files are named inside this very tree');
   const served = Object.values(ctx.manifest.routes).filter((route) => route.status === 200).length;
   assert.is(text.match(/^ {2}location = \/_depot\/\d+ \{$/gm)?.length, served);

@@ -200,6 +200,12 @@ else {
     assert.match(JSON.parse(limited.body.toString()).error, /^Rate limit of 100 requests per 900 seconds exceeded/);
     assert.ok(Number(limited.headers['retry-after']) > 0);
     assert.is((await nginxGet('/brand/papermc/light/64.png', other)).status, 200, 'precomputed brand images do not count');
+
+    // IPv6 clients count by their /64 at nginx, as at the origin.
+    const v6 = (address: string) => ({ 'x-forwarded-for': address });
+    for (let i = 0; i < 100; i++) assert.is((await nginxGet('/api/plugin-versions', v6(`2001:db8:5:6::${(i % 2) + 1}`))).status, 200);
+    assert.is((await nginxGet('/api/plugin-versions', v6('2001:db8:5:6::abcd'))).status, 429, 'the same /64 shares one budget');
+    assert.is((await nginxGet('/api/plugin-versions', v6('2001:db8:5:7::1'))).status, 200, 'the next /64 has its own');
   });
   topology.run();
 }
