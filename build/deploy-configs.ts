@@ -12,8 +12,8 @@ export const DEFAULT_DEPLOY: DeployOptions = {
   originUrl: 'http://localhost:3000',
 };
 
-/** Cloudflare Pages' caps; Netlify has none this low. */
-const STATIC_HOST_LIMITS = { redirects: 2000, headers: 100 };
+/** Cloudflare Pages' cap on `_redirects` (README: its 100 `_headers` rules are far fewer than our paths). */
+const CLOUDFLARE_PAGES_REDIRECTS = 2000;
 
 /**
  * Writes the deployment configs beside the manifest they come from: `nginx.conf` (include it in
@@ -32,7 +32,7 @@ export async function writeDeployConfigs(
   const staticHost = staticHostConfigs(routes, deploy.originUrl);
   await writeFile(join(treeDir, '_headers'), staticHost.headers);
   await writeFile(join(treeDir, '_redirects'), staticHost.redirects);
-  const over = staticHost.rules > STATIC_HOST_LIMITS.redirects ? `; ${staticHost.rules} rewrites exceed Cloudflare Pages' ${STATIC_HOST_LIMITS.redirects}` : '';
+  const over = staticHost.rules > CLOUDFLARE_PAGES_REDIRECTS ? `; more than Cloudflare Pages' ${CLOUDFLARE_PAGES_REDIRECTS}` : '';
   return `nginx.conf, _headers and _redirects (${staticHost.rules} paths${over})`;
 }
 
@@ -41,9 +41,9 @@ type NginxOptions = Omit<DeployOptions, 'distDir'> & { treeDir: string; rateLimi
 /**
  * nginx serves each manifest answer from its file with the origin's headers, and forwards the rest
  * (other letter cases, other queries, methods other than GET and HEAD, charts, ingestion) to the
- * origins. A request is matched on method, path and query string (as sent) in one hashed map. Where nginx
- * cannot answer exactly as the origin would, it forwards: an Accept-Encoding with q-values or a
- * wildcard, a Range outside the file, an error answer whose body nginx would mangle.
+ * origins. A request is matched on method, path and query string (as sent) in one hashed map. Where
+ * nginx cannot answer exactly as the origin would, it forwards: an Accept-Encoding with q-values or
+ * a wildcard, a Range outside the file.
  */
 export function nginxConfig(routes: Record<string, RouteEntry>, options: NginxOptions): string {
   // Answers other than 200 (a few small 404s) are left to the origin, which has them in memory.
