@@ -3,8 +3,8 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { lock } from 'proper-lockfile';
 import { ENCODER_REVISION } from '../server/brands/formats.ts';
-import type { DeployOptions } from '../server/config.ts';
-import { DEFAULT_RATE_LIMIT, type RateLimitPolicy } from '../server/http/rate-limit.ts';
+import { DEFAULT_DEPLOY, DEFAULT_RATE_LIMIT, type DeployOptions } from '../server/config.ts';
+import type { RateLimitPolicy } from '../server/http/rate-limit.ts';
 import { loadCatalog, sha256Hex } from '../server/versions/catalog.ts';
 import { TREES_DIR, currentTreeDir, readManifestSource, type Manifest } from '../server/tree.ts';
 import { createByteCache } from '../server/byte-cache.ts';
@@ -17,7 +17,7 @@ import { OPENAPI_PATH } from '../server/openapi.ts';
 import { brandMap } from '../server/tree.ts';
 import { listBrandPaths, listVersionPaths } from './paths.ts';
 import { prerender } from './prerender.ts';
-import { DEFAULT_DEPLOY, writeDeployConfigs } from './deploy-configs.ts';
+import { writeDeployConfigs } from './deploy-configs.ts';
 import { buildSite, siteSourceDigest } from './site.ts';
 import { stageTree } from './stage.ts';
 import { swapTree } from './swap.ts';
@@ -61,7 +61,8 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
 }
 
 async function buildLocked(options: BuildOptions): Promise<BuildResult> {
-  const { dataDir, distDir, cacheDir, ifChanged = false, site: withSite = true, log = () => {} } = options;
+  const { dataDir, distDir, ifChanged = false, site: withSite = true, log = () => {} } = options;
+  const cacheDir = options.cacheDir ?? join(distDir, '.cache');
   // The tree's name digests the deployment settings, but not dist/'s own place: the same data built
   // into another dist/ is the same tree, its nginx.conf naming the files where they are.
   const deploy = options.deploy ?? DEFAULT_DEPLOY;
@@ -99,7 +100,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       ...createStateContext(createMemoryStorage()),
       tree: () => tree,
       files: createFileCache(),
-      imageCache: createByteCache(createFileStorage(cacheDir ?? join(distDir, '.cache')), 'brand-images', { keepForever: true }),
+      imageCache: createByteCache(createFileStorage(cacheDir), 'brand-images', { keepForever: true }),
       renderer,
     };
     const routes = await step('prerender', async () => {
@@ -115,7 +116,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     });
     const siteRoutes = await step('site', async () => {
       if (site === null) return [{}, 'off (SITE=off)'] as const;
-      const result = await buildSite(stagingDir, cacheDir ?? join(distDir, '.cache'), site);
+      const result = await buildSite(stagingDir, cacheDir, site);
       const pages = Object.keys(result.routes).filter((path) => !path.startsWith('/_site/')).length;
       return [result.routes, `${pages} pages, ${Object.keys(result.routes).length - pages} scripts and styles (${result.built ? 'built with Astro' : 'from the build cache'})`] as const;
     });

@@ -5,13 +5,6 @@ import type { RateLimitPolicy } from '../server/http/rate-limit.ts';
 import { countsWhenPrecomputed } from '../server/http/rate-limit.ts';
 import type { RouteEntry } from '../server/tree.ts';
 
-export const DEFAULT_DEPLOY: DeployOptions = {
-  origins: ['127.0.0.1:3000'],
-  listen: '8080',
-  realIpFrom: [],
-  originUrl: 'http://localhost:3000',
-};
-
 /** Cloudflare Pages' cap on `_redirects` (README: its 100 `_headers` rules are far fewer than our paths). */
 const CLOUDFLARE_PAGES_REDIRECTS = 2000;
 

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import type { Storage } from './storage.ts';
+import { throttledLog } from './throttled-log.ts';
 
 /** What storage holds per entry; parsed on the way out like any input. */
 const CachedBytes = z.object({ expiresAt: z.number().nullable(), data: z.base64() });
@@ -23,12 +24,9 @@ export function createByteCache(
   namespace: string,
   { now = Date.now, memoryBytes = 64 * 1024 * 1024, keepForever = false, warn = console.warn }: ByteCacheOptions = {},
 ): ByteCache {
-  let warnedAt = -Infinity;
+  const warnOnce = throttledLog(warn, now);
   const unavailable = (error: unknown) => {
-    if (now() - warnedAt >= 60_000) {
-      warnedAt = now();
-      warn(`[cache] ${namespace}: storage unavailable, answering without the shared cache: ${error instanceof Error ? error.message : String(error)}`);
-    }
+    warnOnce(`[cache] ${namespace}: storage unavailable, answering without the shared cache: ${error instanceof Error ? error.message : String(error)}`);
     return null;
   };
   const memory = new LRUCache<string, { bytes: Uint8Array; expiresAt: number | null }>({

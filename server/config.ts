@@ -118,3 +118,8 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     deploy: { origins: NGINX_ORIGINS, listen: NGINX_LISTEN, realIpFrom: NGINX_REAL_IP_FROM, ...(DEPLOY_DIST_DIR ? { distDir: DEPLOY_DIST_DIR } : {}), originUrl: ORIGIN_URL },
   };
 }
+
+/** What an empty environment configures: the build's settings when a caller passes none (tests, benchmarks). */
+const DEFAULTS = readConfig({});
+export const DEFAULT_DEPLOY: DeployOptions = DEFAULTS.deploy;
+export const DEFAULT_RATE_LIMIT: RateLimitPolicy | null = DEFAULTS.rateLimit;

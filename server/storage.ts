@@ -11,7 +11,12 @@ export type { Storage };
 export type StateStore = { storage: Storage; redis?: Redis };
 
 /** Redis keys of the storage start with this; the rate limit's with `depot:rate`. */
-export const REDIS_BASE = 'depot';
+const REDIS_BASE = 'depot';
+
+/** The Redis key the storage driver keeps a storage key under, for what goes to Redis directly (scripts, migration). */
+export function redisKey(key: string): string {
+  return `${REDIS_BASE}:${key}`;
+}
 
 /**
  * The state store could not be reached (Redis down). Answers that need it say 503; caches treat

@@ -71,15 +71,22 @@ export type CliResult = { code: number; stdout: string; stderr: string };
 
 /** Runs the operator CLI as an operator would, in a child process. */
 export function runDepot(args: string[], workspace: Workspace, env: Record<string, string> = {}): Promise<CliResult> {
+  return runScript('build/cli/depot.ts', args, workspace, env);
+}
+
+/** `npm run build` as an operator runs it, with the workspace's folders and `env`. */
+export function runBuildCommand(workspace: Workspace, env: Record<string, string> = {}): Promise<CliResult> {
+  return runScript('build/main.ts', [], workspace, env);
+}
+
+/** One of our scripts in a child process, with the workspace's folders (and `env`) as its configuration. */
+function runScript(script: string, args: string[], workspace: Workspace, env: Record<string, string>): Promise<CliResult> {
+  const folders = { DATA_DIR: workspace.dataDir, DIST_DIR: workspace.distDir, STORAGE_DIR: workspace.storageDir, BUILD_CACHE_DIR: SHARED_BUILD_CACHE };
   return new Promise((done) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', join(ROOT, 'build/cli/depot.ts'), ...args],
-      {
-        cwd: ROOT,
-        env: { ...process.env, DATA_DIR: workspace.dataDir, DIST_DIR: workspace.distDir, STORAGE_DIR: workspace.storageDir, BUILD_CACHE_DIR: SHARED_BUILD_CACHE, SITE: workspace.site ? 'on' : 'off', ...env },
-        timeout: 60_000,
-      },
+      ['--import', 'tsx', join(ROOT, script), ...args],
+      { cwd: ROOT, env: { ...process.env, ...folders, SITE: workspace.site ? 'on' : 'off', ...env }, timeout: 120_000 },
       (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -231,18 +238,6 @@ export async function spawnOrigin(workspace: Workspace, env: Record<string, stri
     await new Promise((r) => setTimeout(r, 50));
   }
   return { child, url: (JSON.parse(listening) as { url: string }).url, stdout, stderr, exited };
-}
-
-/** `npm run build` as an operator runs it, with the workspace's folders and `env`. */
-export function runBuildCommand(workspace: Workspace, env: Record<string, string> = {}): Promise<CliResult> {
-  return new Promise((done) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', join(ROOT, 'build/main.ts')],
-      { cwd: ROOT, env: { ...process.env, DATA_DIR: workspace.dataDir, DIST_DIR: workspace.distDir, BUILD_CACHE_DIR: SHARED_BUILD_CACHE, SITE: workspace.site ? 'on' : 'off', ...env }, timeout: 120_000 },
-      (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
 }
 
 export type NginxServer = { url: string; pid: number; errors: () => Promise<string>; reload: () => Promise<void>; stop: () => Promise<void> };

@@ -8,14 +8,13 @@ import { serverStore } from '../../server/charts/servers.ts';
 import type { Config } from '../../server/config.ts';
 import { describeIssues } from '../../server/describe-issues.ts';
 import { hashSecret, newSecret } from '../../server/http/auth.ts';
-import { redactUrl, redisReady } from '../../server/redis.ts';
-import { openStateStore, type StateStore } from '../../server/storage.ts';
 import { userTokenStore } from '../../server/users.ts';
 import { loadUsers } from '../../server/versions/catalog.ts';
 import { UserProfile, UserProfiles } from '../../server/versions/schema.ts';
 import { runBuild } from '../build.ts';
 import { writeFileAtomic } from '../write-atomic.ts';
 import { RefusedError } from './release.ts';
+import { withState } from './state.ts';
 
 /**
  * `user add <username> [--nickname N] [--image URL]`: a public profile in data/users.json (it
@@ -73,16 +72,4 @@ export async function addStats(args: string[], config: Config) {
     return result.samples[0]!;
   });
   return { serverId: serverId.data, at: new Date(sample.at).toISOString(), players: sample.players };
-}
-
-/** The state the origins share (STORAGE_DIR, or Redis with REDIS_URL), closed once `use` is done. */
-export async function withState<T>(config: Config, use: (state: StateStore) => Promise<T>): Promise<T> {
-  const state = openStateStore(config, (line) => console.error(line));
-  try {
-    if (state.redis && !(await redisReady(state.redis, 5000))) throw new RefusedError(`Redis at ${redactUrl(config.redisUrl!)} is not reachable`);
-    return await use(state);
-  } finally {
-    await state.redis?.quit().catch(() => {});
-    await state.storage.dispose();
-  }
 }

@@ -1,12 +1,14 @@
 import { parseArgs } from 'node:util';
+import type { Redis } from 'ioredis';
 import type { z } from 'zod';
 import { DayRecord, dayExpiresAt } from '../../server/charts/samples.ts';
 import { ServerRecord } from '../../server/charts/servers.ts';
 import type { Config } from '../../server/config.ts';
-import { redactUrl, redisReady } from '../../server/redis.ts';
-import { REDIS_BASE, createFileStorage, createRedisStorage } from '../../server/storage.ts';
+import { redactUrl } from '../../server/redis.ts';
+import { createFileStorage, redisKey, type Storage } from '../../server/storage.ts';
 import { TokenRecord } from '../../server/users.ts';
 import { RefusedError } from './release.ts';
+import { withState } from './state.ts';
 
 /** What the embedded store holds that Redis must get; caches (charts, brand images) fill again by themselves. */
 const KINDS: { prefix: string; name: 'servers' | 'tokens' | 'samples'; schema: z.ZodType; expiresAt?: (key: string) => number }[] = [
@@ -27,43 +29,44 @@ export async function migrateToRedis(args: string[], config: Config) {
   const url = values.to ?? config.redisUrl;
   if (!url || !/^rediss?:\/\//.test(url)) throw new RefusedError('--to: missing; give the Redis URL, e.g. --to redis://127.0.0.1:6379 (or set REDIS_URL)');
   const source = createFileStorage(config.storageDir);
-  const target = createRedisStorage(url, (line) => console.error(line));
-  const redis = target.redis!;
   try {
-    if (!(await redisReady(redis, 5000))) throw new RefusedError(`Redis at ${redactUrl(url)} is not reachable`);
-    const keys = await source.getKeys();
-    const copied = { servers: 0, tokens: 0, samples: 0 };
-    const result = { from: config.storageDir, to: redactUrl(url), copied, unchanged: 0, expired: 0, cachesLeft: 0, conflicts: [] as string[], invalid: [] as string[] };
-    const now = Date.now() / 1000;
-    for (const [index, key] of keys.entries()) {
-      if (index > 0 && index % 1000 === 0) console.error(`[migrate] ${index}/${keys.length} keys`);
-      const kind = KINDS.find((k) => key.startsWith(k.prefix));
-      if (!kind) {
-        if (CACHES.some((prefix) => key.startsWith(prefix))) result.cachesLeft++;
-        else result.invalid.push(key);
-        continue;
-      }
-      const record = kind.schema.safeParse(await source.getItem(key));
-      if (!record.success) {
-        result.invalid.push(key);
-        continue;
-      }
-      const expiresAt = kind.expiresAt?.(key);
-      if (expiresAt !== undefined && expiresAt <= now) {
-        result.expired++;
-        continue;
-      }
-      // The same JSON the storage driver writes, set only where Redis has nothing yet (NX).
-      const value = JSON.stringify(record.data);
-      const redisKey = `${REDIS_BASE}:${key}`;
-      const written = expiresAt === undefined ? await redis.set(redisKey, value, 'NX') : await redis.set(redisKey, value, 'EXAT', expiresAt, 'NX');
-      if (written === 'OK') copied[kind.name]++;
-      else if ((await redis.get(redisKey)) === value) result.unchanged++;
-      else result.conflicts.push(key);
-    }
-    return result;
+    return await withState({ storageDir: config.storageDir, redisUrl: url }, ({ redis }) => copyToRedis(source, redis!, { from: config.storageDir, to: redactUrl(url) }));
   } finally {
-    await redis.quit().catch(() => {});
     await source.dispose();
   }
+}
+
+/** Each kind's records, checked, into keys Redis does not hold yet; a report of what happened. */
+async function copyToRedis(source: Storage, redis: Redis, names: { from: string; to: string }) {
+  const keys = await source.getKeys();
+  const copied = { servers: 0, tokens: 0, samples: 0 };
+  const result = { ...names, copied, unchanged: 0, expired: 0, cachesLeft: 0, conflicts: [] as string[], invalid: [] as string[] };
+  const now = Date.now() / 1000;
+  for (const [index, key] of keys.entries()) {
+    if (index > 0 && index % 1000 === 0) console.error(`[migrate] ${index}/${keys.length} keys`);
+    const kind = KINDS.find((k) => key.startsWith(k.prefix));
+    if (!kind) {
+      if (CACHES.some((prefix) => key.startsWith(prefix))) result.cachesLeft++;
+      else result.invalid.push(key);
+      continue;
+    }
+    const record = kind.schema.safeParse(await source.getItem(key));
+    if (!record.success) {
+      result.invalid.push(key);
+      continue;
+    }
+    const expiresAt = kind.expiresAt?.(key);
+    if (expiresAt !== undefined && expiresAt <= now) {
+      result.expired++;
+      continue;
+    }
+    // The same JSON the storage driver writes, set only where Redis has nothing yet (NX).
+    const value = JSON.stringify(record.data);
+    const target = redisKey(key);
+    const written = expiresAt === undefined ? await redis.set(target, value, 'NX') : await redis.set(target, value, 'EXAT', expiresAt, 'NX');
+    if (written === 'OK') copied[kind.name]++;
+    else if ((await redis.get(target)) === value) result.unchanged++;
+    else result.conflicts.push(key);
+  }
+  return result;
 }

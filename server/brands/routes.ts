@@ -100,30 +100,30 @@ type BytesJob = {
 /** Cheapest first: the source itself, a precomputed tree file, the render cache, then sharp. */
 async function imageBytes(ctx: AppContext, event: H3Event, job: BytesJob): Promise<Uint8Array> {
   const tree = ctx.tree();
-  if (ctx.renderAlways) return render(ctx, event, job);
-  if (job.original) {
-    event.context.answeredFrom = 'precomputed' satisfies AnsweredFrom;
-    return ctx.files.read(tree.dir, sourceFile(job.source));
-  }
-  const precomputed = tree.routes.get(job.path);
-  if (precomputed) {
-    event.context.answeredFrom = 'precomputed' satisfies AnsweredFrom;
-    return ctx.files.read(tree.dir, precomputed.file);
-  }
-  const cached = await ctx.imageCache.get(job.key);
-  if (cached) {
-    event.context.answeredFrom = 'cache' satisfies AnsweredFrom;
-    return cached;
+  if (!ctx.renderAlways) {
+    if (job.original) {
+      event.context.answeredFrom = 'precomputed' satisfies AnsweredFrom;
+      return ctx.files.read(tree.dir, sourceFile(job.source));
+    }
+    const precomputed = tree.routes.get(job.path);
+    if (precomputed) {
+      event.context.answeredFrom = 'precomputed' satisfies AnsweredFrom;
+      return ctx.files.read(tree.dir, precomputed.file);
+    }
+    const cached = await ctx.imageCache.get(job.key);
+    if (cached) {
+      event.context.answeredFrom = 'cache' satisfies AnsweredFrom;
+      return cached;
+    }
   }
   // Over the rate limit only precomputed and cached images are still answered (SPEC 8).
   if (event.context.overLimit) throw tooManyRequests(event.context.overLimit as RateLimitState);
+  event.context.answeredFrom = 'rendered' satisfies AnsweredFrom;
+  if (ctx.renderAlways) return render(ctx, job);
   // The same image asked for again while it renders (and is cached) waits for that render.
   const pending = rendering.get(job.key);
-  if (pending) {
-    event.context.answeredFrom = 'rendered' satisfies AnsweredFrom;
-    return pending;
-  }
-  const rendered = render(ctx, event, job).then(async (bytes) => {
+  if (pending) return pending;
+  const rendered = render(ctx, job).then(async (bytes) => {
     await ctx.imageCache.set(job.key, bytes, CACHE_TTL_SECONDS);
     return bytes;
   });
@@ -134,10 +134,7 @@ async function imageBytes(ctx: AppContext, event: H3Event, job: BytesJob): Promi
 /** Renders under way in this process, by their key; shared by every context (keys digest all inputs). */
 const rendering = new Map<string, Promise<Uint8Array>>();
 
-async function render(ctx: AppContext, event: H3Event, job: BytesJob): Promise<Uint8Array> {
-  // Over the rate limit only precomputed and cached images are still answered (SPEC 8).
-  if (event.context.overLimit) throw tooManyRequests(event.context.overLimit as RateLimitState);
-  event.context.answeredFrom = 'rendered' satisfies AnsweredFrom;
+async function render(ctx: AppContext, job: BytesJob): Promise<Uint8Array> {
   const sourceBytes = await ctx.files.read(ctx.tree().dir, sourceFile(job.source));
   if (job.original) return sourceBytes;
   return ctx.renderer.render({ ...job.source, bytes: sourceBytes }, job.request, job.background);

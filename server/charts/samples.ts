@@ -1,7 +1,7 @@
 import { ReplyError, type Redis } from 'ioredis';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { z } from 'zod';
-import { REDIS_BASE, StorageUnavailableError, type Storage } from '../storage.ts';
+import { StorageUnavailableError, redisKey, type Storage } from '../storage.ts';
 import type { HourBucket } from './aggregate.ts';
 
 const HOUR = 3_600_000;
@@ -79,7 +79,7 @@ export function sampleStore(storage: Storage, redis?: Redis) {
           [...byDay].map(([day, daySamples]) =>
             // Retention: Redis drops the day once it has left the 365-day window.
             (redis as FoldingRedis)
-              .foldPlayerSamples(`${REDIS_BASE}:${dayKey(serverId, day)}`, dayExpiresAt(day), ...daySamples.flatMap((s) => [hourOf(s.at), s.players]))
+              .foldPlayerSamples(redisKey(dayKey(serverId, day)), dayExpiresAt(day), ...daySamples.flatMap((s) => [hourOf(s.at), s.players]))
               .catch((error: unknown) => Promise.reject(error instanceof ReplyError ? error : new StorageUnavailableError(error))),
           ),
         );

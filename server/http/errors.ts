@@ -1,5 +1,6 @@
 import { HTTPError, type H3Event } from 'h3';
 import { StorageUnavailableError } from '../storage.ts';
+import { throttledLog } from '../throttled-log.ts';
 import { PRIVATE_HEADERS, PUBLIC_HEADERS } from './cache.ts';
 import { findOperation, unroutedError } from './endpoints.ts';
 
@@ -9,7 +10,12 @@ import { findOperation, unroutedError } from './endpoints.ts';
  */
 export function answerError(caught: HTTPError, event: H3Event): Response {
   // h3's own 404 when no route matched: ours names the path, or is a 405 for a known one.
-  const error = caught.status === 404 && caught.message.startsWith('Cannot find any route') ? unroutedError(event) : caught.cause instanceof StorageUnavailableError ? storageUnavailable(caught.cause) : caught;
+  const error =
+    caught.status === 404 && caught.message.startsWith('Cannot find any route')
+      ? unroutedError(event)
+      : caught.cause instanceof StorageUnavailableError
+        ? storageUnavailable(caught.cause)
+        : caught;
   let status = error.status;
   let body: Record<string, unknown>;
   if (error.unhandled) {
@@ -33,13 +39,11 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Redis is down: a prompt 503 the client can retry, not a 500 or a hanging request. The cause is logged once. */
-let storageWarnedAt = -Infinity;
+const logStorageOutage = throttledLog((line) => console.error(line));
+
+/** Redis is down: a prompt 503 the client can retry, not a 500 or a hanging request. The cause is logged once a minute. */
 function storageUnavailable(cause: StorageUnavailableError): HTTPError {
-  if (Date.now() - storageWarnedAt >= 60_000) {
-    storageWarnedAt = Date.now();
-    console.error(`[storage] answering 503: ${cause.message}`);
-  }
+  logStorageOutage(`[storage] answering 503: ${cause.message}`);
   return new HTTPError({ status: 503, message: 'Shared storage is unavailable; retry in a few seconds', headers: { 'retry-after': '5' } });
 }
 

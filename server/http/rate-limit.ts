@@ -2,13 +2,11 @@ import { HTTPError, type H3Event, type Middleware } from 'h3';
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { requestClient } from './client-address.ts';
+import { throttledLog } from '../throttled-log.ts';
 import { findOperation } from './endpoints.ts';
 
 /** SPEC 8: 100 requests per 15 minutes per client address. */
 export type RateLimitPolicy = { limit: number; windowSeconds: number };
-
-/** SPEC 8's default. */
-export const DEFAULT_RATE_LIMIT: RateLimitPolicy = { limit: 100, windowSeconds: 900 };
 
 const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600 };
 
@@ -34,7 +32,7 @@ export function createRateLimiter(policy: RateLimitPolicy, now: () => number, re
   // Keys outlive their window by one more, so the store's own expiry only collects old windows.
   const options = { points: policy.limit, duration: policy.windowSeconds * 2, keyPrefix: 'depot:rate' };
   const counter = redis ? new RateLimiterRedis({ ...options, storeClient: redis, rejectIfRedisNotReady: true }) : new RateLimiterMemory(options);
-  let warnedAt = -Infinity;
+  const warnOutage = throttledLog(log, now);
   // After a failure the store is left alone for a moment (real time, not the window's clock): a
   // Redis that hangs would otherwise cost every request the client's whole command timeout.
   let storeRestsUntil = -Infinity;
@@ -57,10 +55,7 @@ export function createRateLimiter(policy: RateLimitPolicy, now: () => number, re
           if (result instanceof RateLimiterRes) return { allowed: false, remaining: 0, resetSeconds, policy };
           // Serving matters more than counting: answer unlimited, and say so (once a minute at most).
           storeRestsUntil = performance.now() + STORE_REST_MS;
-          if (now() - warnedAt >= 60_000) {
-            warnedAt = now();
-            log(`[rate-limit] store unavailable, requests are not limited: ${result instanceof Error ? result.message : String(result)}`);
-          }
+          warnOutage(`[rate-limit] store unavailable, requests are not limited: ${result instanceof Error ? result.message : String(result)}`);
           return null;
         },
       );
