@@ -47,7 +47,8 @@ export function createRateLimiter(policy: RateLimitPolicy, now: () => number, re
     /** Counts one request; null when the store cannot be reached: the limit fails open. */
     // One .then rather than async/await: every promise hop shows in requests/s.
     take(key: string): Promise<RateLimitState | null> {
-      if (performance.now() < storeRestsUntil) return Promise.resolve(null);
+      // The clock is read only after a failure: this runs on every limited request.
+      if (storeRestsUntil !== -Infinity && performance.now() < storeRestsUntil) return Promise.resolve(null);
       const { windowKey, resetSeconds } = at(key);
       return counter.consume(windowKey).then(
         (result) => ({ allowed: true, remaining: Math.max(0, policy.limit - result.consumedPoints), resetSeconds, policy }),
