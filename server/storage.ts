@@ -1,9 +1,13 @@
+import { mkdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { Redis } from 'ioredis';
+import { lock } from 'proper-lockfile';
 import { createStorage, type Driver, type Storage } from 'unstorage';
 import fsLiteDriver from 'unstorage/drivers/fs-lite';
 import memoryDriver from 'unstorage/drivers/memory';
 import redisDriver from 'unstorage/drivers/redis';
 import { REDIS_OPTIONS, watchRedis } from './redis.ts';
+import { TEMPORARY_FILE, writeFileAtomic } from './write-atomic.ts';
 
 export type { Storage };
 
@@ -28,9 +32,73 @@ export class StorageUnavailableError extends Error {
   }
 }
 
-/** All state goes through unstorage: files under `dir` (the embedded default), or memory for tests. */
+/** Render caches live under this prefix in every store (Redis: `depot:cache:...`), apart from records. */
+export const CACHE_PREFIX = 'cache';
+
+/**
+ * All state goes through unstorage: files under `dir` (the embedded default), or memory for tests.
+ * Every write replaces its file atomically (a crash leaves the old or the new record, never a torn
+ * one); the caches are a mount of their own, so listing them walks only their folder.
+ */
 export function createFileStorage(dir: string): Storage {
-  return createStorage({ driver: fsLiteDriver({ base: dir }) });
+  const storage = createStorage({ driver: atomicFileDriver(dir) });
+  storage.mount(CACHE_PREFIX, atomicFileDriver(join(dir, CACHE_PREFIX)));
+  return storage;
+}
+
+/** A lock left by a process that died is taken over after this long (proper-lockfile's minimum). */
+export const STALE_LOCK_MS = 2000;
+/** How long a writer waits for a key another process holds before the write fails (503). */
+export const LOCK_WAIT_MS = 5000;
+
+type LockingDriver = Driver & { lockKey(key: string): Promise<() => Promise<void>> };
+
+/** fs-lite's layout (`a:b:c` -> `a/b/c`), with atomic writes and a lock per key across processes. */
+function atomicFileDriver(base: string): LockingDriver {
+  const files = fsLiteDriver({ base, ignore: (path: string) => TEMPORARY_FILE.test(path) || path.endsWith('.lock') });
+  const pathOf = (key: string) => {
+    if (key.split(':').some((part) => part === '..' || part.includes('/'))) throw new Error(`Invalid storage key ${JSON.stringify(key)}`);
+    return join(base, ...key.split(':'));
+  };
+  const write = async (key: string, value: string | Uint8Array) => {
+    const path = pathOf(key);
+    await mkdir(dirname(path), { recursive: true });
+    await writeFileAtomic(path, value);
+  };
+  return {
+    ...files,
+    name: 'atomic-fs',
+    setItem: (key, value) => write(key, value),
+    setItemRaw: (key, value) => write(key, value as Uint8Array),
+    async lockKey(key) {
+      const path = pathOf(key);
+      await mkdir(dirname(path), { recursive: true });
+      const release = await lock(path, {
+        realpath: false,
+        stale: STALE_LOCK_MS,
+        retries: { retries: Math.ceil(LOCK_WAIT_MS / 50), minTimeout: 5, maxTimeout: 50, factor: 1.5 },
+        // A lock that could not be kept fresh (the disk stalled): the write under it goes on; log, never throw from a timer.
+        onCompromised: (error) => console.error(`[storage] lock on ${key} lost: ${error.message}`),
+      }).catch((error: unknown) => Promise.reject(new StorageUnavailableError(error)));
+      return () => release().catch(() => {});
+    },
+  };
+}
+
+/**
+ * Runs `update` holding `key` against every process that shares the store: the embedded store's
+ * files are written by the origin and the CLI, so a read-modify-write of one record takes its file
+ * lock. Memory has one process and Redis updates in scripts, so there `update` just runs.
+ */
+export async function withKeyLock<T>(storage: Storage, key: string, update: () => Promise<T>): Promise<T> {
+  const driver = storage.getMount(key).driver as Partial<LockingDriver>;
+  if (!driver.lockKey) return update();
+  const release = await driver.lockKey(key.slice(storage.getMount(key).base.length));
+  try {
+    return await update();
+  } finally {
+    await release();
+  }
 }
 
 export function createMemoryStorage(): Storage {

@@ -12,7 +12,7 @@ import { userTokenStore } from '../../server/users.ts';
 import { loadUsers } from '../../server/versions/catalog.ts';
 import { UserProfile, UserProfiles } from '../../server/versions/schema.ts';
 import { runBuild } from '../build.ts';
-import { writeFileAtomic } from '../write-atomic.ts';
+import { writeFileAtomic } from '../../server/write-atomic.ts';
 import { RefusedError } from './release.ts';
 import { withState } from './state.ts';
 

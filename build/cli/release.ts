@@ -8,7 +8,7 @@ import { jarPath, jarsDir, loadCatalog, sha256Hex, versionsDir } from '../../ser
 import { inspectJar } from '../../server/versions/jar.ts';
 import { JavaVersion, PluginVersionRecord, SemVer, ServerSoftwareName } from '../../server/versions/schema.ts';
 import { runBuild } from '../build.ts';
-import { writeFileAtomic } from '../write-atomic.ts';
+import { writeFileAtomic } from '../../server/write-atomic.ts';
 
 export class RefusedError extends Error {}
 

@@ -1,7 +1,6 @@
 import { ReplyError, type Redis } from 'ioredis';
-import pLimit, { type LimitFunction } from 'p-limit';
 import { z } from 'zod';
-import { StorageUnavailableError, redisKey, type Storage } from '../storage.ts';
+import { StorageUnavailableError, redisKey, withKeyLock, type Storage } from '../storage.ts';
 import type { HourBucket } from './aggregate.ts';
 
 const HOUR = 3_600_000;
@@ -44,26 +43,52 @@ type FoldingRedis = Redis & { foldPlayerSamples(key: string, expiresAt: number, 
 
 /**
  * Player counts folded into hourly buckets, one storage item per server and UTC day. With Redis
- * (every origin's state), a day is folded atomically by a script in Redis; in the embedded store,
- * updates of one day are serialised in this process (read, fold, write). A write has finished when
- * `add` resolves, so an answered sample survives a crash.
+ * (every origin's state), a day is folded atomically by a script in Redis. In the embedded store a
+ * day is read, folded and written whole (atomically) under the day's file lock, which the CLI takes
+ * too; samples for a day that arrive while it is being written wait and go together into its next
+ * write (group commit), so durability costs one write per busy day, not per sample. `add`
+ * resolves once a write holding all its samples is on disk: an answered sample survives a crash.
  */
 export function sampleStore(storage: Storage, redis?: Redis) {
   if (redis && !('foldPlayerSamples' in redis)) redis.defineCommand('foldPlayerSamples', { numberOfKeys: 1, lua: FOLD_IN_REDIS });
-  const queues = new Map<string, LimitFunction>();
-  const serialised = async (key: string, update: () => Promise<void>) => {
-    const queue = queues.get(key) ?? pLimit(1);
-    queues.set(key, queue);
-    try {
-      await queue(update);
-    } finally {
-      if (queue.activeCount === 0 && queue.pendingCount === 0) queues.delete(key);
-    }
-  };
   const dayKey = (serverId: string, day: number) => `samples:${serverId}:${day}`;
-  const readDay = async (key: string): Promise<DayRecord> => {
-    const parsed = DayRecord.safeParse(await storage.getItem(key));
-    return parsed.success ? parsed.data : {};
+  const hourOf = (at: number) => Math.floor((at % DAY) / HOUR);
+
+  type Waiting = { samples: Sample[]; written: (error?: unknown) => void };
+  /** Per day key: samples waiting for the day's next write, and whether a write is running. */
+  const days = new Map<string, { waiting: Waiting[]; writing: boolean }>();
+  const writeDay = async (key: string, retiredKey: string, group: Waiting[]) => {
+    await withKeyLock(storage, key, async () => {
+      const parsed = DayRecord.safeParse(await storage.getItem(key));
+      const record: DayRecord = parsed.success ? parsed.data : {};
+      for (const { at, players } of group.flatMap((waiting) => waiting.samples)) {
+        const hour = String(hourOf(at));
+        const [max, sum, count] = record[hour] ?? [0, 0, 0];
+        record[hour] = [Math.max(max, players), sum + players, count + 1];
+      }
+      await storage.setItem(key, record);
+    });
+    // Retention: the day that has just left the 365-day window goes.
+    await storage.removeItem(retiredKey).catch(() => {}); // a leftover day is harmless: range() never reads it
+  };
+  const drain = async (key: string, retiredKey: string) => {
+    const day = days.get(key)!;
+    day.writing = true;
+    while (day.waiting.length > 0) {
+      const group = day.waiting.splice(0);
+      await writeDay(key, retiredKey, group).then(
+        () => group.forEach((waiting) => waiting.written()),
+        (error: unknown) => group.forEach((waiting) => waiting.written(error ?? new Error('write failed'))),
+      );
+    }
+    days.delete(key);
+  };
+  const addToDay = (key: string, retiredKey: string, samples: Sample[]): Promise<void> => {
+    const day = days.get(key) ?? { waiting: [], writing: false };
+    days.set(key, day);
+    const written = new Promise<void>((resolve, reject) => day.waiting.push({ samples, written: (error) => (error ? reject(error) : resolve()) }));
+    if (!day.writing) void drain(key, retiredKey);
+    return written;
   };
 
   return {
@@ -73,7 +98,6 @@ export function sampleStore(storage: Storage, redis?: Redis) {
         const day = Math.floor(sample.at / DAY);
         byDay.set(day, [...(byDay.get(day) ?? []), sample]);
       }
-      const hourOf = (at: number) => Math.floor((at % DAY) / HOUR);
       if (redis) {
         await Promise.all(
           [...byDay].map(([day, daySamples]) =>
@@ -85,21 +109,7 @@ export function sampleStore(storage: Storage, redis?: Redis) {
         );
         return;
       }
-      await Promise.all(
-        [...byDay].map(([day, daySamples]) =>
-          serialised(dayKey(serverId, day), async () => {
-            const record = await readDay(dayKey(serverId, day));
-            for (const { at, players } of daySamples) {
-              const hour = String(hourOf(at));
-              const [max, sum, count] = record[hour] ?? [0, 0, 0];
-              record[hour] = [Math.max(max, players), sum + players, count + 1];
-            }
-            await storage.setItem(dayKey(serverId, day), record);
-            // Retention: the day that has just left the 365-day window goes.
-            await storage.removeItem(dayKey(serverId, day - RETENTION_DAYS - 1));
-          }),
-        ),
-      );
+      await Promise.all([...byDay].map(([day, daySamples]) => addToDay(dayKey(serverId, day), dayKey(serverId, day - RETENTION_DAYS - 1), daySamples)));
     },
     /** Hourly buckets from `from` to `to` (epoch ms), oldest first. */
     async range(serverId: string, from: number, to: number): Promise<HourBucket[]> {
