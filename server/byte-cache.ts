@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
+import pLimit from 'p-limit';
 import { z } from 'zod';
-import type { Storage } from './storage.ts';
+import { CACHE_PREFIX, type Storage } from './storage.ts';
 import { throttledLog } from './throttled-log.ts';
 
 /** What storage holds per entry; parsed on the way out like any input. */
@@ -12,17 +13,18 @@ export type ByteCache = {
   set(key: string, bytes: Uint8Array, ttlSeconds: number | null): Promise<void>;
 };
 
-type ByteCacheOptions = { now?: () => number; memoryBytes?: number; keepForever?: boolean; warn?: (line: string) => void };
+type ByteCacheOptions = { now?: () => number; memoryBytes?: number; keepForever?: boolean; budget?: CacheBudget; warn?: (line: string) => void };
 
 /**
  * Rendered answers (brand images, charts) in unstorage, shared by every origin when storage is
- * Redis, with a small in-process LRU in front for hot answers. Entries live under `namespace:`.
- * A cache never fails an answer: while storage is unreachable, reads miss and writes are dropped.
+ * Redis, with a small in-process LRU in front for hot answers. Entries live under
+ * `cache:<namespace>:`; with a budget (the embedded store) their bytes are capped. A cache never
+ * fails an answer: while storage is unreachable, reads miss and writes are dropped.
  */
 export function createByteCache(
   storage: Storage,
   namespace: string,
-  { now = Date.now, memoryBytes = 64 * 1024 * 1024, keepForever = false, warn = console.warn }: ByteCacheOptions = {},
+  { now = Date.now, memoryBytes = 64 * 1024 * 1024, keepForever = false, budget, warn = console.warn }: ByteCacheOptions = {},
 ): ByteCache {
   const warnOnce = throttledLog(warn, now);
   const unavailable = (error: unknown) => {
@@ -34,13 +36,18 @@ export function createByteCache(
     sizeCalculation: (entry) => Math.max(entry.bytes.length, 1),
   });
   const fresh = (expiresAt: number | null) => expiresAt === null || expiresAt > now();
+  const stored = (key: string) => `${CACHE_PREFIX}:${namespace}:${key}`;
   return {
     async get(key) {
       const hot = memory.get(key);
-      if (hot && fresh(hot.expiresAt)) return hot.bytes;
-      const parsed = CachedBytes.safeParse(await storage.getItem(`${namespace}:${key}`).catch(unavailable));
+      if (hot && fresh(hot.expiresAt)) {
+        budget?.used(stored(key));
+        return hot.bytes;
+      }
+      const parsed = CachedBytes.safeParse(await storage.getItem(stored(key)).catch(unavailable));
       // A missing, torn or foreign entry is a miss: the answer is computed again.
       if (!parsed.success || !fresh(parsed.data.expiresAt)) return null;
+      budget?.used(stored(key));
       const bytes = new Uint8Array(Buffer.from(parsed.data.data, 'base64'));
       memory.set(key, { bytes, expiresAt: parsed.data.expiresAt });
       return bytes;
@@ -48,9 +55,107 @@ export function createByteCache(
     async set(key, bytes, ttlSeconds) {
       const expiresAt = ttlSeconds === null || keepForever ? null : now() + ttlSeconds * 1000;
       memory.set(key, { bytes, expiresAt });
-      // The ttl lets Redis drop expired entries itself; the file store keeps them until overwritten.
+      const value = JSON.stringify({ expiresAt, data: Buffer.from(bytes).toString('base64') });
+      if (budget && !budget.fits(value.length)) return;
+      // The ttl lets Redis drop expired entries itself; in the embedded store the budget sweeps them.
       const ttl = expiresAt === null ? undefined : Math.ceil((expiresAt - now()) / 1000);
-      await storage.setItem(`${namespace}:${key}`, { expiresAt, data: Buffer.from(bytes).toString('base64') }, { ttl }).catch(unavailable);
+      const written = await storage.setItem(stored(key), value, { ttl }).then(() => true, unavailable);
+      if (written) await budget?.stored(stored(key), value.length, expiresAt);
     },
+  };
+}
+
+export type CacheBudget = {
+  /** Could an entry of this many stored bytes be kept at all? */
+  fits(bytes: number): boolean;
+  /** A stored entry was read: it is now the most recently used. */
+  used(key: string): void;
+  /** An entry was written: its bytes count, and the least recently used entries go while over the cap. */
+  stored(key: string, bytes: number, expiresAt: number | null): Promise<void>;
+  /** Deletes every entry whose time is up; resolves to how many went. */
+  sweep(): Promise<number>;
+  /** Bytes the cached entries hold in storage now. */
+  bytes(): number;
+  stop(): void;
+};
+
+/** Namespaces of caches stored at the top level before they moved under `cache:`. */
+const FORMER_CACHES = ['brand-images', 'charts'];
+const SWEEP_EVERY_MS = 10 * 60_000;
+
+/**
+ * CACHE_MAX_BYTES over every cache of the embedded store (Redis caches expire by their TTL and by
+ * Redis' own memory policy): an index of the entries in least-recently-used order, with their size
+ * and expiry, rebuilt from storage at start (and the expired entries swept then and every 10
+ * minutes). Only this process writes the embedded store's caches, so the index is the truth.
+ */
+export function createCacheBudget(
+  storage: Storage,
+  { maxBytes, now = Date.now, warn = console.warn }: { maxBytes: number; now?: () => number; warn?: (line: string) => void },
+): CacheBudget & { ready: Promise<void> } {
+  const entries = new Map<string, { bytes: number; expiresAt: number | null }>();
+  let total = 0;
+  const forget = (key: string) => {
+    total -= entries.get(key)?.bytes ?? 0;
+    entries.delete(key);
+  };
+  const remove = async (key: string) => {
+    forget(key);
+    await storage.removeItem(key).catch((error: unknown) => warn(`[cache] could not delete ${key}: ${error instanceof Error ? error.message : String(error)}`));
+  };
+  const evictOverCap = async (keep?: string) => {
+    for (const key of entries.keys()) {
+      if (total <= maxBytes) break;
+      if (key !== keep) await remove(key);
+    }
+  };
+  const sweep = async () => {
+    const expired = [...entries].filter(([, entry]) => entry.expiresAt !== null && entry.expiresAt <= now()).map(([key]) => key);
+    for (const key of expired) await remove(key);
+    return expired.length;
+  };
+
+  // Entries already on disk: sizes from the file system, expiry from the entry itself (read once).
+  const ready = (async () => {
+    const limit = pLimit(8);
+    for (const former of FORMER_CACHES) await Promise.all((await storage.getKeys(former)).map((key) => limit(() => storage.removeItem(key))));
+    const found = await Promise.all(
+      (await storage.getKeys(CACHE_PREFIX)).map((key) =>
+        limit(async () => {
+          const [meta, value] = await Promise.all([storage.getMeta(key), storage.getItem(key)]);
+          const parsed = CachedBytes.safeParse(value);
+          return { key, bytes: Number(meta.size ?? 0), usedAt: meta.mtime?.getTime() ?? 0, expiresAt: parsed.success ? parsed.data.expiresAt : 0 };
+        }),
+      ),
+    );
+    for (const entry of found.sort((a, b) => a.usedAt - b.usedAt)) {
+      if (entries.has(entry.key)) continue; // written since start: that is newer
+      entries.set(entry.key, entry);
+      total += entry.bytes;
+    }
+    await sweep();
+    await evictOverCap();
+  })().catch((error: unknown) => warn(`[cache] could not index the stored caches: ${error instanceof Error ? error.message : String(error)}`));
+  const timer = setInterval(() => void sweep().catch(() => {}), SWEEP_EVERY_MS);
+  timer.unref();
+
+  return {
+    ready,
+    fits: (bytes) => bytes <= maxBytes,
+    used(key) {
+      const entry = entries.get(key);
+      if (!entry) return;
+      entries.delete(key);
+      entries.set(key, entry);
+    },
+    async stored(key, bytes, expiresAt) {
+      forget(key);
+      entries.set(key, { bytes, expiresAt });
+      total += bytes;
+      await evictOverCap(key);
+    },
+    sweep,
+    bytes: () => total,
+    stop: () => clearInterval(timer),
   };
 }

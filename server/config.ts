@@ -11,6 +11,17 @@ const Env = z.object({
   DIST_DIR: z.string().min(1).default('./dist'),
   STORAGE_DIR: z.string().min(1).default('./.storage'),
   BUILD_CACHE_DIR: z.string().min(1).optional(),
+  CACHE_MAX_BYTES: z
+    .string()
+    .default('256MiB')
+    .transform((text, issue) => {
+      const bytes = parseByteSize(text);
+      if (bytes === undefined) {
+        issue.addIssue({ code: 'custom', message: 'must be a size in bytes such as 268435456, 500MB or 1GiB (0: store no cache entries)' });
+        return z.NEVER;
+      }
+      return bytes;
+    }),
   IMAGE_CACHE: z.enum(['on', 'off']).default('on'),
   LOG_REQUESTS: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
   SITE: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
@@ -63,6 +74,8 @@ export type Config = {
   storageDir: string;
   /** Rendered images the build keeps between builds; default <DIST_DIR>/.cache. */
   buildCacheDir: string;
+  /** What the embedded store's render caches may hold, in bytes; least recently used entries go first. */
+  cacheMaxBytes: number;
   /** off: every brand query renders, bypassing precomputed files and the cache (benchmarks). */
   imageCache: boolean;
   /** One JSON line per request on stdout; off when a CDN or proxy in front keeps the access log. */
@@ -99,7 +112,7 @@ export type DeployOptions = {
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = Env.safeParse(env);
   if (!parsed.success) throw new Error(`Invalid configuration: ${describeIssues(parsed.error.issues)}`);
-  const { PORT, HOST, DATA_DIR, DIST_DIR, STORAGE_DIR, BUILD_CACHE_DIR, IMAGE_CACHE, LOG_REQUESTS, SITE, PRIVATE_CHART_IPS, TRUST_PROXY, RATE_LIMIT, REDIS_URL } = parsed.data;
+  const { PORT, HOST, DATA_DIR, DIST_DIR, STORAGE_DIR, BUILD_CACHE_DIR, CACHE_MAX_BYTES, IMAGE_CACHE, LOG_REQUESTS, SITE, PRIVATE_CHART_IPS, TRUST_PROXY, RATE_LIMIT, REDIS_URL } = parsed.data;
   const { NGINX_ORIGINS, NGINX_LISTEN, NGINX_REAL_IP_FROM, DEPLOY_DIST_DIR, ORIGIN_URL } = parsed.data;
   return {
     port: PORT,
@@ -108,6 +121,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     distDir: resolve(DIST_DIR),
     storageDir: resolve(STORAGE_DIR),
     buildCacheDir: resolve(BUILD_CACHE_DIR ?? `${DIST_DIR}/.cache`),
+    cacheMaxBytes: CACHE_MAX_BYTES,
     imageCache: IMAGE_CACHE === 'on',
     logRequests: LOG_REQUESTS === 'on',
     site: SITE === 'on',
@@ -119,7 +133,18 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
 }
 
+const BYTE_UNITS: Record<string, number> = { '': 1, b: 1, kb: 1e3, mb: 1e6, gb: 1e9, kib: 2 ** 10, mib: 2 ** 20, gib: 2 ** 30 };
+
+/** `268435456`, `500MB`, `1.5GiB` (any letter case) -> bytes; undefined when not a size. */
+function parseByteSize(text: string): number | undefined {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([kmg]i?b|b)?\s*$/i.exec(text);
+  if (!match) return undefined;
+  const bytes = Number(match[1]) * BYTE_UNITS[(match[2] ?? '').toLowerCase()]!;
+  return Number.isSafeInteger(Math.floor(bytes)) ? Math.floor(bytes) : undefined;
+}
+
 /** What an empty environment configures: the build's settings when a caller passes none (tests, benchmarks). */
 const DEFAULTS = readConfig({});
 export const DEFAULT_DEPLOY: DeployOptions = DEFAULTS.deploy;
 export const DEFAULT_RATE_LIMIT: RateLimitPolicy | null = DEFAULTS.rateLimit;
+export const DEFAULT_CACHE_MAX_BYTES: number = DEFAULTS.cacheMaxBytes;

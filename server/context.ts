@@ -1,5 +1,5 @@
 import type { ImageRenderer } from './brands/render.ts';
-import { createByteCache, type ByteCache } from './byte-cache.ts';
+import { createByteCache, type ByteCache, type CacheBudget } from './byte-cache.ts';
 import { sampleStore, type SampleStore } from './charts/samples.ts';
 import { serverStore, type ServerStore } from './charts/servers.ts';
 import { addressAllowList } from './http/addresses.ts';
@@ -36,14 +36,14 @@ export type StateContext = {
 
 export function createStateContext(
   storage: Storage,
-  options: { now?: () => number; privateChartIps?: string[]; trustProxy?: string[]; redis?: Redis | undefined; warn?: (line: string) => void } = {},
+  options: { now?: () => number; privateChartIps?: string[]; trustProxy?: string[]; redis?: Redis | undefined; cacheBudget?: CacheBudget | undefined; warn?: (line: string) => void } = {},
 ): StateContext {
   const now = options.now ?? Date.now;
   return {
     servers: serverStore(storage),
     samples: sampleStore(storage, options.redis),
     tokens: userTokenStore(storage),
-    chartCache: createByteCache(storage, 'charts', { now, ...(options.warn ? { warn: options.warn } : {}) }),
+    chartCache: createByteCache(storage, 'charts', { now, ...(options.warn ? { warn: options.warn } : {}), ...(options.cacheBudget ? { budget: options.cacheBudget } : {}) }),
     now,
     privateChartsFrom: addressAllowList(options.privateChartIps ?? []),
     trustProxy: trustedProxies(options.trustProxy ?? []),

@@ -6,7 +6,8 @@ import { createOrigin } from './app.ts';
 import { logRequests, type RequestLog } from './http/request-log.ts';
 import { createStateContext } from './context.ts';
 import { createRateLimiter, type RateLimitPolicy } from './http/rate-limit.ts';
-import { createByteCache } from './byte-cache.ts';
+import { createByteCache, createCacheBudget } from './byte-cache.ts';
+import { DEFAULT_CACHE_MAX_BYTES } from './config.ts';
 import { createImageRenderer } from './brands/render.ts';
 import { createFileCache } from './http/file-cache.ts';
 import { redisReady } from './redis.ts';
@@ -33,6 +34,8 @@ export type OriginOptions = {
   rateLimit?: RateLimitPolicy | null;
   /** REDIS_URL: all state (rate limit, caches, tokens, servers, samples) in Redis, shared by every origin. */
   redisUrl?: string;
+  /** CACHE_MAX_BYTES: what the embedded store's render caches may hold (Redis: TTLs and its own memory policy). */
+  cacheMaxBytes?: number;
   /** Where request log lines go (main: stdout, one JSON object per line); none when absent. */
   log?: (entry: RequestLog) => void;
   /** Where warnings go (Redis outages, the rate limit failing open); default stderr. */
@@ -52,13 +55,14 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
   // Answer from the first request with Redis connected when it is up; when it is not, start anyway
   // (static answers need no state) and let the client reconnect.
   if (redis && !(await redisReady(redis, 3000))) warn('[redis] not reachable at start; answers that need state say 503 until it is');
-  const state = createStateContext(storage, { ...options, redis, warn });
+  const cacheBudget = redis ? undefined : createCacheBudget(storage, { maxBytes: options.cacheMaxBytes ?? DEFAULT_CACHE_MAX_BYTES, warn, ...(options.now ? { now: options.now } : {}) });
+  const state = createStateContext(storage, { ...options, redis, cacheBudget, warn });
   const limiter = options.rateLimit ? createRateLimiter(options.rateLimit, state.now, redis, warn) : null;
   const app = createOrigin({
     ...state,
     tree: follower.current,
     files: createFileCache(),
-    imageCache: createByteCache(storage, 'brand-images', { warn }),
+    imageCache: createByteCache(storage, 'brand-images', { warn, ...(cacheBudget ? { budget: cacheBudget } : {}) }),
     renderer: createImageRenderer(),
     renderAlways: options.imageCache === false,
   }, limiter);
@@ -82,6 +86,7 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
     server,
     close: async () => {
       follower.stop();
+      cacheBudget?.stop();
       await closeServer(server);
       // quit() lets pending commands finish; while Redis is unreachable, stop reconnecting instead.
       await redis?.quit().catch(() => redis.disconnect());

@@ -5,7 +5,7 @@ import { DayRecord, dayExpiresAt } from '../../server/charts/samples.ts';
 import { ServerRecord } from '../../server/charts/servers.ts';
 import type { Config } from '../../server/config.ts';
 import { redactUrl } from '../../server/redis.ts';
-import { createFileStorage, redisKey, type Storage } from '../../server/storage.ts';
+import { CACHE_PREFIX, createFileStorage, redisKey, type Storage } from '../../server/storage.ts';
 import { TokenRecord } from '../../server/users.ts';
 import { RefusedError } from './release.ts';
 import { withState } from './state.ts';
@@ -16,7 +16,8 @@ const KINDS: { prefix: string; name: 'servers' | 'tokens' | 'samples'; schema: z
   { prefix: 'user-tokens:', name: 'tokens', schema: TokenRecord },
   { prefix: 'samples:', name: 'samples', schema: DayRecord, expiresAt: (key) => dayExpiresAt(Number(key.split(':').at(-1))) },
 ];
-const CACHES = ['charts:', 'brand-images:'];
+/** Caches are not copied (they fill again); `charts:` and `brand-images:` are where they lived before `cache:`. */
+const CACHES = [`${CACHE_PREFIX}:`, 'charts:', 'brand-images:'];
 
 /**
  * `migrate [--to redis://...]`: copies servers, users' tokens and player-count days from the
