@@ -1,5 +1,6 @@
 import type { ImageRenderer } from './brands/render.ts';
 import { createByteCache, type ByteCache, type CacheBudget } from './byte-cache.ts';
+import { idempotencyStore, type IdempotencyStore } from './charts/idempotency.ts';
 import { sampleStore, type SampleStore } from './charts/samples.ts';
 import { serverStore, type ServerStore } from './charts/servers.ts';
 import { addressAllowList } from './http/addresses.ts';
@@ -25,6 +26,8 @@ export type AppContext = StateContext & {
 export type StateContext = {
   servers: ServerStore;
   samples: SampleStore;
+  /** Ingestion's Idempotency-Key, remembered 24 hours per server. */
+  idempotency: IdempotencyStore;
   tokens: UserTokenStore;
   chartCache: ByteCache;
   now: () => number;
@@ -42,6 +45,7 @@ export function createStateContext(
   return {
     servers: serverStore(storage),
     samples: sampleStore(storage, options.redis),
+    idempotency: idempotencyStore(storage, options.redis),
     tokens: userTokenStore(storage),
     chartCache: createByteCache(storage, 'charts', { now, ...(options.warn ? { warn: options.warn } : {}), ...(options.cacheBudget ? { budget: options.cacheBudget } : {}) }),
     now,

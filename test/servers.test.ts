@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DOMParser } from '@xmldom/xmldom';
 import { suite } from 'uvu';
@@ -188,3 +189,73 @@ durability('a sample answered 204 survives the origin being killed right after',
   }
 });
 durability.run();
+
+const idempotent = suite('Idempotency-Key on ingestion');
+let clock = Date.parse('2026-11-20T12:30:00Z');
+const startIdempotentOrigin = () => startTestOrigin(ctx.workspace, { storage: createFileStorage(ctx.workspace.storageDir), now: () => clock });
+idempotent.before(async () => {
+  await setupAccounts();
+  ctx.origin = await startIdempotentOrigin();
+});
+idempotent.after(async () => {
+  await ctx.origin.close();
+  await ctx.workspace.remove();
+});
+const ingestWithKey = (key: string, body: unknown) =>
+  fetch(`${ctx.origin.url}/api/servers/${ctx.accounts.publicServer.id}/stats`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ctx.accounts.publicServer.ingestKey}`, 'idempotency-key': key },
+    body: JSON.stringify(body),
+  });
+/** How many samples the hour of `at` holds, read from STORAGE_DIR. */
+async function storedCount(at: string): Promise<number> {
+  const time = Date.parse(at);
+  const file = join(ctx.workspace.storageDir, 'samples', ctx.accounts.publicServer.id, String(Math.floor(time / 86_400_000)));
+  const day = JSON.parse(await readFile(file, 'utf8').catch(() => '{}')) as Record<string, number[]>;
+  return day[String(Math.floor((time % 86_400_000) / 3_600_000))]?.[2] ?? 0;
+}
+
+idempotent('a repeat with the same key and body answers 204 again, marked as replayed, and stores nothing', async () => {
+  const body = { samples: [{ at: '2026-11-20T08:10:00Z', players: 12 }] };
+  const first = await ingestWithKey('retry-1', body);
+  assert.is(first.status, 204);
+  assert.is(first.headers.get('idempotent-replayed'), null);
+  const again = await ingestWithKey('retry-1', body);
+  assert.is(again.status, 204);
+  assert.is(again.headers.get('idempotent-replayed'), 'true');
+  assert.is(await storedCount('2026-11-20T08:10:00Z'), 1);
+});
+idempotent('concurrent repeats of one key store once', async () => {
+  const body = { samples: [{ at: '2026-11-20T07:10:00Z', players: 3 }] };
+  const answers = await Promise.all(Array.from({ length: 10 }, () => ingestWithKey('burst', body)));
+  assert.equal(answers.map((a) => a.status), Array(10).fill(204));
+  assert.is(answers.filter((a) => a.headers.get('idempotent-replayed') === 'true').length, 9);
+  assert.is(await storedCount('2026-11-20T07:10:00Z'), 1);
+});
+idempotent('the same key with another body is refused with 422', async () => {
+  assert.is((await ingestWithKey('reused', { players: 1 })).status, 204);
+  const answer = await ingestWithKey('reused', { players: 2 });
+  assert.is(answer.status, 422);
+  assert.match((await answer.json()).error, /Idempotency-Key was used with another body/);
+});
+idempotent('a malformed key is a 400 naming the header', async () => {
+  for (const key of ['x'.repeat(256), 'tab\there']) {
+    const answer = await ingestWithKey(key, { players: 1 });
+    assert.is(answer.status, 400, key);
+    assert.match((await answer.json()).error, /^Idempotency-Key must be 1 to 255 printable ASCII characters/);
+  }
+});
+idempotent('keys are remembered across a restart, for 24 hours', async () => {
+  const body = { samples: [{ at: '2026-11-20T06:10:00Z', players: 40 }] };
+  assert.is((await ingestWithKey('restart', body)).status, 204);
+  await ctx.origin.close();
+  ctx.origin = await startIdempotentOrigin();
+  assert.is((await ingestWithKey('restart', body)).headers.get('idempotent-replayed'), 'true');
+  assert.is(await storedCount('2026-11-20T06:10:00Z'), 1);
+  clock += 24 * 3_600_000 + 1000;
+  const later = await ingestWithKey('restart', body);
+  assert.is(later.status, 204);
+  assert.is(later.headers.get('idempotent-replayed'), null);
+  assert.is(await storedCount('2026-11-20T06:10:00Z'), 2);
+});
+idempotent.run();

@@ -45,14 +45,26 @@ export const CHART_PATHS: ZodOpenApiPathsObject = {
       tags: ['player charts'],
       summary: 'Report player counts (hourly buckets; not rate limited)',
       security: [{ ingestKey: [] }],
-      requestParams: { path: Server },
+      requestParams: {
+        path: Server,
+        header: z.object({
+          'idempotency-key': z.string().min(1).max(255).optional().meta({
+            description: 'Any unique string (a UUID): a repeat of the request with the same key within 24 hours answers 204 again (with `Idempotent-Replayed: true`) and stores nothing',
+          }),
+        }),
+      },
       requestBody: { required: true, content: { 'application/json': { schema: z.union([PlayersBody, SamplesBody]) } } },
       responses: {
-        '204': { description: 'Stored: the samples survive a crash from here on' },
-        '400': errorAnswer('A body that is not JSON or not one of the two shapes (the error names the field), or an id that is not a UUID'),
+        '204': {
+          description: 'Stored: the samples survive a crash from here on (or, with a repeated Idempotency-Key, stored before)',
+          headers: { 'Idempotent-Replayed': { description: '`true` when this answers a repeated Idempotency-Key and nothing was stored', schema: { type: 'string' } } },
+        },
+        '400': errorAnswer('A body that is not JSON or not one of the two shapes (the error names the field), an id that is not a UUID, or a malformed Idempotency-Key'),
         '401': { ...errorAnswer('No ingest key, or not this server\'s'), headers: { 'WWW-Authenticate': { description: 'Bearer', schema: { type: 'string' } } } },
         '404': errorAnswer('No server with this id'),
+        '409': errorAnswer('Another request with this Idempotency-Key is being stored (with Retry-After)'),
         '413': errorAnswer('A body over 256 KiB'),
+        '422': errorAnswer('This Idempotency-Key was used with another body in the last 24 hours'),
         '500': INTERNAL_ERROR,
         '503': STORAGE_UNAVAILABLE,
       },

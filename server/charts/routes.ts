@@ -11,6 +11,7 @@ import { validQuery } from '../http/validate.ts';
 import { aggregate } from './aggregate.ts';
 import { drawPlayerChart } from './draw.ts';
 import { EXAMPLE_NOW, exampleBuckets } from './example.ts';
+import { IdempotencyKey } from './idempotency.ts';
 import { samplesFromBody } from './ingest.ts';
 import { ChartQuery, ServerId } from './schema.ts';
 import type { ServerRecord } from './servers.ts';
@@ -59,10 +60,18 @@ export function chartRoutes(ctx: AppContext): H3 {
     const key = bearerToken(event);
     if (!key) throw unauthorized('Send the server\'s ingest key as Authorization: Bearer <key>');
     if (!secretMatches(server.ingestKeyHash, key)) throw unauthorized('Wrong ingest key for this server');
-    const result = samplesFromBody(await readJson(event), ctx.now());
+    const idempotencyKey = idempotencyKeyOf(event);
+    const body = await readJson(event);
+    const result = samplesFromBody(body, ctx.now());
     if ('error' in result) throw new HTTPError({ status: 400, message: result.error });
-    const { samples } = result;
-    await ctx.samples.add(server.id, samples);
+    const store = () => ctx.samples.add(server.id, result.samples);
+    if (idempotencyKey === null) await store();
+    else {
+      const outcome = await ctx.idempotency.once(server.id, idempotencyKey, JSON.stringify(body), store, ctx.now());
+      if (outcome === 'conflict') throw new HTTPError({ status: 422, message: 'Idempotency-Key was used with another body in the last 24 hours; send new samples with a new key' });
+      if (outcome === 'in-progress') throw new HTTPError({ status: 409, message: 'A request with this Idempotency-Key is still being stored; retry in a moment', headers: { 'retry-after': '1' } });
+      if (outcome === 'replayed') return new Response(null, { status: 204, headers: { ...PRIVATE_HEADERS, 'idempotent-replayed': 'true' } });
+    }
     return new Response(null, { status: 204, headers: PRIVATE_HEADERS });
   });
   return app;
@@ -82,6 +91,15 @@ async function requireOwner(ctx: AppContext, event: H3Event, server: ServerRecor
   if (!token) throw forbidden('This chart is private: send its owner\'s token as Authorization: Bearer <token>');
   if ((await ctx.tokens.authenticate(token)) !== server.owner) throw forbidden('This chart is private to its owner');
   if (!ctx.privateChartsFrom(requestClient(event, ctx.trustProxy).address)) throw forbidden('Private charts cannot be read from this address');
+}
+
+/** The optional Idempotency-Key header: null when absent, 400 when malformed. */
+function idempotencyKeyOf(event: H3Event): string | null {
+  const header = event.req.headers.get('idempotency-key');
+  if (header === null) return null;
+  const key = IdempotencyKey.safeParse(header);
+  if (!key.success) throw new HTTPError({ status: 400, message: key.error.issues[0]!.message });
+  return key.data;
 }
 
 async function readJson(event: H3Event): Promise<unknown> {
