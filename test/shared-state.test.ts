@@ -74,6 +74,51 @@ else {
     assert.match(desc(await response.text())!, /peak 4,?242 players/);
   });
 
+  shared('one Idempotency-Key sent to both origins at once is stored once; the others answer replayed or 409', async () => {
+    const { id, ingestKey } = ctx.accounts.publicServer;
+    const at = new Date(HOUR_START - 5 * 3_600_000).toISOString();
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        fetch(`${ctx.origins[i % 2]!.url}/api/servers/${id}/stats`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${ingestKey}`, 'idempotency-key': 'both-origins' },
+          body: JSON.stringify({ samples: [{ at, players: 9 }] }),
+        }),
+      ),
+    );
+    const stored = answers.filter((a) => a.status === 204 && a.headers.get('idempotent-replayed') === null);
+    assert.is(stored.length, 1);
+    assert.ok(answers.every((a) => a.status === 204 || a.status === 409), answers.map((a) => a.status).join());
+    const state = createRedisStorage(ctx.redis.url, () => {});
+    try {
+      assert.ok(await redisReady(state.redis!, 5000));
+      const hour = Date.parse(at);
+      const buckets = await sampleStore(state.storage, state.redis).range(id, hour, hour);
+      assert.equal(buckets.filter((bucket) => bucket.hour === hour), [{ hour, max: 9, sum: 9, count: 1 }]);
+    } finally {
+      await state.redis!.quit();
+    }
+  });
+
+  shared('every cache key lives under depot:cache: with a TTL; records keep their own prefixes', async () => {
+    const { id } = ctx.accounts.publicServer;
+    for (const width of [401, 402, 403]) assert.is((await chart(width % 2, id, `?width=${width}`)).status, 200);
+    for (const size of [71, 72]) assert.is((await fetch(`${ctx.origins[0]!.url}/api/image/brand/folia?size=${size}`)).status, 200);
+    const state = createRedisStorage(ctx.redis.url, () => {});
+    try {
+      assert.ok(await redisReady(state.redis!, 5000));
+      const keys = await state.redis!.keys('depot:*');
+      const caches = keys.filter((key) => key.startsWith('depot:cache:'));
+      assert.ok(caches.filter((key) => key.startsWith('depot:cache:charts:')).length >= 3, keys.join('\n'));
+      assert.ok(caches.filter((key) => key.startsWith('depot:cache:brand-images:')).length >= 2, keys.join('\n'));
+      for (const key of caches) assert.ok((await state.redis!.ttl(key)) > 0, `${key} has a TTL`);
+      const others = keys.filter((key) => !key.startsWith('depot:cache:'));
+      assert.equal(others.filter((key) => !/^depot:(servers|user-tokens|samples|idempotency|rate):/.test(key)), []);
+    } finally {
+      await state.redis!.quit();
+    }
+  });
+
   shared('Redis hanging (frozen, connections open): charts and ingestion answer 503 within the command timeout; thawed: served again', async () => {
     const { id, ingestKey } = ctx.accounts.publicServer;
     ctx.redis.freeze();
