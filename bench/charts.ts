@@ -9,6 +9,8 @@ import { EXAMPLE_NOW, exampleBuckets } from '../server/charts/example.ts';
 import { sampleStore } from '../server/charts/samples.ts';
 import { serverStore } from '../server/charts/servers.ts';
 import { hashSecret, newSecret } from '../server/http/auth.ts';
+import { createStorage } from 'unstorage';
+import fsLiteDriver from 'unstorage/drivers/fs-lite';
 import { createFileStorage } from '../server/storage.ts';
 import { median, report, startProcess } from './harness.ts';
 
@@ -72,26 +74,39 @@ export async function benchCharts(ws: { dataDir: string; distDir: string; dir: s
     const staticAnswer = await timeIt(() => fetch('http://127.0.0.1:4121/api/charts/example').then((r) => r.arrayBuffer()), 300 * rounds);
     report('cached 30-day chart over HTTP', cached, 'ms', 'precomputed example', staticAnswer, '< 1 ms');
 
-    // Ingestion: sequential single-sample POSTs, each answered only once its bucket is on disk.
-    const count = 500 * rounds;
-    const started = performance.now();
-    for (let i = 0; i < count; i++) {
-      const response = await fetch(`http://127.0.0.1:4121/api/servers/${id}/stats`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${ingestKey}` },
-        body: `{"players":${i % 100}}`,
+    // Ingestion: single-sample POSTs, each answered only once a write holding it is on disk.
+    const post = (body: string) =>
+      fetch(`http://127.0.0.1:4121/api/servers/${id}/stats`, { method: 'POST', headers: { authorization: `Bearer ${ingestKey}` }, body }).then((response) => {
+        if (response.status !== 204) throw new Error(`ingestion answered ${response.status}`);
       });
-      if (response.status !== 204) throw new Error(`ingestion answered ${response.status}`);
-    }
-    const perSecond = count / ((performance.now() - started) / 1000);
-    const batchStarted = performance.now();
-    const batch = { samples: Array.from({ length: 1000 }, (_, i) => ({ at: new Date(Date.now() - i * 60_000).toISOString(), players: i % 100 })) };
-    for (let i = 0; i < rounds * 5; i++) {
-      await fetch(`http://127.0.0.1:4121/api/servers/${id}/stats`, { method: 'POST', headers: { authorization: `Bearer ${ingestKey}` }, body: JSON.stringify(batch) });
-    }
-    const batchPerSecond = (rounds * 5 * 1000) / ((performance.now() - batchStarted) / 1000);
+    const perSecond = await samplesPerSecond(count(rounds), 1, (i) => post(`{"players":${i % 100}}`));
+    const concurrentPerSecond = await samplesPerSecond(count(rounds), 8, (i) => post(`{"players":${i % 100}}`));
+    report('ingestion, 1 sample per POST', perSecond, 'smp/s', '8 clients at once', concurrentPerSecond);
+    const batch = JSON.stringify({ samples: Array.from({ length: 1000 }, (_, i) => ({ at: new Date(Date.now() - i * 60_000).toISOString(), players: i % 100 })) });
+    const batchPerSecond = (await samplesPerSecond(rounds * 5, 1, () => post(batch))) * 1000;
     report('ingestion, batches of 1,000', batchPerSecond, 'smp/s', '1 sample per POST', perSecond);
   } finally {
     await origin.stop();
   }
+
+  // What atomic writes cost: the store's add() on the embedded store beside fs-lite's in-place
+  // writes (no temporary file, no fsync, no lock: what a crash could tear), one sample at a time.
+  const atomic = sampleStore(createFileStorage(join(ws.dir, 'atomic')));
+  const inPlace = sampleStore(createStorage({ driver: fsLiteDriver({ base: join(ws.dir, 'in-place') }) }));
+  const at = Date.now();
+  const atomicPerSecond = await samplesPerSecond(count(rounds), 1, (i) => atomic.add(id, [{ at, players: i % 100 }]));
+  const inPlacePerSecond = await samplesPerSecond(count(rounds), 1, (i) => inPlace.add(id, [{ at, players: i % 100 }]));
+  report('store add(), atomic + fsync + lock', atomicPerSecond, 'smp/s', 'in-place writes (before)', inPlacePerSecond, '>= 0.5');
+}
+
+const count = (rounds: number) => 500 * rounds;
+
+/** Runs `send(i)` for i < total from `clients` loops at once; samples (calls) per second. */
+async function samplesPerSecond(total: number, clients: number, send: (i: number) => Promise<unknown>): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: clients }, async () => {
+    while (next < total) await send(next++);
+  }));
+  return total / ((performance.now() - started) / 1000);
 }
