@@ -41,13 +41,15 @@ export async function migrateToRedis(args: string[], config: Config) {
 async function copyToRedis(source: Storage, redis: Redis, names: { from: string; to: string }) {
   const keys = await source.getKeys();
   const copied = { servers: 0, tokens: 0, samples: 0 };
-  const result = { ...names, copied, unchanged: 0, expired: 0, cachesLeft: 0, conflicts: [] as string[], invalid: [] as string[] };
+  const result = { ...names, copied, unchanged: 0, expired: 0, cachesLeft: 0, idempotencyLeft: 0, conflicts: [] as string[], invalid: [] as string[] };
   const now = Date.now() / 1000;
   for (const [index, key] of keys.entries()) {
     if (index > 0 && index % 1000 === 0) console.error(`[migrate] ${index}/${keys.length} keys`);
     const kind = KINDS.find((k) => key.startsWith(k.prefix));
     if (!kind) {
       if (CACHES.some((prefix) => key.startsWith(prefix))) result.cachesLeft++;
+      // Ingestion's Idempotency-Keys (24 hours): Redis keeps them in another shape; the origins start afresh.
+      else if (key.startsWith('idempotency:')) result.idempotencyLeft++;
       else result.invalid.push(key);
       continue;
     }
