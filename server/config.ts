@@ -4,6 +4,18 @@ import { describeIssues } from './describe-issues.ts';
 import { isAddressOrRange } from './http/addresses.ts';
 import { parseRateLimit, type RateLimitPolicy } from './http/rate-limit.ts';
 
+/** A zod transform through `parse`, whose undefined means `message`. */
+function parsedWith<T>(parse: (text: string) => T | undefined, message: string) {
+  return (text: string, issue: z.core.$RefinementCtx<string>): T => {
+    const value = parse(text);
+    if (value === undefined) {
+      issue.addIssue({ code: 'custom', message });
+      return z.NEVER;
+    }
+    return value;
+  };
+}
+
 const Env = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default('localhost'),
@@ -11,31 +23,11 @@ const Env = z.object({
   DIST_DIR: z.string().min(1).default('./dist'),
   STORAGE_DIR: z.string().min(1).default('./.storage'),
   BUILD_CACHE_DIR: z.string().min(1).optional(),
-  CACHE_MAX_BYTES: z
-    .string()
-    .default('256MiB')
-    .transform((text, issue) => {
-      const bytes = parseByteSize(text);
-      if (bytes === undefined) {
-        issue.addIssue({ code: 'custom', message: 'must be a size in bytes such as 268435456, 500MB or 1GiB (0: store no cache entries)' });
-        return z.NEVER;
-      }
-      return bytes;
-    }),
+  CACHE_MAX_BYTES: z.string().default('256MiB').transform(parsedWith(parseByteSize, 'must be a size in bytes such as 268435456, 500MB or 1GiB (0: store no cache entries)')),
   IMAGE_CACHE: z.enum(['on', 'off']).default('on'),
   LOG_REQUESTS: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
   SITE: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
-  RATE_LIMIT: z
-    .string()
-    .default('100/15m')
-    .transform((text, issue) => {
-      const policy = parseRateLimit(text);
-      if (policy === undefined) {
-        issue.addIssue({ code: 'custom', message: 'must be <count>/<n><s|m|h> such as 100/15m, or 0 for no limit' });
-        return z.NEVER;
-      }
-      return policy;
-    }),
+  RATE_LIMIT: z.string().default('100/15m').transform(parsedWith(parseRateLimit, 'must be <count>/<n><s|m|h> such as 100/15m, or 0 for no limit')),
   TRUST_PROXY: z
     .string()
     .default('')
