@@ -47,6 +47,8 @@ export function trustedProxies(entries: readonly string[]): (address: string) =>
 
 export type Client = { address: string | undefined; key: string };
 
+const UNKNOWN_CLIENT: Client = { address: undefined, key: clientKey(undefined) };
+
 /** Clients of connections that came straight from them (no trusted proxy): the same for every request. */
 const DIRECT_CLIENTS = new WeakMap<Socket, Client>();
 
@@ -54,13 +56,15 @@ const DIRECT_CLIENTS = new WeakMap<Socket, Client>();
  * The client of a Node request and its rate-limit key, worked out once per connection when the peer
  * is not a trusted proxy: the hot path parses no address.
  */
-export function connectionClient(req: IncomingMessage, isTrustedProxy: (address: string) => boolean): Client {
-  const known = DIRECT_CLIENTS.get(req.socket);
+export function connectionClient(req: IncomingMessage, isTrustedProxy: (address: string) => boolean, socket: Socket | null = req.socket): Client {
+  // A request whose connection is already gone (Node sets req.socket to null) has no peer to name.
+  if (!socket) return UNKNOWN_CLIENT;
+  const known = DIRECT_CLIENTS.get(socket);
   if (known) return known;
-  const peer = req.socket.remoteAddress;
+  const peer = socket.remoteAddress;
   const address = clientAddress(peer, req.headers['x-forwarded-for'] as string | undefined, isTrustedProxy);
   const client = { address, key: clientKey(address) };
-  if (!peer || !isTrustedProxy(normalise(peer) ?? peer)) DIRECT_CLIENTS.set(req.socket, client);
+  if (!peer || !isTrustedProxy(normalise(peer) ?? peer)) DIRECT_CLIENTS.set(socket, client);
   return client;
 }
 
