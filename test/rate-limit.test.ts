@@ -129,6 +129,26 @@ limit('behind a trusted proxy, an X-Forwarded-For entry that is not an address i
   assert.is(await remaining(from('2001:db8::7')), '3');
 });
 
+limit('a refund goes to the window the request was charged in, not to the next one', async () => {
+  const windowMs = 900_000;
+  const boundary = Math.ceil(Date.parse('2026-11-22T10:00:00Z') / windowMs) * windowMs + windowMs;
+  let time = boundary - 1000;
+  let jumpTo: number | undefined;
+  // The first reading (the charge) is one second before the boundary, every later one (the refund) one second after.
+  await start({ rateLimit: { limit: 5, windowSeconds: 900 }, now: () => {
+    const reading = time;
+    if (jumpTo !== undefined) [time, jumpTo] = [jumpTo, undefined];
+    return reading;
+  } });
+  jumpTo = boundary + 1000;
+  const image = await get('/brand/papermc/none/64.png'); // precomputed: does not count, so it is handed back
+  await image.arrayBuffer();
+  assert.is(image.status, 200);
+  assert.is(time, boundary + 1000, 'the request straddled the boundary');
+  // The next window has its five requests, not six.
+  assert.equal(await spend('/api/plugin-versions', 6), [200, 200, 200, 200, 200, 429]);
+});
+
 limit('HEAD counts like GET', async () => {
   await start();
   const heads = [];
