@@ -45,8 +45,8 @@ export type OriginOptions = {
 export async function startOrigin(options: OriginOptions): Promise<RunningOrigin> {
   const dir = await currentTreeDir(options.distDir);
   if (!dir) throw new Error(`No built tree at ${options.distDir}/current: run \`npm run build\` first`);
-  const follower = followCurrentTree(options.distDir, await openTree(dir), (error) =>
-    console.error('[tree] could not open the new tree; still serving the previous one:', error),
+  const follower = followCurrentTree(options.distDir, await openTree(dir), (error, tree) =>
+    console.error(`[tree] could not open ${tree}; still serving the previous tree (said again at most once a minute):`, error),
   );
   const warn = options.warn ?? ((line: string) => console.warn(line));
   const { storage, redis } = options.redisUrl ? createRedisStorage(options.redisUrl, warn) : { storage: options.storage, redis: undefined };
