@@ -180,7 +180,7 @@ function attempts(accounts: Accounts) {
     fc.tuple(fc.constant('Authorization'), authorization),
     fc.tuple(fc.constant('X-Forwarded-For'), fc.array(addressLike, { minLength: 1, maxLength: 3 }).map((hops) => hops.join(', '))),
     fc.tuple(fc.constantFrom('Range', 'If-Range'), fc.oneof(fc.constantFrom('bytes=0-5', 'bytes=-1', 'bytes=5-1', 'bytes=0-0,2-3', 'items=0-5', 'bytes=99999999-', 'bytes='), headerValue)),
-    fc.tuple(fc.constantFrom('If-None-Match', 'Accept-Encoding', 'Accept', 'Content-Type', 'Origin', 'Expect', 'Cookie', 'Access-Control-Request-Method'), headerValue),
+    fc.tuple(fc.constantFrom('If-None-Match', 'Accept-Encoding', 'Accept', 'Content-Type', 'Origin', 'Expect', 'Cookie', 'Access-Control-Request-Method', 'Host', 'X-Forwarded-Host', 'X-Forwarded-Proto', 'Content-Length'), headerValue),
     fc.tuple(fc.stringMatching(/^[A-Za-z][A-Za-z0-9-]{0,20}$/), headerValue),
   );
   const jsonBody = fc.oneof(
