@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { NodeRequest, sendNodeResponse } from 'srvx/node';
 import type { ServerRequest } from 'srvx';
 import { createOrigin } from './app.ts';
+import { guarded } from './http/after-response.ts';
 import { logRequests, type RequestLog } from './http/request-log.ts';
 import { createStateContext } from './context.ts';
 import { createRateLimiter, type RateLimitPolicy } from './http/rate-limit.ts';
@@ -47,8 +48,8 @@ export type OriginOptions = {
 export async function startOrigin(options: OriginOptions): Promise<RunningOrigin> {
   const dir = await currentTreeDir(options.distDir);
   if (!dir) throw new Error(`No built tree at ${options.distDir}/current: run \`npm run build\` first`);
-  const follower = followCurrentTree(options.distDir, await openTree(dir), (error) =>
-    console.error('[tree] could not open the new tree; still serving the previous one:', error),
+  const follower = followCurrentTree(options.distDir, await openTree(dir), (error, tree) =>
+    console.error(`[tree] could not open ${tree}; still serving the previous tree (said again at most once a minute):`, error),
   );
   const warn = options.warn ?? ((line: string) => console.warn(line));
   const { storage, redis } = options.redisUrl ? createRedisStorage(options.redisUrl, warn) : { storage: options.storage, redis: undefined };
@@ -68,12 +69,18 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
   }, limiter);
   const logRequest = options.log ? logRequests(options.log, state.trustProxy) : undefined;
   // srvx's Node adapter, unrolled so that the request log holds the h3 context of its request.
+  // Nothing a request does may stop the process: a throw here, or a rejection nobody handles, would.
   const server = createServer((req, res) => {
-    const request = new NodeRequest({ req, res }) as ServerRequest;
-    if (logRequest) logRequest(req, res, (request.context = {}));
-    const answer = app.fetch(request);
-    const send = (response: Response) => sendNodeResponse(res, response).catch((error: unknown) => failSend(res, error));
-    return typeof (answer as Promise<Response>).then === 'function' ? (answer as Promise<Response>).then(send) : send(answer as Response);
+    try {
+      const request = new NodeRequest({ req, res }) as ServerRequest;
+      if (logRequest) logRequest(req, res, (request.context = {}));
+      const answer = app.fetch(request);
+      const send = (response: Response) => sendNodeResponse(res, response).catch((error: unknown) => failSend(res, error));
+      if (typeof (answer as Promise<Response>).then === 'function') (answer as Promise<Response>).then(send, (error: unknown) => failSend(res, error));
+      else void send(answer as Response);
+    } catch (error) {
+      failSend(res, error);
+    }
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -110,12 +117,17 @@ async function closeServer(server: Server): Promise<void> {
   }
 }
 
-/** An answer that could not be written (a stream failed midway): 500 if nothing was sent yet, else cut. */
-function failSend(res: ServerResponse, error: unknown): void {
+/**
+ * An answer that could not be made or written (a stream failed midway): 500 if nothing was sent
+ * yet, else cut. Guarded: the connection may be half gone by now.
+ */
+const failSend = guarded('send', (res: ServerResponse, error: unknown) => {
   console.error('[send] could not write the answer:', error);
-  if (res.headersSent) res.destroy();
+  if (res.headersSent || res.destroyed) res.destroy();
   else {
-    res.statusCode = 500;
-    res.end();
+    res.writeHead(500, { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff' });
+    res.end(INTERNAL_ERROR);
   }
-}
+});
+
+const INTERNAL_ERROR = JSON.stringify({ error: 'Internal server error' });

@@ -78,21 +78,44 @@ export async function readManifestSource(distDir: string): Promise<string | null
   return parsed.success ? parsed.data.source : null;
 }
 
+/** A tree that failed to open is said again at most this often while `current` still points at it. */
+const REPEAT_FAILURE_MS = 60_000;
+
 /**
  * Follows `dist/current`: polls the link (one readlink per interval) and opens a new tree when it
  * moves. A request in flight keeps the tree it started with; old trees stay on disk for a while.
+ * A tree that fails to open is reported once, then at most once a minute, and tried again less
+ * and less often (up to once a minute); a link that moves on to another tree is tried at once.
  */
-export function followCurrentTree(distDir: string, initial: Tree, onError: (error: unknown) => void, intervalMs = 200) {
+export function followCurrentTree(
+  distDir: string,
+  initial: Tree,
+  onError: (error: unknown, dir: string) => void,
+  options: { intervalMs?: number; now?: () => number } = {},
+) {
+  const intervalMs = options.intervalMs ?? 200;
+  const now = options.now ?? Date.now;
   let tree = initial;
   let busy = false;
+  let failing: { dir: string; failures: number; retryAt: number; saidAt: number } | null = null;
   const timer = setInterval(async () => {
     if (busy) return;
     busy = true;
+    let dir: string | null = null;
     try {
-      const dir = await currentTreeDir(distDir);
-      if (dir && dir !== tree.dir) tree = await openTree(dir);
+      dir = await currentTreeDir(distDir);
+      if (!dir || dir === tree.dir) return;
+      if (failing?.dir === dir && now() < failing.retryAt) return;
+      tree = await openTree(dir);
+      failing = null;
     } catch (error) {
-      onError(error);
+      const failed = dir ?? distDir;
+      const time = now();
+      const again = failing?.dir === failed ? failing : null;
+      const failures = (again?.failures ?? 0) + 1;
+      const say = !again || time - again.saidAt >= REPEAT_FAILURE_MS;
+      failing = { dir: failed, failures, retryAt: time + Math.min(REPEAT_FAILURE_MS, intervalMs * 2 ** failures), saidAt: say ? time : again.saidAt };
+      if (say) onError(error, failed);
     } finally {
       busy = false;
     }

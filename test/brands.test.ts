@@ -171,6 +171,24 @@ images('clean static links and the query form give the same bytes and ETag', asy
   }
 });
 
+images('static links are case-insensitive in brand, variant and extension, like the query form', async () => {
+  for (const [other, clean] of [
+    ['/brand/PAPERMC/LIGHT/64.png', '/brand/papermc/light/64.png'],
+    ['/brand/PaperMC/Light/64.PNG', '/brand/papermc/light/64.png'],
+    ['/brand/velocity/BLUE-NO-TEXT/48.webp', '/brand/velocity/blue-no-text/48.webp'],
+    ['/brand/papermc/DARK.png', '/brand/papermc/dark.png'],
+    ['/brand/LeafMC/Default.SVG', '/brand/leafmc/default.svg'],
+    ['/api/image/brand/PAPERMC?variant=LIGHT&size=64', '/brand/papermc/light/64.png'],
+  ]) {
+    const [a, b] = await Promise.all([get(other!), get(clean!)]);
+    assert.is(a.status, 200, other);
+    assert.is(a.headers.get('etag'), b.headers.get('etag'), other);
+    assert.is(a.headers.get('content-type'), b.headers.get('content-type'), other);
+    assert.ok(Buffer.from(await a.arrayBuffer()).equals(Buffer.from(await b.arrayBuffer())), other);
+  }
+  assert.is((await get('/brand/papermc/BLUE/64.png')).status, 404);
+});
+
 images('If-None-Match gives 304 on precomputed and live answers', async () => {
   for (const path of ['/brand/papermc/none/64.png', '/api/image/brand/papermc?size=333&format=webp']) {
     const etag = (await get(path, { method: 'HEAD' })).headers.get('etag')!;

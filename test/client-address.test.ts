@@ -1,6 +1,9 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { clientAddress, clientKey, trustedProxies } from '../server/http/client-address.ts';
+import { createHash } from 'node:crypto';
+import { clientAddress, clientKey, forwardedClient, trustedProxies } from '../server/http/client-address.ts';
+
+const invalid = (entry: string) => `invalid:${createHash('sha256').update(entry).digest('hex').slice(0, 16)}`;
 
 const address = suite('clientAddress');
 const proxies = trustedProxies(['10.0.0.0/8', '::1']);
@@ -12,13 +15,57 @@ const cases: [string, string | undefined, string | null, (a: string) => boolean,
   ['two trusted proxies are skipped', '10.0.0.2', '198.51.100.1, 10.0.0.9', proxies, '198.51.100.1'],
   ['IPv4-mapped peers count as IPv4', '::ffff:203.0.113.7', null, proxies, '203.0.113.7'],
   ['an IPv6 client behind a trusted IPv6 proxy', '::1', '2001:db8::42', proxies, '2001:db8::42'],
-  ['garbage in the header stops at the proxy', '10.0.0.2', 'not-an-ip', proxies, '10.0.0.2'],
+  ['garbage is a client of its own, never the proxy', '10.0.0.2', 'not-an-ip', proxies, invalid('not-an-ip')],
+  ['garbage behind a second trusted proxy too', '10.0.0.2', '198.51.100.1, 0x7f.1, 10.0.0.9', proxies, invalid('0x7f.1')],
+  ['a port is not part of the client', '10.0.0.2', '198.51.100.1:5678', proxies, '198.51.100.1'],
+  ['an empty right-most entry is not a licence to read further left', '10.0.0.2', '198.51.100.1, ', proxies, invalid('')],
+  ['an empty header: the proxy asked itself', '10.0.0.2', ' ', proxies, '10.0.0.2'],
   ['every hop trusted: the left-most', '10.0.0.2', '10.0.0.3, 10.0.0.4', proxies, '10.0.0.3'],
 ];
 for (const [name, peer, header, trusted, expected] of cases) {
   address(name, () => assert.is(clientAddress(peer, header, trusted), expected));
 }
 address.run();
+
+const entries = suite('forwardedClient: one X-Forwarded-For entry');
+const entryCases: [string, string][] = [
+  ['203.0.113.7', '203.0.113.7'],
+  ['0.0.0.0', '0.0.0.0'],
+  ['255.255.255.255', '255.255.255.255'],
+  ['1.2.3.4:5678', '1.2.3.4'],
+  ['2001:db8::42', '2001:db8::42'],
+  ['2001:DB8:0:0:0:0:0:42', '2001:db8::42'],
+  ['[2001:db8::42]', '2001:db8::42'],
+  ['[::1]:80', '::1'],
+  ['::ffff:198.51.100.7', '198.51.100.7'],
+  ['[::ffff:198.51.100.7]:443', '198.51.100.7'],
+  // Not addresses: each counts as itself, apart from every address.
+  ['garbage', invalid('garbage')],
+  ['012.1.2.3', invalid('012.1.2.3')],
+  ['1.2.3.04', invalid('1.2.3.04')],
+  ['0x7f.0.0.1', invalid('0x7f.0.0.1')],
+  ['0x7f000001', invalid('0x7f000001')],
+  ['2130706433', invalid('2130706433')],
+  ['127.1', invalid('127.1')],
+  ['1.2.3', invalid('1.2.3')],
+  ['256.1.2.3', invalid('256.1.2.3')],
+  ['1.2.3.4.5', invalid('1.2.3.4.5')],
+  ['012.1.2.3:80', invalid('012.1.2.3:80')],
+  ['1.2.3.4:99999999', invalid('1.2.3.4:99999999')],
+  ['::ffff:012.1.2.3', invalid('::ffff:012.1.2.3')],
+  ['fe80::1%eth0', invalid('fe80::1%eth0')],
+  ['[::1', invalid('[::1')],
+  ['unknown', invalid('unknown')],
+  ['', invalid('')],
+];
+for (const [entry, expected] of entryCases) entries(`${JSON.stringify(entry)} -> ${expected}`, () => assert.is(forwardedClient(entry), expected));
+entries('an invalid entry is its own rate-limit key, and no allow-list holds it', () => {
+  const client = forwardedClient('garbage');
+  assert.is(clientKey(client), client);
+  assert.is.not(clientKey(forwardedClient('other garbage')), client);
+  assert.not.ok(trustedProxies(['0.0.0.0/0', '::/0'])(client));
+});
+entries.run();
 
 const key = suite('clientKey');
 const keys: [string | undefined, string][] = [

@@ -209,6 +209,28 @@ conventions('CORS on exactly the public endpoints; nosniff on every answer', asy
   assert.match(limited.headers.get('access-control-expose-headers')!, /RateLimit-Policy, RateLimit, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After/);
 });
 
+conventions('Range: a unit other than bytes is ignored; a 416 carries the CORS, nosniff and rate-limit fields of its endpoint', async () => {
+  for (const path of ['/api/plugin-versions/download/latest/velocity', '/api/plugin-versions/download/latest/VeLoCiTy']) {
+    const whole = await rawRequest(url(path));
+    for (const range of ['items=0-5', 'lines=0-', 'items=99999999-']) {
+      const answer = await rawRequest(url(path), { headers: { range } });
+      assert.is(answer.status, 200, `${path} ${range}`);
+      assert.is(answer.headers['content-range'], undefined);
+      assert.ok(answer.body.equals(whole.body), `${path} ${range}: the whole file`);
+    }
+    assert.is((await rawRequest(url(path), { headers: { range: 'Bytes=0-5' } })).status, 206, 'units are case-insensitive');
+    const outside = await rawRequest(url(path), { headers: { range: `bytes=${whole.body.length + 10}-` } });
+    assert.is(outside.status, 416, path);
+    assert.is(outside.headers['content-range'], `bytes */${whole.body.length}`);
+    assert.is(outside.headers['content-type'], 'application/json; charset=utf-8');
+    for (const name of ['x-content-type-options', 'access-control-allow-origin', 'access-control-expose-headers', 'ratelimit-policy', 'ratelimit', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) {
+      assert.ok(whole.headers[name], `${path}: the 200 has ${name}`);
+      assert.ok(outside.headers[name], `${path}: the 416 has ${name}`);
+    }
+    assert.is(outside.headers.etag, undefined, 'no validator of the file on an error');
+  }
+});
+
 conventions('/healthz answers 200 with the tree served, never cached', async () => {
   const response = await get('/healthz');
   assert.is(response.status, 200);

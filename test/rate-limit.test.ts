@@ -105,6 +105,50 @@ limit('a forged X-Forwarded-For gains nothing from an untrusted peer, and is hon
   for (const headers of forged) trusted.push((await get('/api/plugin-versions', headers)).status);
   assert.equal(new Set(trusted), new Set([200]));
 });
+limit('behind a trusted proxy, an X-Forwarded-For entry that is not an address is a client of its own, never the proxy', async () => {
+  await start({ trustProxy: ['127.0.0.1', '::1'], rateLimit: { limit: 5, windowSeconds: 900 } });
+  const from = (entry: string) => ({ 'x-forwarded-for': `203.0.113.9, ${entry}` });
+  const remaining = async (headers: Record<string, string>) => {
+    const response = await get('/api/plugin-versions', headers);
+    await response.arrayBuffer();
+    return response.status === 429 ? 'refused' : response.headers.get('x-ratelimit-remaining');
+  };
+  // Each kind of garbage spends its own budget...
+  for (const entry of ['garbage', '012.1.2.3', '0x7f.0.0.1', '127.1', '2130706433', 'fe80::1%eth0']) {
+    assert.equal(new Set(await spend('/api/plugin-versions', 5, from(entry))), new Set([200]), entry);
+    assert.is(await remaining(from(entry)), 'refused', entry);
+  }
+  // ...and none of the proxy's, nor of the clients it forwards with real addresses.
+  assert.is(await remaining({}), '4', 'the proxy itself');
+  assert.is(await remaining(from('198.51.100.20')), '4', 'a client with an address');
+  // A port is not part of the client: 1.2.3.4:5678, 1.2.3.4:80 and 1.2.3.4 share one budget, as do [::1]:80 and ::1.
+  assert.is(await remaining(from('198.51.100.30:5678')), '4');
+  assert.is(await remaining(from('198.51.100.30:80')), '3');
+  assert.is(await remaining(from('198.51.100.30')), '2');
+  assert.is(await remaining(from('[2001:db8::7]:443')), '4');
+  assert.is(await remaining(from('2001:db8::7')), '3');
+});
+
+limit('a refund goes to the window the request was charged in, not to the next one', async () => {
+  const windowMs = 900_000;
+  const boundary = Math.ceil(Date.parse('2026-11-22T10:00:00Z') / windowMs) * windowMs + windowMs;
+  let time = boundary - 1000;
+  let jumpTo: number | undefined;
+  // The first reading (the charge) is one second before the boundary, every later one (the refund) one second after.
+  await start({ rateLimit: { limit: 5, windowSeconds: 900 }, now: () => {
+    const reading = time;
+    if (jumpTo !== undefined) [time, jumpTo] = [jumpTo, undefined];
+    return reading;
+  } });
+  jumpTo = boundary + 1000;
+  const image = await get('/brand/papermc/none/64.png'); // precomputed: does not count, so it is handed back
+  await image.arrayBuffer();
+  assert.is(image.status, 200);
+  assert.is(time, boundary + 1000, 'the request straddled the boundary');
+  // The next window has its five requests, not six.
+  assert.equal(await spend('/api/plugin-versions', 6), [200, 200, 200, 200, 200, 429]);
+});
+
 limit('HEAD counts like GET', async () => {
   await start();
   const heads = [];

@@ -135,6 +135,18 @@ for (const [name, request, status, message] of ingestErrors) {
     assert.match(((await response.json()) as { error: string }).error, message);
   });
 }
+http('a server id in upper case is the same server, for charts and ingestion', async () => {
+  const { id, ingestKey } = ctx.accounts.publicServer;
+  const upper = id.toUpperCase();
+  const [lower, shouted] = [await chart(id, undefined, '?days=2'), await chart(upper, undefined, '?days=2')];
+  assert.is(shouted.status, 200);
+  assert.is(shouted.headers.get('etag'), lower.headers.get('etag'));
+  assert.is(await shouted.text(), await lower.text());
+  assert.is((await ingest(upper, ingestKey, { players: 4 })).status, 204);
+  const priv = ctx.accounts.privateServer;
+  assert.is((await chart(priv.id.toUpperCase())).status, 403, 'still private in any letter case');
+  assert.is((await chart(priv.id.toUpperCase(), bearer(ctx.accounts.owner))).status, 200);
+});
 http('chart errors: 400 for a bad id or parameter, 404 for an unknown server', async () => {
   assert.is((await chart('nope')).status, 400);
   assert.is((await chart('00000000-0000-4000-8000-000000000000')).status, 404);

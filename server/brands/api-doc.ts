@@ -54,7 +54,7 @@ export const BRAND_PATHS: ZodOpenApiPathsObject = {
   '/brand/{brand}/{variant}/{file}': {
     get: image(
       'Static link to a variant at a width, e.g. /brand/velocity/white/128.png (precomputed at 16-1024 px)',
-      z.object({ brand: BrandParam, variant: z.string().meta({ description: 'A variant of the brand' }), file: SizedFileName }),
+      z.object({ brand: BrandParam, variant: z.string().meta({ description: 'A variant of the brand, any letter case' }), file: SizedFileName }),
     ),
   },
 };

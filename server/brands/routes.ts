@@ -32,15 +32,17 @@ export function brandRoutes(ctx: AppContext): H3 {
   });
   app.get('/brand/:brand/:variant/:file', (event) => {
     const brand = requireBrand(getRouterParam(event, 'brand', { decode: true }));
-    const file = getRouterParam(event, 'file', { decode: true }) ?? '';
+    // Names are case-insensitive (README): /brand/PAPERMC/LIGHT/64.PNG is /brand/papermc/light/64.png.
+    const file = (getRouterParam(event, 'file', { decode: true }) ?? '').toLowerCase();
     if (!SizedFileName.safeParse(file).success) throw notFound(`No image at ${event.url.pathname}: expected <size>.<png|webp|jpg|gif|svg> with a size from 1 to ${MAX_SIZE}`);
     const [size, format] = file.split('.') as [string, OutputFormat];
     if (Number(size) > MAX_SIZE) throw new HTTPError({ status: 400, message: `size must be an integer from 1 to ${MAX_SIZE}` });
-    return answerImage(ctx, event, { brand, variant: getRouterParam(event, 'variant', { decode: true }) ?? '', size: Number(size), format, download: false });
+    const variant = (getRouterParam(event, 'variant', { decode: true }) ?? '').toLowerCase();
+    return answerImage(ctx, event, { brand, variant, size: Number(size), format, download: false });
   });
   app.get('/brand/:brand/:file', (event) => {
     const brand = requireBrand(getRouterParam(event, 'brand', { decode: true }));
-    const file = getRouterParam(event, 'file', { decode: true }) ?? '';
+    const file = (getRouterParam(event, 'file', { decode: true }) ?? '').toLowerCase();
     if (!VariantFileName.safeParse(file).success) throw notFound(`No image at ${event.url.pathname}: expected <variant>.<png|webp|jpg|gif|svg>`);
     const [variant, format] = file.split('.') as [string, OutputFormat];
     return answerImage(ctx, event, { brand, variant, format, download: false });

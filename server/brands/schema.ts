@@ -26,7 +26,7 @@ export const BrandParam = z.string().meta({ description: `One of ${BRAND_NAMES.j
 
 /** Clean static links: `<size>.<ext>` under a variant, `<variant>.<ext>` under a brand. */
 export const SizedFileName = z.string().regex(/^[1-9]\d{0,3}\.(png|webp|jpg|gif|svg)$/).meta({ description: '<size>.<png|webp|jpg|gif|svg>, size from 1 to 2048' });
-export const VariantFileName = z.string().regex(/^[a-z-]+\.(png|webp|jpg|gif|svg)$/).meta({ description: '<variant>.<png|webp|jpg|gif|svg>: the original size' });
+export const VariantFileName = z.string().regex(/^[a-z-]+\.(png|webp|jpg|gif|svg)$/).meta({ description: '<variant>.<png|webp|jpg|gif|svg>: the original size; any letter case' });
 
 /** SPEC 2.7, with the variants in SPEC 2.8's order. */
 export const BrandList = z

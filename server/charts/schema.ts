@@ -40,4 +40,5 @@ export const SamplesBody = z
   })
   .meta({ id: 'PlayerSamples', description: 'Up to 1,000 timed counts, at most 5 minutes ahead and within 365 days' });
 
-export const ServerId = z.uuid({ error: 'id must be a UUID' }).meta({ description: 'The server\'s id (printed by `depot server add`)' });
+// A UUID is the same in any letter case (RFC 9562); stores key it in lower case, as `server add` prints it.
+export const ServerId = z.uuid({ error: 'id must be a UUID' }).toLowerCase().meta({ description: 'The server\'s id (printed by `depot server add`), any letter case' });

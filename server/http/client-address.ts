@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { H3Event } from 'h3';
@@ -8,17 +9,15 @@ import { addressAllowList } from './addresses.ts';
 /**
  * The client's address: the socket's peer, unless that peer is a trusted proxy (TRUST_PROXY); then
  * the right-most X-Forwarded-For entry that is not itself a trusted proxy. The left-most entry is
- * whatever the client wrote, so it is never believed.
+ * whatever the client wrote, so it is never believed. An entry that is not an address stands for
+ * a client of its own, `invalid:<digest>` (see forwardedClient), never for the proxy: else one
+ * client behind the proxy could spend the budget of everyone behind it.
  */
 export function clientAddress(peer: string | undefined, forwardedFor: string | null | undefined, isTrustedProxy: (address: string) => boolean): string | undefined {
   let address = peer && normalise(peer);
-  if (!address || !forwardedFor) return address;
-  const hops = forwardedFor.split(',').map((hop) => hop.trim()).filter(Boolean);
-  while (address && isTrustedProxy(address) && hops.length > 0) {
-    const hop = normalise(hops.pop()!);
-    if (!hop) return address; // garbage in the header: stop at the last address we can vouch for
-    address = hop;
-  }
+  if (!address || !forwardedFor || forwardedFor.trim() === '') return address;
+  const hops = forwardedFor.split(',');
+  while (address && isTrustedProxy(address) && hops.length > 0) address = forwardedClient(hops.pop()!.trim());
   return address;
 }
 
@@ -27,11 +26,39 @@ function normalise(address: string): string | undefined {
   return ipaddr.isValid(address) ? ipaddr.process(address).toString() : undefined;
 }
 
+/** Dotted decimal, four parts, no leading zeros: `012.1.2.3` (octal to some parsers), `0x7f.1` and `127.1` are not addresses here. */
+const IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
+/** Hex groups, optionally ending in dotted decimal; no zone (`%eth0`), which names an interface, not a client. */
+const IPV6 = /^[0-9a-f:]+(?::(?:\d{1,3}\.){3}\d{1,3})?$/i;
+
+/**
+ * One X-Forwarded-For entry as a client: its address in canonical form (a port, `1.2.3.4:5678` or
+ * `[::1]:80`, dropped), or, for anything else, `invalid:<first 16 hex of its SHA-256>`: counted
+ * apart from every address and from every other entry, and never matching an allow-list. ipaddr.js
+ * alone would take `012.1.2.3`, `0x7f.1` or `127.1` for addresses other software reads differently.
+ */
+export function forwardedClient(entry: string): string {
+  const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(entry);
+  const candidate = bracketed ? bracketed[1]! : /^[\d.]+:\d{1,5}$/.test(entry) ? entry.slice(0, entry.lastIndexOf(':')) : entry;
+  const isV4 = IPV4.test(candidate);
+  const isV6 = !isV4 && IPV6.test(candidate) && ipaddr.IPv6.isValid(candidate) && v4TailIsStrict(candidate);
+  if (isV4 || isV6) return ipaddr.process(candidate).toString();
+  return `${INVALID_PREFIX}${createHash('sha256').update(entry).digest('hex').slice(0, 16)}`;
+}
+
+const INVALID_PREFIX = 'invalid:';
+
+function v4TailIsStrict(address: string): boolean {
+  const tail = /:([\d.]+)$/.exec(address)?.[1];
+  return tail === undefined || !tail.includes('.') || IPV4.test(tail);
+}
+
 /**
  * The key a client is counted under: an IPv4 address as itself, an IPv6 address by its /64 (one
  * subscriber holds a whole /64). IPv4-mapped addresses count as IPv4, never as one IPv6 group.
  */
 export function clientKey(address: string | undefined): string {
+  if (address?.startsWith(INVALID_PREFIX)) return address;
   if (!address || !ipaddr.isValid(address)) return 'unknown';
   const parsed = ipaddr.process(address);
   if (parsed.kind() === 'ipv4') return parsed.toString();
@@ -47,6 +74,8 @@ export function trustedProxies(entries: readonly string[]): (address: string) =>
 
 export type Client = { address: string | undefined; key: string };
 
+const UNKNOWN_CLIENT: Client = { address: undefined, key: clientKey(undefined) };
+
 /** Clients of connections that came straight from them (no trusted proxy): the same for every request. */
 const DIRECT_CLIENTS = new WeakMap<Socket, Client>();
 
@@ -54,13 +83,15 @@ const DIRECT_CLIENTS = new WeakMap<Socket, Client>();
  * The client of a Node request and its rate-limit key, worked out once per connection when the peer
  * is not a trusted proxy: the hot path parses no address.
  */
-export function connectionClient(req: IncomingMessage, isTrustedProxy: (address: string) => boolean): Client {
-  const known = DIRECT_CLIENTS.get(req.socket);
+export function connectionClient(req: IncomingMessage, isTrustedProxy: (address: string) => boolean, socket: Socket | null = req.socket): Client {
+  // A request whose connection is already gone (Node sets req.socket to null) has no peer to name.
+  if (!socket) return UNKNOWN_CLIENT;
+  const known = DIRECT_CLIENTS.get(socket);
   if (known) return known;
-  const peer = req.socket.remoteAddress;
+  const peer = socket.remoteAddress;
   const address = clientAddress(peer, req.headers['x-forwarded-for'] as string | undefined, isTrustedProxy);
   const client = { address, key: clientKey(address) };
-  if (!peer || !isTrustedProxy(normalise(peer) ?? peer)) DIRECT_CLIENTS.set(req.socket, client);
+  if (!peer || !isTrustedProxy(normalise(peer) ?? peer)) DIRECT_CLIENTS.set(socket, client);
   return client;
 }
 

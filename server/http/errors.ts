@@ -1,4 +1,5 @@
 import { HTTPError, type H3Event } from 'h3';
+import type { ServerRequest } from 'srvx';
 import { StorageUnavailableError } from '../storage.ts';
 import { throttledLog } from '../throttled-log.ts';
 import { PRIVATE_HEADERS, PUBLIC_HEADERS } from './cache.ts';
@@ -18,7 +19,12 @@ export function answerError(caught: HTTPError, event: H3Event): Response {
         : caught;
   let status = error.status;
   let body: Record<string, unknown>;
-  if (error.unhandled) {
+  if (error.unhandled && isClientAbort(error.cause, event)) {
+    // Not our fault and nothing to debug: one line, no stack; the answer reaches nobody.
+    logClientAbort(`[request] ${event.req.method} ${event.url.pathname}: the client went away before its request was complete (said at most once a minute)`);
+    status = 400;
+    body = { error: 'The request ended before its body was complete' };
+  } else if (error.unhandled) {
     console.error(`[error] ${event.req.method} ${event.url.pathname}:`, error.cause ?? error);
     status = 500;
     body = { error: 'Internal server error' };
@@ -33,6 +39,19 @@ export function answerError(caught: HTTPError, event: H3Event): Response {
   headers.set('content-type', 'application/json; charset=utf-8');
   headers.set('content-length', String(bytes.length));
   return new Response(bytes, { status, headers });
+}
+
+const logClientAbort = throttledLog((line) => console.error(line));
+
+/**
+ * Reading the body failed because the client closed the connection midway: Node's 'aborted'
+ * (ECONNRESET), even when the last chunk had arrived, or a request cut off before its end.
+ */
+function isClientAbort(cause: unknown, event: H3Event): boolean {
+  const req = (event.req as ServerRequest).runtime?.node?.req;
+  if (!req) return false;
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  return code === 'ECONNRESET' || code === 'ABORT_ERR' || (req.destroyed && !req.complete);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -21,7 +21,15 @@ export function parseRateLimit(text: string): RateLimitPolicy | null | undefined
   return { limit: Number(match[1]), windowSeconds: Number(match[2]) * UNITS[match[3]!]! };
 }
 
-export type RateLimitState = { allowed: boolean; remaining: number; resetSeconds: number; policy: RateLimitPolicy };
+export type RateLimitState = {
+  allowed: boolean;
+  remaining: number;
+  resetSeconds: number;
+  policy: RateLimitPolicy;
+  /** The counter this request was charged to: a refund goes back there, not to the window of its end. */
+  windowKey: string;
+  window: number;
+};
 
 /**
  * A fixed-window counter per client key, kept by rate-limiter-flexible: in memory, or in Redis
@@ -40,7 +48,7 @@ export function createRateLimiter(policy: RateLimitPolicy, now: () => number, re
   const at = (key: string) => {
     const time = now();
     const window = Math.floor(time / windowMs);
-    return { windowKey: `${key}:${window}`, resetSeconds: Math.ceil(((window + 1) * windowMs - time) / 1000) };
+    return { window, windowKey: `${key}:${window}`, resetSeconds: Math.ceil(((window + 1) * windowMs - time) / 1000) };
   };
   return {
     policy,
@@ -49,11 +57,11 @@ export function createRateLimiter(policy: RateLimitPolicy, now: () => number, re
     take(key: string): Promise<RateLimitState | null> {
       // The clock is read only after a failure: this runs on every limited request.
       if (storeRestsUntil !== -Infinity && performance.now() < storeRestsUntil) return Promise.resolve(null);
-      const { windowKey, resetSeconds } = at(key);
+      const { window, windowKey, resetSeconds } = at(key);
       return counter.consume(windowKey).then(
-        (result) => ({ allowed: true, remaining: Math.max(0, policy.limit - result.consumedPoints), resetSeconds, policy }),
+        (result) => ({ allowed: true, remaining: Math.max(0, policy.limit - result.consumedPoints), resetSeconds, policy, windowKey, window }),
         (result: unknown) => {
-          if (result instanceof RateLimiterRes) return { allowed: false, remaining: 0, resetSeconds, policy };
+          if (result instanceof RateLimiterRes) return { allowed: false, remaining: 0, resetSeconds, policy, windowKey, window };
           // Serving matters more than counting: answer unlimited, and say so (once a minute at most).
           storeRestsUntil = performance.now() + STORE_REST_MS;
           warnOutage(`[rate-limit] store unavailable, requests are not limited: ${result instanceof Error ? result.message : String(result)}`);
@@ -61,9 +69,14 @@ export function createRateLimiter(policy: RateLimitPolicy, now: () => number, re
         },
       );
     },
-    /** Hands a request back: answers that do not count (cached brand images, owners' private charts). */
-    async giveBack(key: string): Promise<void> {
-      await counter.reward(at(key).windowKey, 1).catch(() => {});
+    /**
+     * Hands a request back (answers that do not count: cached brand images, owners' private charts)
+     * to the window it was charged in. Once that window is over there is nothing to give back: a
+     * refund into the next one would let that window allow one request too many.
+     */
+    async giveBack(state: RateLimitState): Promise<void> {
+      if (Math.floor(now() / windowMs) !== state.window) return;
+      await counter.reward(state.windowKey, 1).catch(() => {});
     },
   };
 }
@@ -113,7 +126,7 @@ export function limitRequests(limiter: RateLimiter, trustProxy: (address: string
       }
       if (!state.allowed || !mayNotCount) return next();
       return Promise.resolve(next()).then(async (response) => {
-        if (!counts(event)) await limiter.giveBack(key);
+        if (!counts(event)) await limiter.giveBack(state);
         return response;
       });
     });

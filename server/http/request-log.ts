@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { guarded } from './after-response.ts';
 import { connectionClient, type Client } from './client-address.ts';
 
 /** One structured line per request. Built from the request line and our own context, never from headers, so never a token or key. */
@@ -24,9 +25,11 @@ const CACHE_NAMES: Record<string, RequestLog['cache']> = { precomputed: 'static'
 export function logRequests(log: (entry: RequestLog) => void, trustProxy: (address: string) => boolean) {
   return (req: IncomingMessage, res: ServerResponse, context: Record<string, unknown>) => {
     const started = performance.now();
-    res.once('close', () => {
+    // Node lets go of req.socket once the connection is gone (a 413 closes it before 'close' fires).
+    const socket = req.socket;
+    res.once('close', guarded('request-log', () => {
       const cache = CACHE_NAMES[context?.answeredFrom as string];
-      const client = ((context?.client as Client | undefined) ?? connectionClient(req, trustProxy)).address;
+      const client = ((context?.client as Client | undefined) ?? connectionClient(req, trustProxy, socket)).address;
       const query = req.url?.indexOf('?') ?? -1;
       log({
         method: req.method ?? 'GET',
@@ -37,6 +40,6 @@ export function logRequests(log: (entry: RequestLog) => void, trustProxy: (addre
         ...(client ? { client } : {}),
         ...(res.writableFinished ? {} : { aborted: true }),
       });
-    });
+    }));
   };
 }

@@ -54,13 +54,15 @@ export function sendRepresentation(request: Request, rep: Representation): Respo
     size = body.length;
   }
   const range = rep.status === 200 && headers['accept-ranges'] === 'bytes' ? requestHeader(request, 'range') : undefined;
-  if (range && (requestHeader(request, 'if-range') ?? etag) === etag) {
+  // RFC 9110 14.2: a range unit other than bytes is ignored (range-parser would read `items=0-5` as bytes).
+  if (range && BYTES_UNIT.test(range) && (requestHeader(request, 'if-range') ?? etag) === etag) {
     const ranges = parseRange(size, range, { combine: true });
     if (ranges === -1) {
+      // An error answer of the same endpoint: the same CORS, nosniff and rate-limit fields as its 200.
       const error = JSON.stringify({ error: `Range ${range} is outside the ${size} bytes of this file` });
       return new FastResponse(error, {
         status: 416,
-        headers: { 'content-type': 'application/json', 'content-range': `bytes */${size}` },
+        headers: { ...edgeHeaders(headers), 'content-type': 'application/json; charset=utf-8', 'content-range': `bytes */${size}` },
       });
     }
     // A malformed header (-2) or several ranges: answer the whole file, as RFC 9110 allows.
@@ -78,6 +80,16 @@ export function sendRepresentation(request: Request, rep: Representation): Respo
   }
   const full = request.method === 'HEAD' ? null : slice(body, 0, size - 1);
   return new FastResponse(full, { status: rep.status, headers: { ...headers, 'content-length': String(size) } });
+}
+
+/** Range units are case-insensitive (RFC 9110 14.1). */
+const BYTES_UNIT = /^\s*bytes\s*=/i;
+
+/** Headers an answer carries whatever its body: CORS, nosniff and the rate limit's. */
+const EDGE_HEADER = /^(?:access-control-|x-content-type-options$|ratelimit|x-ratelimit-)/;
+
+function edgeHeaders(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => EDGE_HEADER.test(name)));
 }
 
 /** If-None-Match holds: a 304 can be answered before the body is computed. */
