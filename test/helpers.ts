@@ -215,12 +215,20 @@ function ping(port: number): Promise<boolean> {
 
 export type OriginProcess = { child: ChildProcess; url: string; stdout: string[]; stderr: string[]; exited: Promise<number | null> };
 
-/** `server/main.ts` as operators run it, in a child process on a free loopback port. */
-export async function spawnOrigin(workspace: Workspace, env: Record<string, string> = {}): Promise<OriginProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+/**
+ * `server/main.ts` as operators run it, in a child process on a free loopback port. With `npmStart`
+ * it is `npm start` instead (its build step skips an unchanged tree), in a process group of its own
+ * (the child's pid is the group's id), as systemd or a terminal runs it; stdout then also holds
+ * npm's banner lines besides the origin's JSON lines.
+ */
+export async function spawnOrigin(workspace: Workspace, env: Record<string, string> = {}, options: { npmStart?: boolean } = {}): Promise<OriginProcess> {
+  const [command, args] = options.npmStart ? ['npm', ['start']] : [process.execPath, ['--import', 'tsx', 'server/main.ts']];
+  const folders = { DIST_DIR: workspace.distDir, DATA_DIR: workspace.dataDir, STORAGE_DIR: workspace.storageDir, BUILD_CACHE_DIR: SHARED_BUILD_CACHE };
+  const child = spawn(command as string, args as string[], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DIST_DIR: workspace.distDir, DATA_DIR: workspace.dataDir, STORAGE_DIR: workspace.storageDir, ...env },
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...folders, SITE: workspace.site ? 'on' : 'off', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.npmStart ?? false,
   });
   const stdout: string[] = [];
   const stderr: string[] = [];
@@ -228,12 +236,13 @@ export async function spawnOrigin(workspace: Workspace, env: Record<string, stri
   const lines = (into: string[]) => (chunk: Buffer) => into.push(...chunk.toString().split('\n').filter(Boolean));
   child.stdout!.on('data', lines(stdout));
   child.stderr!.on('data', lines(stderr));
-  const deadline = Date.now() + 20_000;
+  const kill = () => (options.npmStart ? process.kill(-child.pid!, 'SIGKILL') : child.kill('SIGKILL'));
+  const deadline = Date.now() + (options.npmStart ? 40_000 : 20_000); // npm start first checks the tree
   let listening: string | undefined;
   while (!(listening = stdout.find((line) => line.includes('"event":"listening"')))) {
     if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`server/main.ts did not start: ${stderr.join('\n')}`);
+      if (child.exitCode === null) kill();
+      throw new Error(`${options.npmStart ? 'npm start' : 'server/main.ts'} did not start: ${stderr.join('\n')}`);
     }
     await new Promise((r) => setTimeout(r, 50));
   }
