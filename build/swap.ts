@@ -1,4 +1,4 @@
-import { readdir, rename, rm, stat, symlink } from 'node:fs/promises';
+import { readdir, rename, rm, stat, symlink, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CURRENT_LINK, TREES_DIR } from '../server/tree.ts';
 
@@ -15,6 +15,10 @@ export async function swapTree(distDir: string, stagingDir: string, name: string
   const exists = await stat(finalDir).then(() => true, () => false);
   if (exists) await rm(stagingDir, { recursive: true, force: true });
   else await rename(stagingDir, finalDir);
+  // A tree's modification time is when it was last made current (pruning keeps the most recent):
+  // a rebuild that reuses an existing tree (data/ reverted) must not keep the time of its first build.
+  const now = new Date();
+  await utimes(finalDir, now, now);
   const tmpLink = join(distDir, `.${CURRENT_LINK}-${process.pid}-${Date.now()}`);
   await symlink(join(TREES_DIR, name), tmpLink);
   await rename(tmpLink, join(distDir, CURRENT_LINK));
@@ -22,6 +26,7 @@ export async function swapTree(distDir: string, stagingDir: string, name: string
   return finalDir;
 }
 
+/** Removes all but the `KEEP_PREVIOUS` trees most recently made current before `keep`. */
 async function pruneTrees(treesDir: string, keep: string) {
   const names = (await readdir(treesDir)).filter((n) => n !== keep && !n.startsWith('.'));
   const dated = await Promise.all(names.map(async (n) => ({ n, at: (await stat(join(treesDir, n))).mtimeMs })));

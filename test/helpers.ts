@@ -3,7 +3,8 @@ import { existsSync } from 'node:fs';
 import { once } from 'node:events';
 import { connect, createServer as createNetServer, type AddressInfo } from 'node:net';
 import { request as httpRequest } from 'node:http';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as assert from 'uvu/assert';
@@ -90,6 +91,16 @@ function runScript(script: string, args: string[], workspace: Workspace, env: Re
       (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
   });
+}
+
+/** Every file under `dir` (relative path -> sha256 of its bytes), to assert a folder was left byte for byte as it was. */
+export async function snapshotFiles(dir: string): Promise<Record<string, string>> {
+  const files: Record<string, string> = {};
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    const path = join(entry.parentPath, entry.name);
+    files[path.slice(dir.length + 1)] = entry.isFile() ? createHash('sha256').update(await readFile(path)).digest('hex') : entry.isDirectory() ? 'folder' : 'other';
+  }
+  return files;
 }
 
 /** Corrupts a fresh copy of data/, then checks that `load` refuses it with a DataError matching `message`. */
