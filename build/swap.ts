@@ -33,3 +33,10 @@ async function pruneTrees(treesDir: string, keep: string) {
   dated.sort((a, b) => b.at - a.at);
   for (const { n } of dated.slice(KEEP_PREVIOUS)) await rm(join(treesDir, n), { recursive: true, force: true });
 }
+
+/** Staging folders of builds that were killed: only a build holding the lock stages, so any left now is abandoned. */
+export async function removeAbandonedStaging(distDir: string): Promise<void> {
+  const treesDir = join(distDir, TREES_DIR);
+  const names = await readdir(treesDir).catch(() => [] as string[]);
+  for (const name of names.filter((n) => n.startsWith('.staging-'))) await rm(join(treesDir, name), { recursive: true, force: true });
+}

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { strToU8, zipSync } from 'fflate';
 import * as assert from 'uvu/assert';
 import { runBuild } from '../build/build.ts';
 import { standaloneNginxConfig } from '../build/deploy-configs.ts';
@@ -80,16 +81,45 @@ export function runBuildCommand(workspace: Workspace, env: Record<string, string
   return runScript('build/main.ts', [], workspace, env);
 }
 
+/** The configuration our scripts read: the workspace's folders, the shared build cache, the site on or off, and `env`. */
+export function workspaceEnv(workspace: Workspace, env: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const folders = { DATA_DIR: workspace.dataDir, DIST_DIR: workspace.distDir, STORAGE_DIR: workspace.storageDir, BUILD_CACHE_DIR: SHARED_BUILD_CACHE };
+  return { ...process.env, ...folders, SITE: workspace.site ? 'on' : 'off', ...env };
+}
+
 /** One of our scripts in a child process, with the workspace's folders (and `env`) as its configuration. */
 function runScript(script: string, args: string[], workspace: Workspace, env: Record<string, string>): Promise<CliResult> {
-  const folders = { DATA_DIR: workspace.dataDir, DIST_DIR: workspace.distDir, STORAGE_DIR: workspace.storageDir, BUILD_CACHE_DIR: SHARED_BUILD_CACHE };
   return new Promise((done) => {
     execFile(
       process.execPath,
       ['--import', 'tsx', join(ROOT, script), ...args],
-      { cwd: ROOT, env: { ...process.env, ...folders, SITE: workspace.site ? 'on' : 'off', ...env }, timeout: 120_000 },
+      { cwd: ROOT, env: workspaceEnv(workspace, env), timeout: 120_000 },
       (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
+  });
+}
+
+export type ScriptProcess = { child: ChildProcess; stdout: () => string; stderr: () => string; exited: Promise<number | null> };
+
+/** Like runDepot and runBuildCommand, for a test that signals the script while it runs (e.g. build/main.ts). */
+export function spawnScript(script: string, args: string[], workspace: Workspace, env: Record<string, string> = {}): ScriptProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, script), ...args], { cwd: ROOT, env: workspaceEnv(workspace, env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk));
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  // Bounded like runScript: a script that hangs is killed after 2 minutes.
+  const limit = setTimeout(() => child.kill('SIGKILL'), 120_000);
+  void exited.then(() => clearTimeout(limit));
+  return { child, stdout: () => stdout, stderr: () => stderr, exited };
+}
+
+/** A small valid plugin JAR (a manifest and plugin.yml); `version` makes its bytes unique. */
+export function pluginJar(version: string): Uint8Array {
+  return zipSync({
+    'META-INF/MANIFEST.MF': strToU8('Manifest-Version: 1.0\r\n\r\n'),
+    'plugin.yml': strToU8(`name: TestPlugin\nversion: ${version}\nmain: org.example.Test\n`),
   });
 }
 

@@ -3,14 +3,7 @@ import { join } from 'node:path';
 import { strToU8, zipSync } from 'fflate';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { makeWorkspace, runDepot, snapshotFiles, startTestOrigin, type Workspace } from './helpers.ts';
-
-function pluginJar(version: string): Uint8Array {
-  return zipSync({
-    'META-INF/MANIFEST.MF': strToU8('Manifest-Version: 1.0\r\n\r\n'),
-    'plugin.yml': strToU8(`name: TestPlugin\nversion: ${version}\nmain: org.example.Test\n`),
-  });
-}
+import { makeWorkspace, pluginJar, runDepot, snapshotFiles, startTestOrigin, type Workspace } from './helpers.ts';
 
 const ctx = {} as { workspace: Workspace; jar: string };
 
