@@ -1,11 +1,12 @@
+import { readFileSync } from 'node:fs';
 import { mkdir, readFile, rm, rmdir, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, join } from 'node:path';
 
 // One build at a time per dist/: a folder made with mkdir (atomic) holding owner.json (pid, host,
-// command, start). A build killed with SIGKILL leaves the folder behind; the next build sees that
-// its owner is gone (same host, pid not running) and takes the lock over at once instead of
-// waiting for it to age. An owner that cannot be checked (another host, or a lock without
+// command, start time). A build killed with SIGKILL leaves the folder behind; the next build sees
+// that its owner is gone (same host, pid not running, a zombie, or now another process) and takes
+// the lock over at once instead of waiting for it to age. An owner that cannot be checked (another host, or a lock without
 // owner.json as proper-lockfile made them) counts as gone once its heartbeat is a minute old.
 
 const OWNER_FILE = 'owner.json';
@@ -16,7 +17,8 @@ const STALE_AFTER_MS = 60_000;
 const TAKEOVER_STALE_MS = 10_000;
 const REPORT_EVERY_MS = 15_000;
 
-export type LockOwner = { pid: number; host: string; command: string; since: string };
+/** `start`: when the process started (Linux: /proc/<pid>/stat), so a pid used again by another process is told apart. */
+export type LockOwner = { pid: number; host: string; command: string; since: string; start?: number };
 
 export type BuildLockOptions = {
   /** How long to wait for a live owner before giving up (default 2 minutes). */
@@ -59,11 +61,13 @@ async function tryLock(lockDir: string): Promise<LockOwner | null> {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return null;
     throw error;
   }
+  const self = processState(process.pid);
   const owner: LockOwner = {
     pid: process.pid,
     host: hostname(),
     command: [basename(process.argv[1] ?? 'node'), ...process.argv.slice(2, 3)].join(' '),
     since: new Date().toISOString(),
+    ...(self !== null && self !== 'gone' ? { start: self.start } : {}),
   };
   await writeFile(join(lockDir, OWNER_FILE), JSON.stringify(owner));
   return owner;
@@ -103,9 +107,31 @@ function ownerGone(lockDir: string, owner: LockOwner | null, age: number): strin
   if (owner && owner.host === hostname()) {
     // A pid is reused: after a restart (a container's, say) it may even be ours.
     if (owner.pid === process.pid) return HELD_HERE.has(lockDir) ? null : 'is no longer running';
-    return isRunning(owner.pid) ? null : 'is no longer running';
+    const state = processState(owner.pid);
+    if (state === null) return isRunning(owner.pid) ? null : 'is no longer running';
+    if (state === 'gone' || state.zombie || (owner.start !== undefined && owner.start !== state.start)) return 'is no longer running';
+    return null;
   }
   return age > STALE_AFTER_MS ? `has not touched it for ${Math.round(age / 1000)} s` : null;
+}
+
+/**
+ * Linux's view of a process: its start time (clock ticks since boot) and whether it is a zombie
+ * (killed, not yet reaped: `kill(pid, 0)` still succeeds); 'gone' when it does not exist; null
+ * where /proc cannot tell (another system).
+ */
+function processState(pid: number): { start: number; zombie: boolean } | 'gone' | null {
+  if (process.platform !== 'linux') return null;
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'gone' : null;
+  }
+  // "pid (command) state ppid ...": the command may hold spaces and parentheses; starttime is field 22.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const start = Number(fields[19]);
+  return Number.isFinite(start) ? { start, zombie: fields[0] === 'Z' } : null;
 }
 
 function isRunning(pid: number): boolean {

@@ -34,9 +34,16 @@ async function pruneTrees(treesDir: string, keep: string) {
   for (const { n } of dated.slice(KEEP_PREVIOUS)) await rm(join(treesDir, n), { recursive: true, force: true });
 }
 
-/** Staging folders of builds that were killed: only a build holding the lock stages, so any left now is abandoned. */
+/**
+ * What killed builds leave: staging folders and the temporary link of a swap. Only a build holding
+ * the lock stages or swaps, so any found by one that holds it is abandoned.
+ */
 export async function removeAbandonedStaging(distDir: string): Promise<void> {
   const treesDir = join(distDir, TREES_DIR);
-  const names = await readdir(treesDir).catch(() => [] as string[]);
-  for (const name of names.filter((n) => n.startsWith('.staging-'))) await rm(join(treesDir, name), { recursive: true, force: true });
+  for (const name of await readdir(treesDir).catch(() => [] as string[])) {
+    if (name.startsWith('.staging-')) await rm(join(treesDir, name), { recursive: true, force: true });
+  }
+  for (const name of await readdir(distDir)) {
+    if (name.startsWith(`.${CURRENT_LINK}-`)) await rm(join(distDir, name), { force: true });
+  }
 }

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, readdir, utimes, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -75,6 +76,18 @@ lock('while a live build holds the lock, the next says on stderr what it waits f
   } finally {
     holder.child.kill('SIGCONT');
   }
+});
+
+lock('a lock whose pid now belongs to another process (a pid used again) is taken over at once', async () => {
+  await mkdir(lockDir());
+  // This test's own process is running, but it is not the process that took the lock: it started at another time.
+  const owner = { pid: process.pid, host: hostname(), command: 'main.ts', since: new Date(Date.now() - 5_000).toISOString(), start: 1 };
+  await writeFile(join(lockDir(), 'owner.json'), JSON.stringify(owner));
+  const started = Date.now();
+  const result = await runBuildCommand(ctx.workspace);
+  assert.is(result.code, 0, result.stderr);
+  assert.ok(Date.now() - started < 30_000, `${Date.now() - started} ms`);
+  assert.match(result.stderr, new RegExp(`was left by pid ${process.pid} on .*, which is no longer running: taking the lock over`));
 });
 
 lock('a lock that names no owner (an older build, or another host) is taken over once it is a minute old', async () => {
