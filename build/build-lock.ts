@@ -27,6 +27,9 @@ export type BuildLockOptions = {
   notice?: (line: string) => void;
 };
 
+/** Another build held the lock for longer than the wait allowed. */
+export class BuildLockTimeoutError extends Error {}
+
 /** Waits for the lock at `lockDir`; the returned function releases it. */
 export async function acquireBuildLock(lockDir: string, options: BuildLockOptions = {}): Promise<() => Promise<void>> {
   const { timeoutMs = 120_000, notice = () => {} } = options;
@@ -39,7 +42,7 @@ export async function acquireBuildLock(lockDir: string, options: BuildLockOption
     if (held === null) continue; // released meanwhile
     const waited = Date.now() - started;
     if (waited > timeoutMs) {
-      throw new Error(`${lockDir}: another build (${describeOwner(held.owner)}) still holds the lock after ${Math.round(waited / 1000)} s; if none is running, remove that folder`);
+      throw new BuildLockTimeoutError(`${lockDir}: another build (${describeOwner(held.owner)}) still holds the lock after ${Math.round(waited / 1000)} s; if none is running, remove that folder`);
     }
     if (held.gone) {
       notice(`[build] ${lockDir} was left by ${describeOwner(held.owner)}, which ${held.gone}: taking the lock over`);

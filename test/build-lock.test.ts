@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { BuildLockTimeoutError, acquireBuildLock } from '../build/build-lock.ts';
 import { TREES_DIR, currentTreeDir, openTree } from '../server/tree.ts';
 import { makeWorkspace, pluginJar, runBuildCommand, runDepot, spawnScript, until, type Workspace } from './helpers.ts';
 
@@ -99,5 +100,20 @@ lock('a lock that names no owner (an older build, or another host) is taken over
   assert.is(result.code, 0, result.stderr);
   assert.ok(Date.now() - started < 30_000, `${Date.now() - started} ms`);
   assert.match(result.stderr, /was left by a build that did not say who it is, which has not touched it for 1\d\d s: taking the lock over/);
+});
+
+lock('in one process too, a second holder waits for the first; a wait longer than allowed fails naming the holder', async () => {
+  await mkdir(ctx.workspace.distDir, { recursive: true });
+  const release = await acquireBuildLock(lockDir());
+  const notices: string[] = [];
+  const error = await acquireBuildLock(lockDir(), { timeoutMs: 800, notice: (line) => notices.push(line) }).then(() => null, (e: unknown) => e);
+  assert.instance(error, BuildLockTimeoutError);
+  assert.match((error as Error).message, new RegExp(`still holds the lock after 1 s; if none is running, remove that folder`));
+  assert.match(notices.join('\n'), new RegExp(`waiting for .*: held by pid ${process.pid} `));
+  const second = acquireBuildLock(lockDir(), { timeoutMs: 10_000 });
+  await new Promise((r) => setTimeout(r, 300));
+  await release();
+  await (await second)();
+  assert.not.ok(existsSync(lockDir()));
 });
 lock.run();
