@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { lock } from 'proper-lockfile';
 import { ENCODER_REVISION } from '../server/brands/formats.ts';
 import { DEFAULT_DEPLOY, DEFAULT_RATE_LIMIT, type DeployOptions } from '../server/config.ts';
 import type { RateLimitPolicy } from '../server/http/rate-limit.ts';
@@ -18,9 +17,10 @@ import { brandMap } from '../server/tree.ts';
 import { listBrandPaths, listVersionPaths } from './paths.ts';
 import { prerender } from './prerender.ts';
 import { writeDeployConfigs } from './deploy-configs.ts';
+import { acquireBuildLock } from './build-lock.ts';
 import { buildSite, siteSourceDigest } from './site.ts';
 import { stageTree } from './stage.ts';
-import { swapTree } from './swap.ts';
+import { removeAbandonedStaging, swapTree } from './swap.ts';
 
 /** Bump when the tree's layout or any answer's bytes change for the same data/. */
 const TREE_FORMAT = 4;
@@ -39,6 +39,8 @@ export type BuildOptions = {
   /** SPEC 8's limit, which nginx approximates on precomputed API answers (default 100/15m). */
   rateLimit?: RateLimitPolicy | null;
   log?: (line: string) => void;
+  /** What a build waits for (another build's lock) or takes over (a killed build's); default stderr. */
+  notice?: (line: string) => void;
 };
 
 export type BuildResult = { treeDir: string; routes: number; skipped: boolean; rendered: number };
@@ -48,12 +50,9 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
   // One build at a time per dist/: a build that loaded data/ before a release wrote its record must
   // not swap in after the release's own build, hiding it until the next one.
   await mkdir(options.distDir, { recursive: true });
-  const release = await lock(options.distDir, {
-    lockfilePath: join(options.distDir, '.build.lock'),
-    stale: 60_000,
-    retries: { retries: 120, minTimeout: 100, maxTimeout: 1000 },
-  });
+  const release = await acquireBuildLock(join(options.distDir, '.build.lock'), { notice: options.notice ?? ((line) => console.error(line)) });
   try {
+    await removeAbandonedStaging(options.distDir);
     return await buildLocked(options);
   } finally {
     await release();

@@ -1,4 +1,4 @@
-import { readdir, rename, rm, stat, symlink } from 'node:fs/promises';
+import { readdir, rename, rm, stat, symlink, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CURRENT_LINK, TREES_DIR } from '../server/tree.ts';
 
@@ -15,6 +15,10 @@ export async function swapTree(distDir: string, stagingDir: string, name: string
   const exists = await stat(finalDir).then(() => true, () => false);
   if (exists) await rm(stagingDir, { recursive: true, force: true });
   else await rename(stagingDir, finalDir);
+  // A tree's modification time is when it was last made current (pruning keeps the most recent):
+  // a rebuild that reuses an existing tree (data/ reverted) must not keep the time of its first build.
+  const now = new Date();
+  await utimes(finalDir, now, now);
   const tmpLink = join(distDir, `.${CURRENT_LINK}-${process.pid}-${Date.now()}`);
   await symlink(join(TREES_DIR, name), tmpLink);
   await rename(tmpLink, join(distDir, CURRENT_LINK));
@@ -22,9 +26,24 @@ export async function swapTree(distDir: string, stagingDir: string, name: string
   return finalDir;
 }
 
+/** Removes all but the `KEEP_PREVIOUS` trees most recently made current before `keep`. */
 async function pruneTrees(treesDir: string, keep: string) {
   const names = (await readdir(treesDir)).filter((n) => n !== keep && !n.startsWith('.'));
   const dated = await Promise.all(names.map(async (n) => ({ n, at: (await stat(join(treesDir, n))).mtimeMs })));
   dated.sort((a, b) => b.at - a.at);
   for (const { n } of dated.slice(KEEP_PREVIOUS)) await rm(join(treesDir, n), { recursive: true, force: true });
+}
+
+/**
+ * What killed builds leave: staging folders and the temporary link of a swap. Only a build holding
+ * the lock stages or swaps, so any found by one that holds it is abandoned.
+ */
+export async function removeAbandonedStaging(distDir: string): Promise<void> {
+  const treesDir = join(distDir, TREES_DIR);
+  for (const name of await readdir(treesDir).catch(() => [] as string[])) {
+    if (name.startsWith('.staging-')) await rm(join(treesDir, name), { recursive: true, force: true });
+  }
+  for (const name of await readdir(distDir)) {
+    if (name.startsWith(`.${CURRENT_LINK}-`)) await rm(join(distDir, name), { force: true });
+  }
 }

@@ -35,18 +35,56 @@ function exit(code: number) {
   process.exit(code);
 }
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, async () => {
-    const started = performance.now();
-    logger.info({ event: 'stopping', signal });
-    setTimeout(() => {
-      logger.warn({ event: 'stopped', forced: true, ms: SHUTDOWN_DEADLINE_MS }, 'requests still running at the deadline were cut off');
-      origin.server.closeAllConnections();
-      exit(1);
-    }, SHUTDOWN_DEADLINE_MS).unref();
-    await origin.close();
-    await storage.dispose();
-    logger.info({ event: 'stopped', ms: Math.round(performance.now() - started) });
-    exit(0);
-  });
+/**
+ * SIGINTs closer together than this are one Ctrl-C: a terminal signals its whole foreground group,
+ * so under `npm start` node gets the terminal's SIGINT and the one npm forwards.
+ */
+const SAME_KEYPRESS_MS = 100;
+/** The Ctrl-C that cuts off requests in flight instead of waiting for them. */
+const FORCING_INTERRUPT = 3;
+
+let stopping = false;
+let stopStartedAt = 0;
+let interrupts = 0;
+let lastInterruptAt = -Infinity;
+
+// Repeated signals never cut a stop short: systemd and process-group kills reach npm and node, and
+// npm forwards its own copy, so node sees two SIGTERMs for one stop. Only a person pressing Ctrl-C
+// a third time forces it.
+function onStopSignal(signal: 'SIGINT' | 'SIGTERM') {
+  let sameKeypress = false;
+  if (signal === 'SIGINT') {
+    const now = performance.now();
+    sameKeypress = now - lastInterruptAt < SAME_KEYPRESS_MS;
+    if (!sameKeypress) interrupts++;
+    lastInterruptAt = now;
+  }
+  if (sameKeypress) return;
+  if (!stopping) {
+    stopping = true;
+    void stop(signal);
+  } else if (signal === 'SIGINT' && interrupts >= FORCING_INTERRUPT) {
+    logger.warn({ event: 'stopped', forced: true, signal, ms: Math.round(performance.now() - stopStartedAt) }, `Ctrl-C ${FORCING_INTERRUPT} times: requests still running were cut off`);
+    origin.server.closeAllConnections();
+    exit(1);
+  } else {
+    const force = signal === 'SIGINT' ? `; Ctrl-C ${FORCING_INTERRUPT - interrupts} more time(s) cuts them off` : '';
+    logger.warn({ event: 'stopping', signal, repeated: true }, `already stopping: requests in flight are finishing${force}`);
+  }
 }
+
+async function stop(signal: 'SIGINT' | 'SIGTERM') {
+  stopStartedAt = performance.now();
+  logger.info({ event: 'stopping', signal });
+  setTimeout(() => {
+    logger.warn({ event: 'stopped', forced: true, ms: SHUTDOWN_DEADLINE_MS }, 'requests still running at the deadline were cut off');
+    origin.server.closeAllConnections();
+    exit(1);
+  }, SHUTDOWN_DEADLINE_MS).unref();
+  await origin.close();
+  await storage.dispose();
+  logger.info({ event: 'stopped', ms: Math.round(performance.now() - stopStartedAt) });
+  exit(0);
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, onStopSignal);

@@ -45,6 +45,7 @@ const invalidCases: [string, (dataDir: string) => Promise<void>, RegExp][] = [
   ['an unknown software', async (dir) => editFirstRecord(dir, (r) => ({ ...r, serverSoftware: ['PaperMC', 'Forge'] })), /versions\/plugin-[^:]+\.json: serverSoftware\[1\]: Unknown server software "Forge"/],
   ['a bad Java version', async (dir) => editFirstRecord(dir, (r) => ({ ...r, javaVersion: 22 })), /\.json: javaVersion: Unknown Java version 22/],
   ['a missing field', async (dir) => editFirstRecord(dir, ({ fileName: _omit, ...r }) => r), /\.json: fileName: /],
+  ['a control character in the file name', async (dir) => editFirstRecord(dir, (r) => ({ ...r, fileName: 'a\nb.jar' })), /\.json: fileName: must be a file name ending in \.jar, without control characters/],
   ['a size that does not match the JAR', async (dir) => editFirstRecord(dir, (r) => ({ ...r, fileSize: 1 })), /\.json: fileSize: 1 but .* has \d+ bytes/],
   ['invalid JSON', async (dir) => writeFile(join(dir, 'versions', (await readdir(join(dir, 'versions')))[0]!), '{'), /\.json: not valid JSON/],
   ['a bad user image URL', async (dir) => writeFile(join(dir, 'users.json'), JSON.stringify([{ id: 'u', username: 'u', image: 'ftp://x' }])), /users\.json: \[0\]\.image: /],

@@ -3,9 +3,11 @@ import { existsSync } from 'node:fs';
 import { once } from 'node:events';
 import { connect, createServer as createNetServer, type AddressInfo } from 'node:net';
 import { request as httpRequest } from 'node:http';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { strToU8, zipSync } from 'fflate';
 import * as assert from 'uvu/assert';
 import { runBuild } from '../build/build.ts';
 import { standaloneNginxConfig } from '../build/deploy-configs.ts';
@@ -79,17 +81,56 @@ export function runBuildCommand(workspace: Workspace, env: Record<string, string
   return runScript('build/main.ts', [], workspace, env);
 }
 
+/** The configuration our scripts read: the workspace's folders, the shared build cache, the site on or off, and `env`. */
+export function workspaceEnv(workspace: Workspace, env: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const folders = { DATA_DIR: workspace.dataDir, DIST_DIR: workspace.distDir, STORAGE_DIR: workspace.storageDir, BUILD_CACHE_DIR: SHARED_BUILD_CACHE };
+  return { ...process.env, ...folders, SITE: workspace.site ? 'on' : 'off', ...env };
+}
+
 /** One of our scripts in a child process, with the workspace's folders (and `env`) as its configuration. */
 function runScript(script: string, args: string[], workspace: Workspace, env: Record<string, string>): Promise<CliResult> {
-  const folders = { DATA_DIR: workspace.dataDir, DIST_DIR: workspace.distDir, STORAGE_DIR: workspace.storageDir, BUILD_CACHE_DIR: SHARED_BUILD_CACHE };
   return new Promise((done) => {
     execFile(
       process.execPath,
       ['--import', 'tsx', join(ROOT, script), ...args],
-      { cwd: ROOT, env: { ...process.env, ...folders, SITE: workspace.site ? 'on' : 'off', ...env }, timeout: 120_000 },
+      { cwd: ROOT, env: workspaceEnv(workspace, env), timeout: 120_000 },
       (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
   });
+}
+
+export type ScriptProcess = { child: ChildProcess; stdout: () => string; stderr: () => string; exited: Promise<number | null> };
+
+/** Like runDepot and runBuildCommand, for a test that signals the script while it runs (e.g. build/main.ts). */
+export function spawnScript(script: string, args: string[], workspace: Workspace, env: Record<string, string> = {}): ScriptProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, script), ...args], { cwd: ROOT, env: workspaceEnv(workspace, env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk));
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  // Bounded like runScript: a script that hangs is killed after 2 minutes.
+  const limit = setTimeout(() => child.kill('SIGKILL'), 120_000);
+  void exited.then(() => clearTimeout(limit));
+  return { child, stdout: () => stdout, stderr: () => stderr, exited };
+}
+
+/** A small valid plugin JAR (a manifest and plugin.yml); `version` makes its bytes unique. */
+export function pluginJar(version: string): Uint8Array {
+  return zipSync({
+    'META-INF/MANIFEST.MF': strToU8('Manifest-Version: 1.0\r\n\r\n'),
+    'plugin.yml': strToU8(`name: TestPlugin\nversion: ${version}\nmain: org.example.Test\n`),
+  });
+}
+
+/** Every file under `dir` (relative path -> sha256 of its bytes), to assert a folder was left byte for byte as it was. */
+export async function snapshotFiles(dir: string): Promise<Record<string, string>> {
+  const files: Record<string, string> = {};
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    const path = join(entry.parentPath, entry.name);
+    files[path.slice(dir.length + 1)] = entry.isFile() ? createHash('sha256').update(await readFile(path)).digest('hex') : entry.isDirectory() ? 'folder' : 'other';
+  }
+  return files;
 }
 
 /** Corrupts a fresh copy of data/, then checks that `load` refuses it with a DataError matching `message`. */
@@ -215,12 +256,20 @@ function ping(port: number): Promise<boolean> {
 
 export type OriginProcess = { child: ChildProcess; url: string; stdout: string[]; stderr: string[]; exited: Promise<number | null> };
 
-/** `server/main.ts` as operators run it, in a child process on a free loopback port. */
-export async function spawnOrigin(workspace: Workspace, env: Record<string, string> = {}): Promise<OriginProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+/**
+ * `server/main.ts` as operators run it, in a child process on a free loopback port. With `npmStart`
+ * it is `npm start` instead (its build step skips an unchanged tree), in a process group of its own
+ * (the child's pid is the group's id), as systemd or a terminal runs it; stdout then also holds
+ * npm's banner lines besides the origin's JSON lines.
+ */
+export async function spawnOrigin(workspace: Workspace, env: Record<string, string> = {}, options: { npmStart?: boolean } = {}): Promise<OriginProcess> {
+  const [command, args] = options.npmStart ? ['npm', ['start']] : [process.execPath, ['--import', 'tsx', 'server/main.ts']];
+  const folders = { DIST_DIR: workspace.distDir, DATA_DIR: workspace.dataDir, STORAGE_DIR: workspace.storageDir, BUILD_CACHE_DIR: SHARED_BUILD_CACHE };
+  const child = spawn(command as string, args as string[], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DIST_DIR: workspace.distDir, DATA_DIR: workspace.dataDir, STORAGE_DIR: workspace.storageDir, ...env },
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...folders, SITE: workspace.site ? 'on' : 'off', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.npmStart ?? false,
   });
   const stdout: string[] = [];
   const stderr: string[] = [];
@@ -228,12 +277,13 @@ export async function spawnOrigin(workspace: Workspace, env: Record<string, stri
   const lines = (into: string[]) => (chunk: Buffer) => into.push(...chunk.toString().split('\n').filter(Boolean));
   child.stdout!.on('data', lines(stdout));
   child.stderr!.on('data', lines(stderr));
-  const deadline = Date.now() + 20_000;
+  const kill = () => (options.npmStart ? process.kill(-child.pid!, 'SIGKILL') : child.kill('SIGKILL'));
+  const deadline = Date.now() + (options.npmStart ? 40_000 : 20_000); // npm start first checks the tree
   let listening: string | undefined;
   while (!(listening = stdout.find((line) => line.includes('"event":"listening"')))) {
     if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`server/main.ts did not start: ${stderr.join('\n')}`);
+      if (child.exitCode === null) kill();
+      throw new Error(`${options.npmStart ? 'npm start' : 'server/main.ts'} did not start: ${stderr.join('\n')}`);
     }
     await new Promise((r) => setTimeout(r, 50));
   }

@@ -10,7 +10,10 @@ import { makeAccounts, makeWorkspace, spawnOrigin, until, type Accounts, type Or
 
 const ctx = {} as { workspace: Workspace; accounts: Accounts };
 
-const events = (origin: OriginProcess) => origin.stdout.map((line) => JSON.parse(line) as Record<string, unknown>);
+/** The origin's JSON lines on stdout (under `npm start`, npm's banner lines come first). */
+const events = (origin: OriginProcess) => origin.stdout.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** An ingestion POST whose body arrives in two parts, the second when `finish` is called. */
 function slowIngest(origin: OriginProcess, body: string) {
@@ -67,6 +70,56 @@ shutdown('idle keep-alive connections do not hold the stop up', async () => {
   origin.child.kill('SIGTERM');
   assert.is(await origin.exited, 0);
   assert.ok(Date.now() - started < 3000, `${Date.now() - started} ms: waited for the keep-alive timeout`);
+});
+
+shutdown('npm start in its own process group, SIGTERM sent to the group twice: the request in flight finishes, exit 0', async () => {
+  // systemd (KillMode=control-group) or `kill -- -pgid` signals npm and node; npm forwards its copy.
+  const origin = await spawnOrigin(ctx.workspace, {}, { npmStart: true });
+  const group = origin.child.pid!;
+  try {
+    const slow = slowIngest(origin, '{"players": 78}');
+    const status = slow.answered.then((response) => response.statusCode, (error: Error) => error.message);
+    await pause(300);
+    process.kill(-group, 'SIGTERM');
+    process.kill(-group, 'SIGTERM');
+    await until(() => events(origin).filter((e) => e.event === 'stopping').length >= 2, 'the stop and a repeated signal are logged');
+    await pause(500); // every copy of the signals has arrived
+    assert.is(origin.child.exitCode, null, 'npm and the origin wait for the request in flight');
+    slow.finish();
+    assert.is(await status, 204);
+    assert.is(await origin.exited, 0, origin.stderr.join('\n'));
+    const stopped = events(origin).find((e) => e.event === 'stopped')!;
+    assert.ok(stopped && stopped.forced === undefined, JSON.stringify(stopped));
+    assert.ok(events(origin).some((e) => e.method === 'POST' && e.status === 204), 'the request was logged');
+  } finally {
+    try {
+      process.kill(-group, 'SIGKILL');
+    } catch {} // the group is gone: it stopped by itself
+  }
+});
+
+shutdown('Ctrl-C: the first stops gracefully, the second does not cut the stop short, the third forces it (exit 1)', async () => {
+  const origin = await spawnOrigin(ctx.workspace);
+  const slow = slowIngest(origin, '{"players": 6}');
+  slow.answered.catch(() => {});
+  await pause(300);
+  const started = Date.now();
+  // One keypress under npm start reaches node twice (the terminal's SIGINT and npm's copy).
+  origin.child.kill('SIGINT');
+  origin.child.kill('SIGINT');
+  await pause(300);
+  origin.child.kill('SIGTERM'); // a SIGTERM meanwhile does not count as a keypress
+  origin.child.kill('SIGINT');
+  await pause(300);
+  assert.is(origin.child.exitCode, null, 'two keypresses: still waiting for the request in flight');
+  assert.ok(events(origin).some((e) => e.event === 'stopping' && e.repeated === true && /1 more time/.test(String(e.msg))), origin.stdout.join('\n'));
+  origin.child.kill('SIGINT');
+  assert.is(await origin.exited, 1);
+  assert.ok(Date.now() - started < 5_000, `${Date.now() - started} ms: the third Ctrl-C did not stop it at once`);
+  const stopped = events(origin).find((e) => e.event === 'stopped')!;
+  assert.is(stopped.forced, true);
+  assert.is(stopped.signal, 'SIGINT');
+  slow.abort();
 });
 
 shutdown('a request still running after 10 s is cut off and the process exits 1', async () => {

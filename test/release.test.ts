@@ -3,14 +3,7 @@ import { join } from 'node:path';
 import { strToU8, zipSync } from 'fflate';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { makeWorkspace, runDepot, startTestOrigin, type Workspace } from './helpers.ts';
-
-function pluginJar(version: string): Uint8Array {
-  return zipSync({
-    'META-INF/MANIFEST.MF': strToU8('Manifest-Version: 1.0\r\n\r\n'),
-    'plugin.yml': strToU8(`name: TestPlugin\nversion: ${version}\nmain: org.example.Test\n`),
-  });
-}
+import { makeWorkspace, pluginJar, runDepot, snapshotFiles, startTestOrigin, type Workspace } from './helpers.ts';
 
 const ctx = {} as { workspace: Workspace; jar: string };
 
@@ -65,6 +58,40 @@ for (const [name, args, message] of refusalCases) {
   });
 }
 refusals.run();
+
+const names = suite('depot release: the JAR\'s file name');
+names.before(async () => {
+  ctx.workspace = await makeWorkspace({ build: false });
+});
+names.after(() => ctx.workspace.remove());
+
+// The name is stored in the record and served in Content-Disposition: control characters would
+// split log lines and headers, and a terminal would act on C1 ones.
+const nameCases: [string, string, RegExp][] = [
+  ['a newline', 'Evil\nPlugin.jar', /file name "Evil\\u000aPlugin\.jar" contains a control character \(U\+000A\); rename the file$/],
+  ['a carriage return', 'Evil\r.jar', /contains a control character \(U\+000D\)/],
+  ['a tab', 'Evil\tPlugin.jar', /contains a control character \(U\+0009\)/],
+  ['an escape (C0)', 'Evil\u001b[31mPlugin.jar', /contains a control character \(U\+001B\)/],
+  ['DEL', 'Evil\u007fPlugin.jar', /contains a control character \(U\+007F\)/],
+  ['a C1 next-line', 'Evil\u0085Plugin.jar', /contains a control character \(U\+0085\)/],
+  ['a C1 CSI', 'Evil\u009b31mPlugin.jar', /"Evil\\u009b31mPlugin\.jar" contains a control character \(U\+009B\)/],
+  ['a backslash (a path separator elsewhere)', 'Evil\\Plugin.jar', /fileName: must be a file name ending in \.jar, without control characters/],
+];
+for (const [name, fileName, message] of nameCases) {
+  names(`refuses a file name with ${name}: one line, exit 1, data/ byte for byte as it was`, async () => {
+    const jar = join(ctx.workspace.dir, fileName);
+    await writeFile(jar, pluginJar(`name-${fileName.length}-${fileName.codePointAt(4)}`));
+    const before = await snapshotFiles(ctx.workspace.dataDir);
+    const result = await runDepot(['release', jar, '--version', '7.0.0', '--java', '21', '--software', 'PaperMC'], ctx.workspace);
+    assert.is(result.code, 1, result.stderr);
+    assert.is(result.stdout, '');
+    assert.is(result.stderr.trim().split('\n').length, 1, result.stderr);
+    assert.not.match(result.stderr, /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/, 'the refusal itself carries no control character');
+    assert.match(result.stderr.trim(), message);
+    assert.equal(await snapshotFiles(ctx.workspace.dataDir), before, 'data/ untouched');
+  });
+}
+names.run();
 
 const release = suite('depot release: publishing');
 release.before(async () => {

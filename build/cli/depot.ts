@@ -1,5 +1,6 @@
 import { readConfig } from '../../server/config.ts';
 import { DataError } from '../../server/versions/catalog.ts';
+import { BuildLockTimeoutError } from '../build-lock.ts';
 import { addServer, addStats, addUser } from './accounts.ts';
 import { migrateToRedis } from './migrate.ts';
 import { RefusedError, parseReleaseArgs, releaseJar } from './release.ts';
@@ -32,7 +33,7 @@ async function main(argv: string[]): Promise<number> {
     console.error(command ? `depot: unknown command ${JSON.stringify([command, ...args.slice(0, 1)].join(' '))}\n${USAGE}` : USAGE);
     return 1;
   } catch (error) {
-    if (error instanceof RefusedError || error instanceof DataError || String((error as NodeJS.ErrnoException).code).startsWith('ERR_PARSE_ARGS')) {
+    if (error instanceof RefusedError || error instanceof DataError || error instanceof BuildLockTimeoutError || String((error as NodeJS.ErrnoException).code).startsWith('ERR_PARSE_ARGS')) {
       console.error(`depot ${command}: ${(error as Error).message}`);
       return 1;
     }

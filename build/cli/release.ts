@@ -26,6 +26,17 @@ const ReleaseOptions = z.object({
 });
 export type ReleaseOptions = z.output<typeof ReleaseOptions>;
 
+/** C0 and C1 control characters (and DEL): never part of a released file's name. */
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
+
+const codePoint = (char: string) => `\\u${char.codePointAt(0)!.toString(16).padStart(4, '0')}`;
+
+/** A path as a refusal shows it: quoted with its control characters escaped, so it stays one harmless line. */
+function shownPath(path: string): string {
+  if (!CONTROL_CHARACTER.test(path)) return path;
+  return `"${path.replace(/["\\]/g, '\\$&').replace(new RegExp(CONTROL_CHARACTER.source, 'g'), codePoint)}"`;
+}
+
 export function parseReleaseArgs(args: string[]): ReleaseOptions {
   const { values, positionals } = parseArgs({
     args,
@@ -55,18 +66,25 @@ export function parseReleaseArgs(args: string[]): ReleaseOptions {
  * atomically: the record is the commit point, so a crash leaves at most an unreferenced JAR.
  */
 export async function releaseJar(options: ReleaseOptions, dirs: { dataDir: string; distDir: string; buildCacheDir?: string; site?: boolean }, now: Date) {
+  const file = shownPath(options.file);
+  // The name is served in Content-Disposition and written to logs: refuse it before reading anything.
+  const control = CONTROL_CHARACTER.exec(basename(options.file));
+  if (control) {
+    const code = `U+${control[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+    throw new RefusedError(`the JAR's file name ${shownPath(basename(options.file))} contains a control character (${code}); rename the file`);
+  }
   const bytes = await readFile(options.file).catch((error: NodeJS.ErrnoException) => {
-    throw new RefusedError(`cannot read ${options.file}: ${error.code ?? error.message}`);
+    throw new RefusedError(`cannot read ${file}: ${error.code ?? error.message}`);
   });
   try {
     inspectJar(bytes);
   } catch (error) {
-    throw new RefusedError(`${options.file} is ${(error as Error).message}`);
+    throw new RefusedError(`${file} is ${(error as Error).message}`);
   }
   const sha256 = sha256Hex(bytes);
   const catalog = await loadCatalog(dirs.dataDir);
   const sameBytes = catalog.versions.find((v) => v.sha256 === sha256);
-  if (sameBytes) throw new RefusedError(`${options.file} is already released as ${sameBytes.id} (same sha256)`);
+  if (sameBytes) throw new RefusedError(`${file} is already released as ${sameBytes.id} (same sha256)`);
   const sameRelease = catalog.versions.find(
     (v) =>
       v.pluginVersion === options.version &&
@@ -91,7 +109,7 @@ export async function releaseJar(options: ReleaseOptions, dirs: { dataDir: strin
     updatedAt: at,
     createdBy: options.by,
   });
-  if (!parsed.success) throw new RefusedError(`cannot release ${options.file}: ${describeIssues(parsed.error.issues)}`);
+  if (!parsed.success) throw new RefusedError(`cannot release ${file}: ${describeIssues(parsed.error.issues)}`);
   const record = parsed.data;
   await mkdir(jarsDir(dirs.dataDir), { recursive: true });
   await mkdir(versionsDir(dirs.dataDir), { recursive: true });

@@ -40,7 +40,8 @@ export const PluginVersionRecord = z.strictObject({
   javaVersion: JavaVersion,
   minecraftVersion: z.string().min(1).max(32).optional(),
   proxyVersion: z.string().min(1).max(32).nullable().optional(),
-  fileName: z.string().regex(/^[^/\\\0]{1,200}\.jar$/i, { error: 'must be a file name ending in .jar' }),
+  // No path separators, and no C0/C1 control characters: the name goes into Content-Disposition and logs.
+  fileName: z.string().regex(/^[^/\\\u0000-\u001f\u007f-\u009f]{1,200}\.jar$/i, { error: 'must be a file name ending in .jar, without control characters' }),
   fileSize: z.int().positive(),
   sha256: z.string().regex(/^[0-9a-f]{64}$/, { error: 'must be 64 lowercase hex digits' }),
   createdAt: IsoTimestamp,
