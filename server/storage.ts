@@ -62,8 +62,12 @@ function atomicFileDriver(base: string): LockingDriver {
   };
   const write = async (key: string, value: string | Uint8Array) => {
     const path = pathOf(key);
-    await mkdir(dirname(path), { recursive: true });
-    await writeFileAtomic(path, value);
+    // The folder exists but for a key's first write: make it only then.
+    await writeFileAtomic(path, value).catch(async (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+      await mkdir(dirname(path), { recursive: true });
+      await writeFileAtomic(path, value);
+    });
   };
   return {
     ...files,

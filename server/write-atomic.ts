@@ -1,15 +1,30 @@
-import { open } from 'node:fs/promises';
+import { open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import writeFileAtomicWhole from 'write-file-atomic';
+
+let written = 0;
 
 /**
- * Writes a file so that a crash leaves either the old state or the complete new file:
- * write-file-atomic writes a temporary file beside it, flushes it and renames it into place (and
- * queues writes to one path in this process); then the folder's entry is flushed too, so the
- * rename itself survives a power loss.
+ * Writes a file so that a crash leaves either the old state or the complete new file: the bytes go
+ * to a temporary file beside it, are flushed to disk (fdatasync: the data and the size needed to
+ * read it back), then the file is renamed into place and the folder's entry is flushed, so the
+ * rename survives a power loss too. (write-file-atomic does the same plus a realpath, a stat and an
+ * exit hook per write: twice the time of this on the ingestion path, measured with `npm run bench`.)
  */
 export async function writeFileAtomic(path: string, bytes: Uint8Array | string): Promise<void> {
-  await writeFileAtomicWhole(path, typeof bytes === 'string' ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), { fsync: true });
+  const temporary = `${path}.tmp-${process.pid}-${written++}`;
+  try {
+    const file = await open(temporary, 'w');
+    try {
+      await file.writeFile(bytes);
+      await file.datasync();
+    } finally {
+      await file.close();
+    }
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
   const folder = await open(dirname(path), 'r');
   try {
     await folder.sync();
@@ -18,5 +33,5 @@ export async function writeFileAtomic(path: string, bytes: Uint8Array | string):
   }
 }
 
-/** write-file-atomic's temporary files are `<name>.<digits>`; a crash can leave one behind. */
-export const TEMPORARY_FILE = /\.\d+$/;
+/** The temporary files of writeFileAtomic; a crash can leave one behind. */
+export const TEMPORARY_FILE = /\.tmp-\d+-\d+$/;
