@@ -1,5 +1,6 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { lock } from 'proper-lockfile';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DayRecord } from '../server/charts/samples.ts';
@@ -141,3 +142,39 @@ writers('depot stats add during HTTP ingestion: every sample of both is counted'
   }
 });
 writers.run();
+
+const held = suite('a day locked by another process');
+held.before(setup);
+held.after(() => ctx.workspace.remove());
+
+held('ingestion waits for the lock, answers 503 when it is not let go within 5 s, and 204 once it is', async () => {
+  const server = ctx.servers[0]!;
+  const at = Math.floor(Date.now() / HOUR) * HOUR - 3 * HOUR;
+  const dayFile = join(ctx.workspace.storageDir, 'samples', server.id, String(Math.floor(at / DAY)));
+  await mkdir(dirname(dayFile), { recursive: true });
+  const release = await lock(dayFile, { realpath: false, stale: 2000 }); // a live holder: it keeps the lock fresh
+  const origin = await spawnOrigin(ctx.workspace, { RATE_LIMIT: '0' });
+  const post = () =>
+    fetch(`${origin.url}/api/servers/${server.id}/stats`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.ingestKey}` },
+      body: JSON.stringify({ samples: [{ at: new Date(at).toISOString(), players: 77 }] }),
+    });
+  try {
+    const started = performance.now();
+    const refused = await post();
+    assert.is(refused.status, 503);
+    assert.is(refused.headers.get('retry-after'), '5');
+    assert.ok(performance.now() - started >= 4000, 'it waited for the lock first');
+    const waiting = post();
+    await new Promise((r) => setTimeout(r, 500));
+    await release();
+    assert.is((await waiting).status, 204, 'a writer waiting when the lock is let go gets it');
+    const day = JSON.parse(await readFile(dayFile, 'utf8')) as Record<string, number[]>;
+    assert.equal(day[String(Math.floor((at % DAY) / HOUR))], [77, 77, 1]);
+  } finally {
+    origin.child.kill('SIGTERM');
+    await origin.exited;
+  }
+});
+held.run();
