@@ -21,6 +21,21 @@ async function setup() {
   ctx.servers = [ctx.accounts.publicServer, ctx.accounts.privateServer, JSON.parse(third.stdout)];
 }
 
+/** One sample POSTed as a server reports it. */
+function postSample(origin: OriginProcess, server: { id: string; ingestKey: string }, at: number | string, players: number): Promise<Response> {
+  return fetch(`${origin.url}/api/servers/${server.id}/stats`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${server.ingestKey}` },
+    body: JSON.stringify({ samples: [{ at: new Date(at).toISOString(), players }] }),
+  });
+}
+
+/** Stops an origin started by a test, gracefully. */
+async function stopOrigin(origin: OriginProcess): Promise<void> {
+  origin.child.kill('SIGTERM');
+  await origin.exited;
+}
+
 /** Every record in STORAGE_DIR, each parsed with the schema the origin reads it with. */
 async function storedRecords(storageDir: string): Promise<Map<string, unknown>> {
   const storage = createFileStorage(storageDir);
@@ -66,11 +81,7 @@ torture('every sample answered 204 is stored after repeated kill -9 of the origi
           const i = next[s]!++;
           if (i >= 24 * 360) return;
           const sample = { server: server.id, at: base - i * HOUR, players: (i * 7 + s) % 1000 };
-          const answer = await fetch(`${origin.url}/api/servers/${server.id}/stats`, {
-            method: 'POST',
-            headers: { authorization: `Bearer ${server.ingestKey}` },
-            body: JSON.stringify({ samples: [{ at: new Date(sample.at).toISOString(), players: sample.players }] }),
-          }).catch(() => null);
+          const answer = await postSample(origin, server, sample.at, sample.players).catch(() => null);
           if (!answer) return; // the origin is gone
           if (answer.status === 204) acknowledged.push(sample);
           else assert.unreachable(`ingestion answered ${answer.status}: ${await answer.text()}`);
@@ -99,8 +110,7 @@ torture('every sample answered 204 is stored after repeated kill -9 of the origi
     const answer = await fetch(`${origin.url}/api/servers/${ctx.servers[0]!.id}/chart/players?days=365`);
     assert.is(answer.status, 200);
   } finally {
-    origin.child.kill('SIGTERM');
-    await origin.exited;
+    await stopOrigin(origin);
   }
 });
 torture.run();
@@ -118,11 +128,7 @@ writers('depot stats add during HTTP ingestion: every sample of both is counted'
     let posted = 0;
     const http = Array.from({ length: 4 }, async () => {
       for (let i = 0; i < 100; i++) {
-        const answer = await fetch(`${origin.url}/api/servers/${server.id}/stats`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${server.ingestKey}` },
-          body: JSON.stringify({ samples: [{ at, players: 5 }] }),
-        });
+        const answer = await postSample(origin, server, at, 5);
         assert.is(answer.status, 204);
         posted++;
       }
@@ -137,8 +143,7 @@ writers('depot stats add during HTTP ingestion: every sample of both is counted'
     assert.is(sum, posted * 5 + 1000 + 1001 + 1002 + 1003 + 1004 + 1005);
     assert.is(max, 1005);
   } finally {
-    origin.child.kill('SIGTERM');
-    await origin.exited;
+    await stopOrigin(origin);
   }
 });
 writers.run();
@@ -154,12 +159,7 @@ held('ingestion waits for the lock, answers 503 when it is not let go within 5 s
   await mkdir(dirname(dayFile), { recursive: true });
   const release = await lock(dayFile, { realpath: false, stale: 2000 }); // a live holder: it keeps the lock fresh
   const origin = await spawnOrigin(ctx.workspace, { RATE_LIMIT: '0' });
-  const post = () =>
-    fetch(`${origin.url}/api/servers/${server.id}/stats`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${server.ingestKey}` },
-      body: JSON.stringify({ samples: [{ at: new Date(at).toISOString(), players: 77 }] }),
-    });
+  const post = () => postSample(origin, server, at, 77);
   try {
     const started = performance.now();
     const refused = await post();
@@ -173,8 +173,7 @@ held('ingestion waits for the lock, answers 503 when it is not let go within 5 s
     const day = JSON.parse(await readFile(dayFile, 'utf8')) as Record<string, number[]>;
     assert.equal(day[String(Math.floor((at % DAY) / HOUR))], [77, 77, 1]);
   } finally {
-    origin.child.kill('SIGTERM');
-    await origin.exited;
+    await stopOrigin(origin);
   }
 });
 held.run();
