@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { strToU8, zipSync } from 'fflate';
 import { runBuild } from '../build/build.ts';
 import { releaseJar } from '../build/cli/release.ts';
-import { sha256Hex } from '../server/versions/catalog.ts';
+import { sha256Hex } from '../server/digest.ts';
 import { PluginVersionRecord } from '../server/versions/schema.ts';
 import { SERVER_SOFTWARE } from '../server/versions/software.ts';
 import { currentTreeDir, openTree } from '../server/tree.ts';

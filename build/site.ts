@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { mkdir, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import pLimit from 'p-limit';
@@ -8,6 +7,7 @@ import { strongEtag } from '../server/http/send.ts';
 import { OPENAPI_DOCUMENT } from '../server/openapi.ts';
 import type { RouteEntry } from '../server/tree.ts';
 import { writeTreeFile } from './tree-file.ts';
+import { sha256Hex } from '../server/digest.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 export const SITE_DIR = join(ROOT, 'site');
@@ -24,11 +24,11 @@ const CONTENT_TYPES: Record<string, string> = {
 
 /** A digest of the site's sources (and the server code pages import): part of the build's input digest. */
 export async function siteSourceDigest(): Promise<string> {
-  const hash = createHash('sha256').update(`site ${SITE_FORMAT}`);
+  const parts: (string | Uint8Array)[] = [`site ${SITE_FORMAT}`];
   for (const input of SITE_INPUTS) {
-    for (const file of await listFiles(input)) hash.update(relative(ROOT, file)).update(await readFile(file));
+    for (const file of await listFiles(input)) parts.push(relative(ROOT, file), await readFile(file));
   }
-  return hash.digest('hex');
+  return sha256Hex(...parts);
 }
 
 /**
@@ -38,7 +38,7 @@ export async function siteSourceDigest(): Promise<string> {
  */
 export async function buildSite(treeDir: string, cacheDir: string, sourceDigest: string): Promise<{ routes: Record<string, RouteEntry>; built: boolean }> {
   const catalog = await readFile(join(treeDir, 'catalog.json'));
-  const key = createHash('sha256').update(sourceDigest).update(catalog).update(JSON.stringify(OPENAPI_DOCUMENT)).digest('hex').slice(0, 32);
+  const key = sha256Hex(sourceDigest, catalog, JSON.stringify(OPENAPI_DOCUMENT)).slice(0, 32);
   const outDir = join(cacheDir, 'site', key);
   const built = !(await exists(outDir));
   if (built) await runAstro(treeDir, outDir, cacheDir);

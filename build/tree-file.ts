@@ -2,7 +2,7 @@ import { access, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ENCODINGS, ENCODING_EXTENSIONS, MIN_COMPRESSED_BYTES, compressInBackground, type Encoding } from '../server/http/compress.ts';
 import { FILES_DIR, type RouteEntry } from '../server/tree.ts';
-import { sha256Hex } from '../server/versions/catalog.ts';
+import { sha256Hex } from '../server/digest.ts';
 
 /**
  * Stores an answer's bytes in the tree as files/<sha256>.<ext>, once however many routes serve it,

@@ -2,7 +2,8 @@ import { readlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { ENCODINGS } from './http/compress.ts';
-import { createCatalog, parseFile, readJsonFile, type Catalog } from './versions/catalog.ts';
+import { createCatalog, type Catalog } from './versions/catalog.ts';
+import { parseFile, readJsonFile } from './data-files.ts';
 import { PluginVersionRecord, UserProfiles } from './versions/schema.ts';
 import { BrandSourceRecord, brandKey } from './brands/sources.ts';
 

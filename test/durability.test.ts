@@ -4,14 +4,13 @@ import { lock } from 'proper-lockfile';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DayRecord } from '../server/charts/samples.ts';
+import { DAY, HOUR } from '../server/charts/time.ts';
 import { ServerRecord } from '../server/charts/servers.ts';
 import { createFileStorage } from '../server/storage.ts';
 import { TokenRecord } from '../server/users.ts';
 import { TEMPORARY_FILE } from '../server/write-atomic.ts';
 import { makeAccounts, makeWorkspace, runDepot, spawnOrigin, type Accounts, type OriginProcess, type Workspace } from './helpers.ts';
 
-const HOUR = 3_600_000;
-const DAY = 24 * HOUR;
 const ctx = {} as { workspace: Workspace; accounts: Accounts; servers: { id: string; ingestKey: string }[] };
 
 async function setup() {

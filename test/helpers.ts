@@ -16,7 +16,7 @@ import { createImageRenderer } from '../server/brands/render.ts';
 import { createStateContext, type AppContext } from '../server/context.ts';
 import { createFileCache } from '../server/http/file-cache.ts';
 import type { Tree } from '../server/tree.ts';
-import { DataError } from '../server/versions/catalog.ts';
+import { DataError } from '../server/data-files.ts';
 import { startOrigin, type OriginOptions, type RunningOrigin } from '../server/origin.ts';
 import { createMemoryStorage } from '../server/storage.ts';
 import { checkEveryAnswer } from './openapi-conformance.ts';

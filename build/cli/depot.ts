@@ -1,5 +1,5 @@
 import { readConfig } from '../../server/config.ts';
-import { DataError } from '../../server/versions/catalog.ts';
+import { DataError } from '../../server/data-files.ts';
 import { BuildLockTimeoutError } from '../build-lock.ts';
 import { addServer, addStats, addUser } from './accounts.ts';
 import { migrateToRedis } from './migrate.ts';

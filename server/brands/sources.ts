@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { z } from 'zod';
-import { DataError, sha256Hex } from '../versions/catalog.ts';
+import { DataError } from '../data-files.ts';
+import { sha256Hex } from '../digest.ts';
 import { BRANDS, BRAND_NAMES, type BrandName, type VariantSpec } from './brands.ts';
 
 /** Limits on source artwork: big enough to downscale from, small enough to decode safely. */

@@ -1,11 +1,10 @@
+import { DAY, HOUR } from './time.ts';
+
 /** One hour of samples, as storage keeps them: the highest count, and sum and number for the mean. */
 export type HourBucket = { hour: number; max: number; sum: number; count: number };
 
 export type ChartPoint = { start: number; peak: number | null; average: number | null };
 export type Series = { period: 'hour' | 'day'; days: number; points: ChartPoint[] };
-
-const HOUR = 3_600_000;
-const DAY = 24 * HOUR;
 
 /**
  * Folds hourly buckets into the chart's periods: one point per hour when days <= 2, one per UTC day

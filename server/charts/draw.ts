@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { ChartPoint, Series } from './aggregate.ts';
 import { THEMES, type ThemeName } from './themes.ts';
+import { sha256Hex } from '../digest.ts';
 
 export type DrawOptions = { width: number; height: number; theme: ThemeName };
 
@@ -32,7 +32,7 @@ function chartId(series: Series, width: number, height: number, theme: string): 
   let checksum = 0;
   for (const p of series.points) checksum = (checksum * 31 + (p.peak ?? -1) * 7 + Math.round((p.average ?? -1) * 10)) % 2147483647;
   const key = `${series.points[0]?.start}|${series.points.length}|${width}|${height}|${theme}|${checksum}`;
-  return `pc${createHash('sha1').update(key).digest('hex').slice(0, 10)}`;
+  return `pc${sha256Hex(key).slice(0, 10)}`;
 }
 
 /** A round step for about four grid intervals: 1, 2 or 5 times a power of ten, at least 1 player. */

@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { z } from 'zod';
+import { sha256Hex } from '../digest.ts';
 import { StorageUnavailableError, redisKey, type Storage } from '../storage.ts';
 
 /** An ingestion's Idempotency-Key is remembered this long per server. */
@@ -22,7 +22,7 @@ type RememberedKeys = z.infer<typeof RememberedKeys>;
  */
 export type Outcome = 'stored' | 'replayed' | 'conflict' | 'in-progress';
 
-const digest = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 32);
+const digest = (text: string) => sha256Hex(text).slice(0, 32);
 
 /**
  * Runs an ingestion at most once per server and Idempotency-Key within 24 hours. The samples are

@@ -1,8 +1,8 @@
 import { describeIssues } from '../describe-issues.ts';
 import { RETENTION_DAYS, type Sample } from './samples.ts';
 import { PlayersBody, SamplesBody } from './schema.ts';
+import { DAY } from './time.ts';
 
-const DAY = 86_400_000;
 /** Clocks drift: a sample may be stamped a little ahead of ours. */
 const FUTURE_SLACK_MS = 5 * 60_000;
 

@@ -2,9 +2,8 @@ import { ReplyError, type Redis } from 'ioredis';
 import { z } from 'zod';
 import { StorageUnavailableError, redisKey, withKeyLock, type Storage } from '../storage.ts';
 import type { HourBucket } from './aggregate.ts';
+import { DAY, HOUR } from './time.ts';
 
-const HOUR = 3_600_000;
-const DAY = 24 * HOUR;
 export const RETENTION_DAYS = 365;
 
 /** One UTC day of a server: hour of day -> [max, sum, count] of its samples. */

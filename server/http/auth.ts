@@ -1,5 +1,6 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { HTTPError, type H3Event } from 'h3';
+import { sha256Hex } from '../digest.ts';
 
 /** A new secret, shown once: a prefix naming its kind and 32 random bytes. */
 export function newSecret(prefix: 'dpt' | 'dpk'): string {
@@ -8,7 +9,7 @@ export function newSecret(prefix: 'dpt' | 'dpk'): string {
 
 /** Secrets are stored only as this digest (they are random, so no slow hash is needed). */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
+  return sha256Hex(secret);
 }
 
 /** Constant-time comparison of a presented secret with a stored digest. */

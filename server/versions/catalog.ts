@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { z } from 'zod';
-import { describeIssues } from '../describe-issues.ts';
+import { DataError, parseFile, readJsonFile } from '../data-files.ts';
+import { sha256Hex } from '../digest.ts';
 import { compareNewestFirst, indexLatest, type LatestIndex } from './latest.ts';
 import { PluginVersionRecord, UserProfiles, type UserProfile } from './schema.ts';
 
@@ -14,8 +13,6 @@ export type Catalog = {
   latest: LatestIndex;
 };
 
-export class DataError extends Error {}
-
 export function createCatalog(records: readonly PluginVersionRecord[], users: readonly UserProfile[]): Catalog {
   const versions = [...records].sort(compareNewestFirst);
   return {
@@ -24,22 +21,6 @@ export function createCatalog(records: readonly PluginVersionRecord[], users: re
     users: new Map(users.map((u) => [u.username, u])),
     latest: indexLatest(versions),
   };
-}
-
-/** Parses one input with a schema; on failure names the file and the field. */
-export function parseFile<T extends z.ZodType>(schema: T, value: unknown, file: string): z.output<T> {
-  const result = schema.safeParse(value);
-  if (!result.success) throw new DataError(`${file}: ${describeIssues(result.error.issues)}`);
-  return result.data;
-}
-
-export async function readJsonFile(file: string): Promise<unknown> {
-  const text = await readFile(file, 'utf8');
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new DataError(`${file}: not valid JSON (${(error as Error).message})`);
-  }
 }
 
 export const versionsDir = (dataDir: string) => join(dataDir, 'versions');
@@ -81,8 +62,4 @@ async function checkJar(path: string, record: PluginVersionRecord, file: string)
     throw new DataError(`${file}: fileSize: ${record.fileSize} but ${path} has ${bytes.length} bytes`);
   }
   if (sha256Hex(bytes) !== record.sha256) throw new DataError(`${file}: sha256: does not match ${path}`);
-}
-
-export function sha256Hex(bytes: Uint8Array | string): string {
-  return createHash('sha256').update(bytes).digest('hex');
 }

@@ -1,0 +1,22 @@
+import { readFile } from 'node:fs/promises';
+import type { z } from 'zod';
+import { describeIssues } from './describe-issues.ts';
+
+/** A file of data/ (or of a built tree) that is not what its schema says; the message names the file and the field. */
+export class DataError extends Error {}
+
+/** Parses one input with a schema; on failure names the file and the field. */
+export function parseFile<T extends z.ZodType>(schema: T, value: unknown, file: string): z.output<T> {
+  const result = schema.safeParse(value);
+  if (!result.success) throw new DataError(`${file}: ${describeIssues(result.error.issues)}`);
+  return result.data;
+}
+
+export async function readJsonFile(file: string): Promise<unknown> {
+  const text = await readFile(file, 'utf8');
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new DataError(`${file}: not valid JSON (${(error as Error).message})`);
+  }
+}
