@@ -3,17 +3,8 @@ import { createApi } from '../server/app.ts';
 import type { AppContext } from '../server/context.ts';
 import type { RouteEntry } from '../server/tree.ts';
 import { isCompressible } from '../server/http/compress.ts';
+import { extensionFor } from '../server/http/media-types.ts';
 import { writeTreeFile } from './tree-file.ts';
-
-const EXTENSIONS: Record<string, string> = {
-  'application/json': 'json',
-  'application/java-archive': 'jar',
-  'image/png': 'png',
-  'image/webp': 'webp',
-  'image/jpeg': 'jpg',
-  'image/gif': 'gif',
-  'image/svg+xml': 'svg',
-};
 
 /** Headers the static server computes per request rather than stores. */
 const PER_REQUEST_HEADERS = new Set(['content-length', 'content-range']);
@@ -34,8 +25,8 @@ export async function prerender(ctx: AppContext, paths: readonly string[], progr
         const response = await api.request(path);
         const bytes = new Uint8Array(await response.arrayBuffer());
         if (response.status >= 500) throw new Error(`prerender ${path}: ${response.status} ${new TextDecoder().decode(bytes)}`);
-        const type = (response.headers.get('content-type') ?? '').split(';')[0]!.trim();
-        const ext = EXTENSIONS[type];
+        const type = response.headers.get('content-type') ?? '';
+        const ext = extensionFor(type);
         if (!ext) throw new Error(`prerender ${path}: unexpected content-type ${JSON.stringify(type)} (status ${response.status})`);
         const headers = Object.fromEntries([...response.headers].filter(([name]) => !PER_REQUEST_HEADERS.has(name)).sort());
         const stored = await writeTreeFile(treeDir, bytes, ext, isCompressible(headers['content-type']));

@@ -8,6 +8,7 @@ import { OPENAPI_DOCUMENT } from '../server/openapi.ts';
 import type { RouteEntry } from '../server/tree.ts';
 import { writeTreeFile } from './tree-file.ts';
 import { sha256Hex } from '../server/digest.ts';
+import { MEDIA_TYPES } from '../server/http/media-types.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 export const SITE_DIR = join(ROOT, 'site');
@@ -16,11 +17,8 @@ const SITE_INPUTS = [join(SITE_DIR, 'src'), join(SITE_DIR, 'astro.config.mjs'), 
 /** Bump when how site files become routes changes. */
 const SITE_FORMAT = 1;
 
-const CONTENT_TYPES: Record<string, string> = {
-  html: 'text/html; charset=utf-8',
-  css: 'text/css; charset=utf-8',
-  js: 'text/javascript; charset=utf-8',
-};
+/** What Astro may emit into the tree. */
+const SITE_FILES = ['html', 'css', 'js'] as const;
 
 /** A digest of the site's sources (and the server code pages import): part of the build's input digest. */
 export async function siteSourceDigest(): Promise<string> {
@@ -49,8 +47,8 @@ export async function buildSite(treeDir: string, cacheDir: string, sourceDigest:
       limit(async (): Promise<[string, RouteEntry]> => {
         const name = relative(outDir, file);
         const ext = name.slice(name.lastIndexOf('.') + 1);
-        const type = CONTENT_TYPES[ext];
-        if (!type) throw new Error(`site: ${name}: no content type for .${ext} (site/ may emit ${Object.keys(CONTENT_TYPES).join(', ')})`);
+        if (!(SITE_FILES as readonly string[]).includes(ext)) throw new Error(`site: ${name}: no content type for .${ext} (site/ may emit ${SITE_FILES.join(', ')})`);
+        const type = MEDIA_TYPES[ext as (typeof SITE_FILES)[number]];
         const bytes = await readFile(file);
         const page = ext === 'html';
         const headers: Record<string, string> = {

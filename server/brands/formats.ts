@@ -2,6 +2,8 @@
 // to 1024 px (sharp's defaults miss it for gif at 512 px and up and nearly for webp at 1024 px):
 // see `npm run bench -- --only brands` for times and bytes. Bump ENCODER_REVISION when these change:
 // it is part of every cache key, so old renders are never served for new settings.
+import { MEDIA_TYPES } from '../http/media-types.ts';
+
 export const ENCODER_REVISION = 2;
 
 export const RASTER_FORMAT_NAMES = ['png', 'webp', 'jpg', 'gif'] as const;
@@ -18,9 +20,9 @@ export const ENCODER_SETTINGS = {
 } as const;
 
 export const CONTENT_TYPES: Record<OutputFormat, string> = {
-  png: 'image/png',
-  webp: 'image/webp',
-  jpg: 'image/jpeg',
-  gif: 'image/gif',
-  svg: 'image/svg+xml',
+  png: MEDIA_TYPES.png,
+  webp: MEDIA_TYPES.webp,
+  jpg: MEDIA_TYPES.jpg,
+  gif: MEDIA_TYPES.gif,
+  svg: MEDIA_TYPES.svg,
 };

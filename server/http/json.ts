@@ -1,6 +1,7 @@
 import type { H3Event } from 'h3';
 import { PUBLIC_HEADERS } from './cache.ts';
 import { sendRepresentation, strongEtag } from './send.ts';
+import { MEDIA_TYPES } from './media-types.ts';
 
 const encoder = new TextEncoder();
 
@@ -9,7 +10,7 @@ export function sendJson(event: H3Event, value: unknown, cacheControl: string) {
   const bytes = encoder.encode(JSON.stringify(value));
   return sendRepresentation(event.req, {
     status: 200,
-    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': cacheControl, etag: strongEtag(bytes), ...PUBLIC_HEADERS },
+    headers: { 'content-type': MEDIA_TYPES.json, 'cache-control': cacheControl, etag: strongEtag(bytes), ...PUBLIC_HEADERS },
     size: bytes.length,
     body: bytes,
   });
