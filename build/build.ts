@@ -8,11 +8,9 @@ import { loadCatalog } from '../server/versions/catalog.ts';
 import { sha256Hex } from '../server/digest.ts';
 import { TREES_DIR, currentTreeDir, readManifestSource, type Manifest } from '../server/tree.ts';
 import { createByteCache } from '../server/byte-cache.ts';
-import { createImageRenderer } from '../server/brands/render.ts';
 import { loadBrandSources } from '../server/brands/sources.ts';
-import { createFileCache } from '../server/http/file-cache.ts';
 import { createFileStorage, createMemoryStorage } from '../server/storage.ts';
-import { createStateContext } from '../server/context.ts';
+import { createAppContext } from '../server/context.ts';
 import { OPENAPI_PATH } from '../server/openapi.ts';
 import { brandMap } from '../server/tree.ts';
 import { listBrandPaths, listVersionPaths } from './paths.ts';
@@ -94,15 +92,12 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       const list = [...listVersionPaths(catalog), ...listBrandPaths(tree.brands), '/api/charts/example', OPENAPI_PATH];
       return [list, `${list.length} routes`] as const;
     });
-    const renderer = createImageRenderer();
-    const ctx = {
-      // The build answers only finite, public routes: state (servers, samples) starts empty.
-      ...createStateContext(createMemoryStorage()),
+    // The build answers only finite, public routes: state (servers, samples) starts empty.
+    const ctx = createAppContext(createMemoryStorage(), {
       tree: () => tree,
-      files: createFileCache(),
       imageCache: createByteCache(createFileStorage(cacheDir), 'brand-images', { keepForever: true }),
-      renderer,
-    };
+    });
+    const { renderer } = ctx;
     const routes = await step('prerender', async () => {
       let reported = 0;
       const answers = await prerender(ctx, paths, (done) => {

@@ -1,11 +1,11 @@
-import type { ImageRenderer } from './brands/render.ts';
+import { createImageRenderer, type ImageRenderer } from './brands/render.ts';
 import { createByteCache, type ByteCache, type CacheBudget } from './byte-cache.ts';
 import { idempotencyStore, type IdempotencyStore } from './charts/idempotency.ts';
 import { sampleStore, type SampleStore } from './charts/samples.ts';
 import { serverStore, type ServerStore } from './charts/servers.ts';
 import { addressAllowList } from './http/addresses.ts';
 import { trustedProxies } from './http/client-address.ts';
-import type { FileCache } from './http/file-cache.ts';
+import { createFileCache, type FileCache } from './http/file-cache.ts';
 import type { Redis } from 'ioredis';
 import type { Storage } from './storage.ts';
 import type { Tree } from './tree.ts';
@@ -37,10 +37,29 @@ export type StateContext = {
   trustProxy: (address: string) => boolean;
 };
 
-export function createStateContext(
+type StateOptions = { now?: () => number; privateChartIps?: string[]; trustProxy?: string[]; redis?: Redis | undefined; cacheBudget?: CacheBudget | undefined; warn?: (line: string) => void };
+
+/**
+ * Everything a route family needs, over one store: the origin's (files or Redis), the build's and
+ * the tests' (memory). `imageCache` defaults to the store's own brand-image cache.
+ */
+export function createAppContext(
   storage: Storage,
-  options: { now?: () => number; privateChartIps?: string[]; trustProxy?: string[]; redis?: Redis | undefined; cacheBudget?: CacheBudget | undefined; warn?: (line: string) => void } = {},
-): StateContext {
+  options: StateOptions & { tree: () => Tree; imageCache?: ByteCache; renderAlways?: boolean },
+): AppContext {
+  const state = createStateContext(storage, options);
+  const cacheOptions = { ...(options.warn ? { warn: options.warn } : {}), ...(options.cacheBudget ? { budget: options.cacheBudget } : {}) };
+  return {
+    ...state,
+    tree: options.tree,
+    files: createFileCache(),
+    imageCache: options.imageCache ?? createByteCache(storage, 'brand-images', { now: state.now, ...cacheOptions }),
+    renderer: createImageRenderer(),
+    ...(options.renderAlways ? { renderAlways: true } : {}),
+  };
+}
+
+export function createStateContext(storage: Storage, options: StateOptions = {}): StateContext {
   const now = options.now ?? Date.now;
   return {
     servers: serverStore(storage),

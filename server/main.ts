@@ -2,7 +2,6 @@ import pino from 'pino';
 import { readConfig } from './config.ts';
 import { startOrigin } from './origin.ts';
 import { redactUrl } from './redis.ts';
-import { createFileStorage } from './storage.ts';
 
 /**
  * stdout carries one JSON object per line (pino, written in batches off the request path): request
@@ -15,10 +14,8 @@ const logger = pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime,
 const SHUTDOWN_DEADLINE_MS = 10_000;
 
 const config = readConfig();
-const storage = createFileStorage(config.storageDir);
 const origin = await startOrigin({
   ...config,
-  storage,
   ...(config.logRequests ? { log: (entry) => logger.info(entry) } : {}),
   warn: (line) => logger.warn(line),
 });
@@ -82,7 +79,6 @@ async function stop(signal: 'SIGINT' | 'SIGTERM') {
     exit(1);
   }, SHUTDOWN_DEADLINE_MS).unref();
   await origin.close();
-  await storage.dispose();
   logger.info({ event: 'stopped', ms: Math.round(performance.now() - stopStartedAt) });
   exit(0);
 }

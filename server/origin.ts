@@ -5,14 +5,12 @@ import type { ServerRequest } from 'srvx';
 import { createOrigin } from './app.ts';
 import { guarded } from './http/after-response.ts';
 import { logRequests, type RequestLog } from './http/request-log.ts';
-import { createStateContext } from './context.ts';
+import { createAppContext } from './context.ts';
 import { createRateLimiter, type RateLimitPolicy } from './http/rate-limit.ts';
-import { createByteCache, createCacheBudget } from './byte-cache.ts';
+import { createCacheBudget } from './byte-cache.ts';
 import { DEFAULT_CACHE_MAX_BYTES } from './config.ts';
-import { createImageRenderer } from './brands/render.ts';
-import { createFileCache } from './http/file-cache.ts';
 import { redisReady } from './redis.ts';
-import { createRedisStorage, type Storage } from './storage.ts';
+import { createFileStorage, createRedisStorage, type Storage } from './storage.ts';
 import { currentTreeDir, followCurrentTree, openTree } from './tree.ts';
 
 export type RunningOrigin = {
@@ -26,8 +24,9 @@ export type OriginOptions = {
   distDir: string;
   host: string;
   port: number;
-  /** The embedded store; unused when redisUrl is set. */
-  storage: Storage;
+  /** The embedded store (tests pass memory); without one, files in storageDir. Unused when redisUrl is set. */
+  storage?: Storage;
+  storageDir?: string;
   imageCache?: boolean;
   privateChartIps?: string[];
   trustProxy?: string[];
@@ -52,22 +51,25 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
     console.error(`[tree] could not open ${tree}; still serving the previous tree (said again at most once a minute):`, error),
   );
   const warn = options.warn ?? ((line: string) => console.warn(line));
-  const { storage, redis } = options.redisUrl ? createRedisStorage(options.redisUrl, warn) : { storage: options.storage, redis: undefined };
+  // The store the origin opens itself (Redis, or files in storageDir) it also closes; a passed one is the caller's.
+  const { storage, redis } = options.redisUrl ? createRedisStorage(options.redisUrl, warn) : { storage: options.storage ?? createFileStorage(options.storageDir!), redis: undefined };
+  const ownStorage = !options.storage || Boolean(redis);
   // Answer from the first request with Redis connected when it is up; when it is not, start anyway
   // (static answers need no state) and let the client reconnect.
   if (redis && !(await redisReady(redis, 3000))) warn('[redis] not reachable at start; answers that need state say 503 until it is');
   const cacheBudget = redis ? undefined : createCacheBudget(storage, { maxBytes: options.cacheMaxBytes ?? DEFAULT_CACHE_MAX_BYTES, warn, ...(options.now ? { now: options.now } : {}) });
-  const state = createStateContext(storage, { ...options, redis, cacheBudget, warn });
-  const limiter = options.rateLimit ? createRateLimiter(options.rateLimit, state.now, redis, warn) : null;
-  const app = createOrigin({
-    ...state,
+  const { now, privateChartIps, trustProxy } = options;
+  const context = createAppContext(storage, {
+    ...{ now, privateChartIps, trustProxy },
+    redis,
+    cacheBudget,
+    warn,
     tree: follower.current,
-    files: createFileCache(),
-    imageCache: createByteCache(storage, 'brand-images', { warn, ...(cacheBudget ? { budget: cacheBudget } : {}) }),
-    renderer: createImageRenderer(),
     renderAlways: options.imageCache === false,
-  }, limiter);
-  const logRequest = options.log ? logRequests(options.log, state.trustProxy) : undefined;
+  });
+  const limiter = options.rateLimit ? createRateLimiter(options.rateLimit, context.now, redis, warn) : null;
+  const app = createOrigin(context, limiter);
+  const logRequest = options.log ? logRequests(options.log, context.trustProxy) : undefined;
   // srvx's Node adapter, unrolled so that the request log holds the h3 context of its request.
   // Nothing a request does may stop the process: a throw here, or a rejection nobody handles, would.
   const server = createServer((req, res) => {
@@ -97,7 +99,7 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
       await closeServer(server);
       // quit() lets pending commands finish; while Redis is unreachable, stop reconnecting instead.
       await redis?.quit().catch(() => redis.disconnect());
-      if (redis) await storage.dispose();
+      if (ownStorage) await storage.dispose();
     },
   };
 }

@@ -11,10 +11,7 @@ import { strToU8, zipSync } from 'fflate';
 import * as assert from 'uvu/assert';
 import { runBuild } from '../build/build.ts';
 import { standaloneNginxConfig } from '../build/deploy-configs.ts';
-import { createByteCache } from '../server/byte-cache.ts';
-import { createImageRenderer } from '../server/brands/render.ts';
-import { createStateContext, type AppContext } from '../server/context.ts';
-import { createFileCache } from '../server/http/file-cache.ts';
+import { createAppContext, type AppContext } from '../server/context.ts';
 import type { Tree } from '../server/tree.ts';
 import { DataError } from '../server/data-files.ts';
 import { startOrigin, type OriginOptions, type RunningOrigin } from '../server/origin.ts';
@@ -53,15 +50,9 @@ export async function makeWorkspace(options: { build?: boolean; site?: boolean }
  * The same parts the origin builds, for calling the app in-process with no static edge and no
  * precomputed routes: every answer is computed live (images rendered by sharp).
  */
-export function liveContext(tree: Tree): AppContext & { renderer: ReturnType<typeof createImageRenderer> } {
+export function liveContext(tree: Tree): AppContext {
   const liveTree = { ...tree, routes: new Map() };
-  return {
-    ...createStateContext(createMemoryStorage()),
-    tree: () => liveTree,
-    files: createFileCache(),
-    imageCache: createByteCache(createMemoryStorage(), 'brand-images'),
-    renderer: createImageRenderer(),
-  };
+  return createAppContext(createMemoryStorage(), { tree: () => liveTree });
 }
 
 /** The origin in-process on a free loopback port; state in memory unless the test shares files with the CLI. */
