@@ -4,13 +4,13 @@ import { join, resolve } from 'node:path';
 import { ENCODER_REVISION } from '../server/brands/formats.ts';
 import { DEFAULT_DEPLOY, DEFAULT_RATE_LIMIT, type DeployOptions } from '../server/config.ts';
 import type { RateLimitPolicy } from '../server/http/rate-limit.ts';
-import { loadCatalog } from '../server/versions/catalog.ts';
+import { loadCatalog, type Catalog } from '../server/versions/catalog.ts';
 import { sha256Hex } from '../server/digest.ts';
 import { TREES_DIR, currentTreeDir, readManifestSource, type Manifest } from '../server/tree.ts';
 import { createByteCache } from '../server/byte-cache.ts';
 import { loadBrandSources } from '../server/brands/sources.ts';
 import { createFileStorage, createMemoryStorage } from '../server/storage.ts';
-import { createAppContext } from '../server/context.ts';
+import { createAppContext, type AppContext } from '../server/context.ts';
 import { OPENAPI_PATH } from '../server/openapi.ts';
 import { brandMap } from '../server/tree.ts';
 import { listBrandPaths, listVersionPaths } from './paths.ts';
@@ -72,9 +72,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   });
   const brandRecords = brandSources.map(({ bytes: _bytes, ...record }) => record);
   const site = withSite ? await siteSourceDigest() : null;
-  const source = sha256Hex(
-    JSON.stringify({ TREE_FORMAT, ENCODER_REVISION, site, deploy, rateLimit, versions: catalog.versions, users: [...catalog.users.values()], brands: brandRecords }),
-  );
+  const source = inputDigest({ site, deploy, rateLimit, catalog, brandRecords });
   const previousTree = await currentTreeDir(distDir);
   if (ifChanged && (await readManifestSource(distDir)) === source && previousTree) {
     log(`[build] unchanged since the current tree: ${previousTree}`);
@@ -97,24 +95,8 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       tree: () => tree,
       imageCache: createByteCache(createFileStorage(cacheDir), 'brand-images', { keepForever: true }),
     });
-    const { renderer } = ctx;
-    const routes = await step('prerender', async () => {
-      let reported = 0;
-      const answers = await prerender(ctx, paths, (done) => {
-        // One progress line per 25% on long builds (a first build renders every image).
-        if (done === paths.length || done - reported >= paths.length / 4) {
-          reported = done;
-          if (done < paths.length) log(`[build]   prerender: ${done}/${paths.length}, ${renderer.renders()} images rendered`);
-        }
-      });
-      return [answers, `${paths.length} answers, ${renderer.renders()} images rendered (the rest from the build cache)`] as const;
-    });
-    const siteRoutes = await step('site', async () => {
-      if (site === null) return [{}, 'off (SITE=off)'] as const;
-      const result = await buildSite(stagingDir, cacheDir, site);
-      const pages = Object.keys(result.routes).filter((path) => !path.startsWith('/_site/')).length;
-      return [result.routes, `${pages} pages, ${Object.keys(result.routes).length - pages} scripts and styles (${result.built ? 'built with Astro' : 'from the build cache'})`] as const;
-    });
+    const routes = await step('prerender', () => prerenderWithProgress(ctx, paths, log));
+    const siteRoutes = await step('site', () => siteStep(stagingDir, cacheDir, site));
     const allRoutes = { ...routes, ...siteRoutes };
     const manifestText = JSON.stringify({ format: 1, source, routes: allRoutes } satisfies Manifest);
     const treeName = sha256Hex(manifestText).slice(0, 20);
@@ -127,11 +109,37 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       const dir = await swapTree(distDir, stagingDir, treeName);
       return [dir, `${join(distDir, 'current')} -> ${dir}`] as const;
     });
-    return { treeDir, routes: paths.length + Object.keys(siteRoutes).length, skipped: false, rendered: renderer.renders() };
+    return { treeDir, routes: paths.length + Object.keys(siteRoutes).length, skipped: false, rendered: ctx.renderer.renders() };
   } catch (error) {
     await rm(stagingDir, { recursive: true, force: true });
     throw error;
   }
+}
+
+/** What a tree is made from; the same digest means the same tree (`--if-changed` then skips the build). */
+function inputDigest(inputs: { site: string | null; deploy: DeployOptions; rateLimit: RateLimitPolicy | null; catalog: Catalog; brandRecords: unknown[] }): string {
+  const { site, deploy, rateLimit, catalog, brandRecords } = inputs;
+  return sha256Hex(JSON.stringify({ TREE_FORMAT, ENCODER_REVISION, site, deploy, rateLimit, versions: catalog.versions, users: [...catalog.users.values()], brands: brandRecords }));
+}
+
+/** Asks the app for every path, with one progress line per 25% on long builds (a first build renders every image). */
+async function prerenderWithProgress(ctx: AppContext, paths: string[], log: (line: string) => void) {
+  let reported = 0;
+  const answers = await prerender(ctx, paths, (done) => {
+    if (done === paths.length || done - reported >= paths.length / 4) {
+      reported = done;
+      if (done < paths.length) log(`[build]   prerender: ${done}/${paths.length}, ${ctx.renderer.renders()} images rendered`);
+    }
+  });
+  return [answers, `${paths.length} answers, ${ctx.renderer.renders()} images rendered (the rest from the build cache)`] as const;
+}
+
+/** The human site's pages, scripts and styles (or none with SITE=off). */
+async function siteStep(stagingDir: string, cacheDir: string, site: string | null) {
+  if (site === null) return [{}, 'off (SITE=off)'] as const;
+  const result = await buildSite(stagingDir, cacheDir, site);
+  const pages = Object.keys(result.routes).filter((path) => !path.startsWith('/_site/')).length;
+  return [result.routes, `${pages} pages, ${Object.keys(result.routes).length - pages} scripts and styles (${result.built ? 'built with Astro' : 'from the build cache'})`] as const;
 }
 
 function timed(log: (line: string) => void) {
