@@ -1,53 +1,23 @@
+import type { oas31 } from 'zod-openapi';
 import { OPENAPI_DOCUMENT, OPENAPI_PATH } from '../../../server/openapi.ts';
 
 // The API reference page, read off the OpenAPI document: the same one /api/openapi.json serves,
 // built from the zod schemas the routes validate with.
 
-type Schema = {
-  $ref?: string;
-  type?: string | string[];
-  enum?: unknown[];
-  const?: unknown;
-  minimum?: number;
-  maximum?: number;
-  exclusiveMinimum?: number;
-  default?: unknown;
-  pattern?: string;
-  format?: string;
-  contentMediaType?: string;
-  items?: Schema;
-  anyOf?: Schema[];
-  properties?: Record<string, Schema>;
-  additionalProperties?: Schema | boolean;
-  propertyNames?: Schema;
-  required?: string[];
-  description?: string;
-};
-type Parameter = { name: string; in: string; required?: boolean; description?: string; schema: Schema };
-type Response = { description: string; content?: Record<string, { schema?: Schema }>; headers?: Record<string, unknown> };
-type Operation = {
-  tags?: string[];
-  summary?: string;
-  description?: string;
-  security?: Record<string, string[]>[];
-  parameters?: Parameter[];
-  requestBody?: { content: Record<string, { schema: Schema }> };
-  responses: Record<string, Response>;
-};
+// zod-openapi's own OpenAPI 3.1 types. Schemas, parameters and responses may each be a reference.
+type Schema = oas31.SchemaObject | oas31.ReferenceObject;
+const isInline = <T extends object>(item: T | oas31.ReferenceObject): item is T => !('$ref' in item);
 
-const doc = OPENAPI_DOCUMENT as unknown as {
-  info: { title: string; version: string; description?: string };
-  tags: { name: string; description?: string }[];
-  paths: Record<string, Record<string, Operation>>;
-  components: { schemas: Record<string, Schema>; securitySchemes: Record<string, { description?: string; scheme: string }> };
-};
+const doc: oas31.OpenAPIObject = OPENAPI_DOCUMENT;
+const operationsOf = (item: oas31.PathItemObject) =>
+  (['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const).flatMap((method) => (item[method] ? [[method, item[method]] as const] : []));
 
 /** A schema in words, with links to the named schemas it uses: `integer from 1 to 365, default 7`, `array of PluginVersion`. */
 export type Described = (string | { ref: string })[];
 
 export function describeSchema(schema: Schema | undefined): Described {
   if (!schema) return ['any'];
-  if (schema.$ref) return [{ ref: schema.$ref.split('/').at(-1)! }];
+  if (!isInline(schema)) return [{ ref: schema.$ref.split('/').at(-1)! }];
   if (schema.anyOf) return schema.anyOf.flatMap((s, i) => [...(i > 0 ? [' or '] : []), ...describeSchema(s)]);
   if (schema.const !== undefined) return [JSON.stringify(schema.const)];
   if (schema.enum) return [`one of ${schema.enum.map((v) => JSON.stringify(v)).join(', ')}`, ...withDefault(schema)];
@@ -68,7 +38,7 @@ export function describeSchema(schema: Schema | undefined): Described {
   return [`${base}${range}${detail}${nullable}`, ...withDefault(schema)];
 }
 
-function withDefault(schema: Schema): string[] {
+function withDefault(schema: oas31.SchemaObject): string[] {
   return schema.default === undefined ? [] : [`, default ${JSON.stringify(schema.default)}`];
 }
 
@@ -84,7 +54,7 @@ export type OperationView = {
   responses: { status: string; description: string; types: { type: string; schema: Described | undefined }[] }[];
 };
 
-function authOf(operation: Operation): string | undefined {
+function authOf(operation: oas31.OperationObject): string | undefined {
   if (!operation.security) return undefined;
   const schemes = operation.security.flatMap((requirement) => Object.keys(requirement));
   const optional = operation.security.some((requirement) => Object.keys(requirement).length === 0);
@@ -94,8 +64,8 @@ function authOf(operation: Operation): string | undefined {
 /** Every operation, grouped by the document's tags in their order. */
 export function referenceSections() {
   const operations: (OperationView & { tag: string })[] = [];
-  for (const [path, item] of Object.entries(doc.paths)) {
-    for (const [method, operation] of Object.entries(item)) {
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
+    for (const [method, operation] of operationsOf(item)) {
       operations.push({
         tag: operation.tags?.[0] ?? 'other',
         anchor: `${method}-${path}`.replace(/[^a-z0-9]+/gi, '-').replace(/-+$/, '').toLowerCase(),
@@ -104,31 +74,32 @@ export function referenceSections() {
         summary: operation.summary ?? '',
         description: operation.description,
         auth: authOf(operation),
-        parameters: (operation.parameters ?? []).map((p) => ({
+        parameters: (operation.parameters ?? []).filter(isInline).map((p) => ({
           name: p.name,
           in: p.in,
           required: p.required ?? false,
           schema: describeSchema(p.schema),
-          description: p.description ?? p.schema.description ?? '',
+          description: p.description ?? p.schema?.description ?? '',
         })),
-        body: Object.entries(operation.requestBody?.content ?? {}).map(([type, media]) => ({ type, schema: describeSchema(media.schema) })),
-        responses: Object.entries(operation.responses).map(([status, response]) => ({
+        body: Object.entries((operation.requestBody && isInline(operation.requestBody) ? operation.requestBody.content : undefined) ?? {}).map(([type, media]) => ({ type, schema: describeSchema(media.schema) })),
+        responses: Object.entries(operation.responses ?? {}).flatMap(([status, response]: [string, oas31.ResponseObject | oas31.ReferenceObject]) => !isInline(response) ? [] : [{
           status,
           description: response.description,
           types: Object.entries(response.content ?? {}).map(([type, media]) => ({
             type,
             schema: type.includes('json') ? describeSchema(media.schema) : undefined,
           })),
-        })),
+        }]),
       });
     }
   }
-  return doc.tags.map((tag) => ({ ...tag, operations: operations.filter((o) => o.tag === tag.name) }));
+  return (doc.tags ?? []).map((tag) => ({ ...tag, operations: operations.filter((o) => o.tag === tag.name) }));
 }
 
 /** The named schemas (components), each as a table of its fields. */
 export function referenceSchemas() {
-  return Object.entries(doc.components.schemas).map(([name, schema]) => ({
+  const named = Object.entries(doc.components?.schemas ?? {}).flatMap(([name, schema]) => (isInline<oas31.SchemaObject>(schema) ? [[name, schema] as const] : []));
+  return named.map(([name, schema]) => ({
     name,
     description: schema.description,
     fields: Object.entries(schema.properties ?? {}).map(([field, property]) => ({
@@ -141,4 +112,7 @@ export function referenceSchemas() {
   }));
 }
 
-export const API_INFO = { ...doc.info, documentPath: OPENAPI_PATH, securitySchemes: doc.components.securitySchemes };
+const securitySchemes = Object.fromEntries(
+  Object.entries(doc.components?.securitySchemes ?? {}).flatMap(([name, scheme]) => (isInline<oas31.SecuritySchemeObject>(scheme) ? [[name, scheme] as const] : [])),
+);
+export const API_INFO = { ...doc.info, documentPath: OPENAPI_PATH, securitySchemes };
