@@ -4,7 +4,7 @@ import type { AppContext } from '../context.ts';
 import { bearerToken, forbidden, secretMatches, unauthorized } from '../http/auth.ts';
 import { CACHE_CONTROL, PRIVATE_HEADERS, PUBLIC_HEADERS } from '../http/cache.ts';
 import { requestClient } from '../http/client-address.ts';
-import { tooManyRequests, type RateLimitState } from '../http/rate-limit.ts';
+import { chargeLimit } from '../http/rate-limit.ts';
 import { notFound } from '../http/errors.ts';
 import { sendRepresentation, strongEtag } from '../http/send.ts';
 import { validQuery } from '../http/validate.ts';
@@ -25,7 +25,6 @@ const CHART_TTL_SECONDS = 300;
 export function chartRoutes(ctx: AppContext): H3 {
   const app = new H3();
   app.get('/api/charts/example', async (event) => {
-    if (event.context.overLimit) throw tooManyRequests(event.context.overLimit as RateLimitState);
     const query = validQuery(event, ChartQuery);
     const series = aggregate(exampleBuckets(query.days, EXAMPLE_NOW), { days: query.days, now: EXAMPLE_NOW });
     return sendChart(event, await chartBytes(ctx, drawPlayerChart(series, query), query.format), query.format, CACHE_CONTROL.chart);
@@ -35,9 +34,8 @@ export function chartRoutes(ctx: AppContext): H3 {
     const query = validQuery(event, ChartQuery);
     const server = await findServer(ctx, event);
     if (server.private) await requireOwner(ctx, event, server);
-    // SPEC 8: an owner's private chart is not rate limited; every other chart is.
-    event.context.ownerRequest = server.private;
-    if (event.context.overLimit && !server.private) throw tooManyRequests(event.context.overLimit as RateLimitState);
+    // SPEC 8: an owner's private chart is not rate limited; every other chart is, cached or not.
+    if (!server.private) await chargeLimit(event);
     const cacheControl = server.private ? CACHE_CONTROL.privateChart : CACHE_CONTROL.chart;
     // Keyed by server and parameters, looked up only after the access check: a private chart is
     // never handed from the cache to anyone but its owner.
@@ -134,5 +132,5 @@ function sendChart(event: H3Event, bytes: Uint8Array, format: 'svg' | 'png', cac
     ...(cacheControl.startsWith('private') ? PRIVATE_HEADERS : PUBLIC_HEADERS),
     ...(format === 'svg' ? { 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'" } : {}),
   };
-  return sendRepresentation(event.req, { status: 200, headers, size: bytes.length, body: bytes });
+  return sendRepresentation(event, { status: 200, headers, size: bytes.length, body: bytes });
 }

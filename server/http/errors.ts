@@ -4,6 +4,7 @@ import { StorageUnavailableError } from '../storage.ts';
 import { throttledLog } from '../throttled-log.ts';
 import { PRIVATE_HEADERS, PUBLIC_HEADERS } from './cache.ts';
 import { findOperation, unroutedError } from './endpoints.ts';
+import { rateLimitFields } from './event-context.ts';
 
 /**
  * The one error shape (SPEC 2.9): `{ "error": message, ...data }`. An error h3 did not get from us
@@ -31,7 +32,7 @@ export function answerError(caught: HTTPError, event: H3Event): Response {
   } else {
     body = { error: error.message, ...(isRecord(error.data) ? error.data : {}) };
   }
-  const headers = new Headers(event.context.rateLimitHeaders as Record<string, string> | undefined);
+  const headers = new Headers(rateLimitFields(event));
   if (!error.unhandled) error.headers?.forEach((value, name) => headers.set(name, value));
   const cors = findOperation(event.req.method, event.url.pathname)?.public ? PUBLIC_HEADERS : PRIVATE_HEADERS;
   for (const [name, value] of Object.entries(cors)) headers.set(name, value);
