@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { parseRateLimit } from '../server/http/rate-limit.ts';
+import { parseRateLimit } from '../server/http/rate-limit-policy.ts';
 import type { OriginOptions, RunningOrigin } from '../server/origin.ts';
 import { createFileStorage } from '../server/storage.ts';
 import { findProgram, makeWorkspace, runDepot, startRedis, startTestOrigin, until, type RedisServer, type Workspace } from './helpers.ts';

@@ -3,24 +3,12 @@ import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { requestClient } from './client-address.ts';
 import { throttledLog } from '../throttled-log.ts';
-import { findOperation } from './endpoints.ts';
+import { isChargedByRoute, type EndpointTable } from './endpoints.ts';
+import type { RateLimitPolicy } from './rate-limit-policy.ts';
 import type { RequestLimit } from './event-context.ts';
-
-/** SPEC 8: 100 requests per 15 minutes per client address. */
-export type RateLimitPolicy = { limit: number; windowSeconds: number };
-
-const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600 };
 
 /** How long requests go unlimited, without asking the store, after it failed. */
 const STORE_REST_MS = 2000;
-
-/** RATE_LIMIT: `100/15m` (count per window of s, m or h), or `0` for no limit. */
-export function parseRateLimit(text: string): RateLimitPolicy | null | undefined {
-  if (text.trim() === '0') return null;
-  const match = /^(\d{1,7})\/(\d{1,5})([smh])$/.exec(text.trim());
-  if (!match || Number(match[1]) < 1 || Number(match[2]) < 1) return undefined;
-  return { limit: Number(match[1]), windowSeconds: Number(match[2]) * UNITS[match[3]!]! };
-}
 
 export type RateLimitState = {
   allowed: boolean;
@@ -103,11 +91,11 @@ export function tooManyRequests(state: RateLimitState): HTTPError {
  * per request and no await on the way to other answers: this runs on every download and metadata
  * request.
  */
-export function limitRequests(limiter: RateLimiter, trustProxy: (address: string) => boolean): Middleware {
+export function limitRequests(limiter: RateLimiter, trustProxy: (address: string) => boolean, endpoints: EndpointTable): Middleware {
   return (event, next) => {
-    if (!findOperation(event.req.method, event.url.pathname)?.limited) return next();
+    if (!endpoints.findOperation(event.req.method, event.url.pathname)?.limited) return next();
     const window = limiter.windowOf(requestClient(event, trustProxy).key);
-    if (isImageOrChart(event.url.pathname)) return chargedByRoute(event, next, limiter, window);
+    if (isChargedByRoute(event.url.pathname)) return chargedByRoute(event, next, limiter, window);
     return limiter.take(window).then((state) => {
       if (!state) return next();
       event.context.rateLimit = { headers: rateLimitHeaders(state) };
@@ -148,14 +136,6 @@ export async function chargeLimit(event: H3Event): Promise<void> {
   await event.context.rateLimit?.charge?.();
 }
 
-/**
- * Does a precomputed answer at this path count against SPEC 8's limit? Limited endpoints do, except
- * brand images (SPEC 8: cached answers do not count). Static servers in front read this.
- */
-export function countsWhenPrecomputed(path: string): boolean {
-  return findOperation('GET', path)?.limited === true && !isImageOrChart(path);
-}
-
-function isImageOrChart(path: string): boolean {
-  return path.startsWith('/api/image/brand/') || path.startsWith('/brand/') || path.endsWith('/chart/players');
-}
+export type { RateLimitPolicy };
+// build/deploy-configs.ts reads it from here; it lives with the endpoint table (server/endpoints.ts).
+export { countsWhenPrecomputed } from '../endpoints.ts';

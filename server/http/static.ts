@@ -1,9 +1,12 @@
 import { join } from 'node:path';
 import type { H3Event, Middleware } from 'h3';
-import type { AppContext } from '../context.ts';
-import type { RouteEntry } from '../tree.ts';
+import type { RouteEntry, Tree } from '../tree.ts';
+import type { FileCache } from './file-cache.ts';
 import { ENCODING_EXTENSIONS, chooseEncoding, type Encoding } from './compress.ts';
 import { requestHeader, sendRepresentation, type Body } from './send.ts';
+
+/** What serving the tree needs: the tree of the moment, the file cache, and IMAGE_CACHE=off. */
+export type TreeSource = { tree: () => Tree; files: FileCache; renderAlways?: boolean | undefined };
 
 /** Larger files are streamed from disk on every request instead of held in memory. */
 const LARGEST_IN_MEMORY = 16 * 1024 * 1024;
@@ -15,7 +18,7 @@ const LARGEST_IN_MEMORY = 16 * 1024 * 1024;
  * 0.85. Any other query string goes to the live routes, which answer the API's query forms from the
  * same files when they were precomputed.
  */
-export function serveTree(ctx: AppContext): Middleware {
+export function serveTree(ctx: TreeSource): Middleware {
   // Synchronous when the bytes are in memory: an await per request costs a fifth of the throughput.
   return (event, next) => {
     const { method } = event.req;
