@@ -5,7 +5,7 @@ import { CACHE_CONTROL, PUBLIC_HEADERS } from '../http/cache.ts';
 import { notFound } from '../http/errors.ts';
 import { sendJson } from '../http/json.ts';
 import { isNotModified, sendRepresentation } from '../http/send.ts';
-import { validQuery } from '../http/validate.ts';
+import { validateQuery } from '../http/validate.ts';
 import { chargeLimit } from '../http/rate-limit.ts';
 import { BRAND_NAMES, brandImagePath, findBrand, findVariant, variantsOf, type BrandName } from './brands.ts';
 import { CONTENT_TYPES, ENCODER_REVISION, type OutputFormat } from './formats.ts';
@@ -21,9 +21,9 @@ export function brandRoutes(ctx: AppContext): H3 {
   app.get('/api/image/brand', (event) =>
     sendJson(event, { brands: Object.fromEntries(BRAND_NAMES.map((b) => [b, variantsOf(b)])) }, CACHE_CONTROL.brandList),
   );
-  app.get('/api/image/brand/:brand', (event) => {
+  app.get('/api/image/brand/:brand', async (event) => {
     const brand = requireBrand(getRouterParam(event, 'brand', { decode: true }));
-    const query = validQuery(event, BrandQuery);
+    const query = await validateQuery(event, BrandQuery);
     const variant = (query.variant ?? 'default').toLowerCase();
     return answerImage(ctx, event, { brand, variant, size: query.size, format: query.format, download: query.download ?? false });
   });
