@@ -111,21 +111,21 @@ export function limitRequests(limiter: RateLimiter, trustProxy: (address: string
  * charged once it is known; it keeps its own status even over the limit.
  */
 function chargedByRoute(event: H3Event, next: () => unknown, limiter: RateLimiter, window: RateLimitWindow) {
+  const limit: RequestLimit = {};
   let charged: Promise<void> | undefined;
-  const limit: RequestLimit = {
-    charge: () =>
-      (charged ??= limiter.take(window).then((state) => {
-        if (!state) return;
-        limit.headers = rateLimitHeaders(state);
-        if (!state.allowed) throw tooManyRequests(state);
-      })),
-  };
+  const charge = () =>
+    (charged ??= limiter.take(window).then((state) => {
+      if (!state) return;
+      limit.headers = rateLimitHeaders(state);
+      if (!state.allowed) throw tooManyRequests(state);
+    }));
+  limit.charge = charge;
   event.context.rateLimit = limit;
   const rethrow = (error: unknown) => {
     throw error;
   };
   // (A promise around next(): a handler may throw before its first await.)
-  return new Promise((resolve) => resolve(next())).catch((error: unknown) => limit.charge!().then(() => rethrow(error), () => rethrow(error)));
+  return new Promise((resolve) => resolve(next())).catch((error: unknown) => charge().then(() => rethrow(error), () => rethrow(error)));
 }
 
 /**
