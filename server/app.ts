@@ -2,8 +2,9 @@ import { basename } from 'node:path';
 import { H3, type Middleware } from 'h3';
 import type { AppContext } from './context.ts';
 import { CACHE_CONTROL, PRIVATE_HEADERS } from './http/cache.ts';
-import { answerOptions } from './http/endpoints.ts';
-import { answerError } from './http/errors.ts';
+import { ENDPOINTS } from './endpoints.ts';
+import { answerOptions, answerUnrouted } from './http/endpoints.ts';
+import { createErrorAnswer } from './http/errors.ts';
 import { sendJson } from './http/json.ts';
 import { limitRequests, type RateLimiter } from './http/rate-limit.ts';
 import { serveTree } from './http/static.ts';
@@ -17,8 +18,9 @@ import { chartRoutes } from './charts/routes.ts';
  * answers; the origin is the same app with the edge (rate limit, static tree) in front.
  */
 export function createApi(ctx: AppContext, edge: Middleware[] = []): H3 {
-  const app = new H3({ onError: answerError, silent: true });
+  const app = new H3({ onError: createErrorAnswer(ENDPOINTS), silent: true });
   for (const middleware of edge) app.use(middleware);
+  app.use(answerUnrouted(ENDPOINTS));
   app.mount('/api/plugin-versions', versionRoutes(ctx));
   app.mount('', brandRoutes(ctx));
   app.mount('', chartRoutes(ctx));
@@ -27,13 +29,14 @@ export function createApi(ctx: AppContext, edge: Middleware[] = []): H3 {
     const body = JSON.stringify({ status: 'ok', tree: basename(ctx.tree().dir) });
     return new Response(body, { headers: { ...HEALTH_HEADERS, 'content-length': String(Buffer.byteLength(body)) } });
   });
-  app.options('/**', answerOptions);
+  app.options('/**', answerOptions(ENDPOINTS));
   return app;
 }
 
 /** The origin: the rate limit (when on) before the static tree, both in front of the routes. */
 export function createOrigin(ctx: AppContext, limiter: RateLimiter | null): H3 {
-  return createApi(ctx, [...(limiter ? [limitRequests(limiter, ctx.trustProxy)] : []), serveTree(ctx)]);
+  const tree = serveTree({ tree: ctx.tree, files: ctx.files, renderAlways: ctx.renderAlways });
+  return createApi(ctx, [...(limiter ? [limitRequests(limiter, ctx.trustProxy, ENDPOINTS)] : []), tree]);
 }
 
 const HEALTH_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...PRIVATE_HEADERS };

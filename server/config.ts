@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { describeIssues } from './describe-issues.ts';
 import { isAddressOrRange } from './http/addresses.ts';
-import { parseRateLimit, type RateLimitPolicy } from './http/rate-limit.ts';
+import { parseRateLimit, type RateLimitPolicy } from './http/rate-limit-policy.ts';
 
 /** A zod transform through `parse`, whose undefined means `message`. */
 function parsedWith<T>(parse: (text: string) => T | undefined, message: string) {

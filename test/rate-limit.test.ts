@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { parseRateLimit } from '../server/http/rate-limit.ts';
+import { parseRateLimit } from '../server/http/rate-limit-policy.ts';
 import type { OriginOptions, RunningOrigin } from '../server/origin.ts';
 import { createFileStorage } from '../server/storage.ts';
 import { findProgram, makeWorkspace, runDepot, startRedis, startTestOrigin, until, type RedisServer, type Workspace } from './helpers.ts';
@@ -147,6 +147,22 @@ limit('a refund goes to the window the request was charged in, not to the next o
   assert.is(time, boundary + 1000, 'the request straddled the boundary');
   // The next window has its five requests, not six.
   assert.equal(await spend('/api/plugin-versions', 6), [200, 200, 200, 200, 200, 429]);
+});
+
+limit('an image or chart request answered with an error counts, and keeps its status over the limit; a precomputed image carries no count', async () => {
+  await start({ rateLimit: { limit: 3, windowSeconds: 900 } });
+  const badSize = await get('/api/image/brand/papermc?size=0');
+  assert.is(badSize.status, 400);
+  assert.is(badSize.headers.get('x-ratelimit-remaining'), '2');
+  assert.is((await get('/api/image/brand/nosuchbrand')).headers.get('x-ratelimit-remaining'), '1');
+  const precomputed = await get('/brand/papermc/none/64.png');
+  assert.is(precomputed.status, 200);
+  assert.is(precomputed.headers.get('x-ratelimit-remaining'), null, 'not charged, so no count to show');
+  assert.is((await get('/api/charts/example')).headers.get('x-ratelimit-remaining'), '0');
+  const over = await get('/api/image/brand/papermc?size=0');
+  assert.is(over.status, 400, 'the error, not a 429');
+  assert.is(over.headers.get('x-ratelimit-remaining'), '0');
+  assert.is((await get('/api/image/brand/papermc?size=333')).status, 429);
 });
 
 limit('HEAD counts like GET', async () => {

@@ -5,16 +5,13 @@ import { CACHE_CONTROL, PUBLIC_HEADERS } from '../http/cache.ts';
 import { notFound } from '../http/errors.ts';
 import { sendJson } from '../http/json.ts';
 import { isNotModified, sendRepresentation } from '../http/send.ts';
-import { validQuery } from '../http/validate.ts';
-import { tooManyRequests, type RateLimitState } from '../http/rate-limit.ts';
+import { validateQuery } from '../http/validate.ts';
+import { chargeLimit } from '../http/rate-limit.ts';
 import { BRAND_NAMES, brandImagePath, findBrand, findVariant, variantsOf, type BrandName } from './brands.ts';
 import { CONTENT_TYPES, ENCODER_REVISION, type OutputFormat } from './formats.ts';
 import { isOriginal, type ImageRequest } from './render.ts';
 import { BrandQuery, MAX_SIZE, SizedFileName, VariantFileName } from './schema.ts';
 import { brandKey, sourceFile } from './sources.ts';
-
-/** Where an image answer came from; the rate limit does not count precomputed or cached ones. */
-export type AnsweredFrom = 'precomputed' | 'cache' | 'rendered';
 
 type ImageAnswer = { brand: BrandName; variant: string; size?: number; format?: OutputFormat; download: boolean };
 
@@ -24,9 +21,9 @@ export function brandRoutes(ctx: AppContext): H3 {
   app.get('/api/image/brand', (event) =>
     sendJson(event, { brands: Object.fromEntries(BRAND_NAMES.map((b) => [b, variantsOf(b)])) }, CACHE_CONTROL.brandList),
   );
-  app.get('/api/image/brand/:brand', (event) => {
+  app.get('/api/image/brand/:brand', async (event) => {
     const brand = requireBrand(getRouterParam(event, 'brand', { decode: true }));
-    const query = validQuery(event, BrandQuery);
+    const query = await validateQuery(event, BrandQuery);
     const variant = (query.variant ?? 'default').toLowerCase();
     return answerImage(ctx, event, { brand, variant, size: query.size, format: query.format, download: query.download ?? false });
   });
@@ -83,11 +80,11 @@ async function answerImage(ctx: AppContext, event: H3Event, answer: ImageAnswer)
     ...(format === 'svg' ? { 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'" } : {}),
   };
   if (isNotModified(event.req, headers.etag!)) {
-    event.context.answeredFrom = 'cache' satisfies AnsweredFrom;
-    return sendRepresentation(event.req, { status: 200, headers, size: 0, body: new Uint8Array(0) });
+    event.context.answeredFrom = 'cache';
+    return sendRepresentation(event, { status: 200, headers, size: 0, body: new Uint8Array(0) });
   }
   const bytes = await imageBytes(ctx, event, { key, original, path: brandImagePath(brand, variant, format, size), background: spec.background, request, source });
-  return sendRepresentation(event.req, { status: 200, headers, size: bytes.length, body: bytes });
+  return sendRepresentation(event, { status: 200, headers, size: bytes.length, body: bytes });
 }
 
 type BytesJob = {
@@ -104,23 +101,23 @@ async function imageBytes(ctx: AppContext, event: H3Event, job: BytesJob): Promi
   const tree = ctx.tree();
   if (!ctx.renderAlways) {
     if (job.original) {
-      event.context.answeredFrom = 'precomputed' satisfies AnsweredFrom;
+      event.context.answeredFrom = 'precomputed';
       return ctx.files.read(tree.dir, sourceFile(job.source));
     }
     const precomputed = tree.routes.get(job.path);
     if (precomputed) {
-      event.context.answeredFrom = 'precomputed' satisfies AnsweredFrom;
+      event.context.answeredFrom = 'precomputed';
       return ctx.files.read(tree.dir, precomputed.file);
     }
     const cached = await ctx.imageCache.get(job.key);
     if (cached) {
-      event.context.answeredFrom = 'cache' satisfies AnsweredFrom;
+      event.context.answeredFrom = 'cache';
       return cached;
     }
   }
-  // Over the rate limit only precomputed and cached images are still answered (SPEC 8).
-  if (event.context.overLimit) throw tooManyRequests(event.context.overLimit as RateLimitState);
-  event.context.answeredFrom = 'rendered' satisfies AnsweredFrom;
+  // SPEC 8: only an image that needs rendering counts; precomputed and cached ones are answered over the limit.
+  await chargeLimit(event);
+  event.context.answeredFrom = 'rendered';
   if (ctx.renderAlways) return render(ctx, job);
   // The same image asked for again while it renders (and is cached) waits for that render.
   const pending = rendering.get(job.key);

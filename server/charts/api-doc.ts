@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject, ZodOpenApiResponseObject } from 'zod-openapi';
 import { COMPRESSIBLE_HEADERS, INTERNAL_ERROR, LIMITED_ANSWERS, NOT_MODIFIED, RATE_LIMIT_HEADERS, STORAGE_UNAVAILABLE, binaryContent, errorAnswer } from '../http/api-doc.ts';
-import { ChartQuery, PlayersBody, SamplesBody, ServerId } from './schema.ts';
+import { ChartQuery, PlayersBody, SamplesBody, ServerPath } from './schema.ts';
 
 const CHART: ZodOpenApiResponseObject = {
   description: 'The chart: SVG, or PNG with format=png',
@@ -9,7 +9,6 @@ const CHART: ZodOpenApiResponseObject = {
   content: binaryContent(['image/svg+xml', 'image/png']),
 };
 const BAD_QUERY = errorAnswer('days, width, height, theme or format outside their values (the error names each), or an id that is not a UUID');
-const Server = z.object({ id: ServerId });
 
 /** SPEC 4.9, 4.10 and player-count ingestion (DESIGN). */
 export const CHART_PATHS: ZodOpenApiPathsObject = {
@@ -28,7 +27,7 @@ export const CHART_PATHS: ZodOpenApiPathsObject = {
       description:
         'Public servers: anyone, rate limited. Private servers: only the owner\'s token, only from PRIVATE_CHART_IPS when set, not rate limited, `Cache-Control: private`.',
       security: [{}, { ownerToken: [] }],
-      requestParams: { path: Server, query: ChartQuery },
+      requestParams: { path: ServerPath, query: ChartQuery },
       responses: {
         '200': CHART,
         '304': NOT_MODIFIED,
@@ -46,7 +45,7 @@ export const CHART_PATHS: ZodOpenApiPathsObject = {
       summary: 'Report player counts (hourly buckets; not rate limited)',
       security: [{ ingestKey: [] }],
       requestParams: {
-        path: Server,
+        path: ServerPath,
         header: z.object({
           'idempotency-key': z.string().min(1).max(255).optional().meta({
             description: 'Any unique string (a UUID): a repeat of the request with the same key within 24 hours answers 204 again (with `Idempotent-Replayed: true`) and stores nothing',

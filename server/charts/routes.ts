@@ -1,19 +1,19 @@
 import { createHash } from 'node:crypto';
-import { H3, HTTPError, assertBodySize, getRouterParam, type H3Event } from 'h3';
+import { H3, HTTPError, assertBodySize, type H3Event } from 'h3';
 import type { AppContext } from '../context.ts';
 import { bearerToken, forbidden, secretMatches, unauthorized } from '../http/auth.ts';
 import { CACHE_CONTROL, PRIVATE_HEADERS, PUBLIC_HEADERS } from '../http/cache.ts';
 import { requestClient } from '../http/client-address.ts';
-import { tooManyRequests, type RateLimitState } from '../http/rate-limit.ts';
+import { chargeLimit } from '../http/rate-limit.ts';
 import { notFound } from '../http/errors.ts';
 import { sendRepresentation, strongEtag } from '../http/send.ts';
-import { validQuery } from '../http/validate.ts';
+import { validateParams, validateQuery } from '../http/validate.ts';
 import { aggregate } from './aggregate.ts';
 import { drawPlayerChart } from './draw.ts';
 import { EXAMPLE_NOW, exampleBuckets } from './example.ts';
 import { IdempotencyKey } from './idempotency.ts';
 import { samplesFromBody } from './ingest.ts';
-import { ChartQuery, ServerId } from './schema.ts';
+import { ChartQuery, ServerPath } from './schema.ts';
 import type { ServerRecord } from './servers.ts';
 
 const DAY = 86_400_000;
@@ -25,19 +25,17 @@ const CHART_TTL_SECONDS = 300;
 export function chartRoutes(ctx: AppContext): H3 {
   const app = new H3();
   app.get('/api/charts/example', async (event) => {
-    if (event.context.overLimit) throw tooManyRequests(event.context.overLimit as RateLimitState);
-    const query = validQuery(event, ChartQuery);
+    const query = await validateQuery(event, ChartQuery);
     const series = aggregate(exampleBuckets(query.days, EXAMPLE_NOW), { days: query.days, now: EXAMPLE_NOW });
     return sendChart(event, await chartBytes(ctx, drawPlayerChart(series, query), query.format), query.format, CACHE_CONTROL.chart);
   });
 
   app.get('/api/servers/:id/chart/players', async (event) => {
-    const query = validQuery(event, ChartQuery);
+    const query = await validateQuery(event, ChartQuery);
     const server = await findServer(ctx, event);
     if (server.private) await requireOwner(ctx, event, server);
-    // SPEC 8: an owner's private chart is not rate limited; every other chart is.
-    event.context.ownerRequest = server.private;
-    if (event.context.overLimit && !server.private) throw tooManyRequests(event.context.overLimit as RateLimitState);
+    // SPEC 8: an owner's private chart is not rate limited; every other chart is, cached or not.
+    if (!server.private) await chargeLimit(event);
     const cacheControl = server.private ? CACHE_CONTROL.privateChart : CACHE_CONTROL.chart;
     // Keyed by server and parameters, looked up only after the access check: a private chart is
     // never handed from the cache to anyone but its owner.
@@ -78,10 +76,9 @@ export function chartRoutes(ctx: AppContext): H3 {
 }
 
 async function findServer(ctx: AppContext, event: H3Event): Promise<ServerRecord> {
-  const id = ServerId.safeParse(getRouterParam(event, 'id', { decode: true }));
-  if (!id.success) throw new HTTPError({ status: 400, message: 'id must be a UUID' });
-  const server = await ctx.servers.get(id.data);
-  if (!server) throw notFound(`No server with id ${id.data}`);
+  const { id } = await validateParams(event, ServerPath);
+  const server = await ctx.servers.get(id);
+  if (!server) throw notFound(`No server with id ${id}`);
   return server;
 }
 
@@ -134,5 +131,5 @@ function sendChart(event: H3Event, bytes: Uint8Array, format: 'svg' | 'png', cac
     ...(cacheControl.startsWith('private') ? PRIVATE_HEADERS : PUBLIC_HEADERS),
     ...(format === 'svg' ? { 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'" } : {}),
   };
-  return sendRepresentation(event.req, { status: 200, headers, size: bytes.length, body: bytes });
+  return sendRepresentation(event, { status: 200, headers, size: bytes.length, body: bytes });
 }

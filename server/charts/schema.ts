@@ -41,4 +41,7 @@ export const SamplesBody = z
   .meta({ id: 'PlayerSamples', description: 'Up to 1,000 timed counts, at most 5 minutes ahead and within 365 days' });
 
 // A UUID is the same in any letter case (RFC 9562); stores key it in lower case, as `server add` prints it.
-export const ServerId = z.uuid({ error: 'id must be a UUID' }).toLowerCase().meta({ description: 'The server\'s id (printed by `depot server add`), any letter case' });
+export const ServerId = z.uuid({ error: 'must be a UUID' }).toLowerCase().meta({ description: 'The server\'s id (printed by `depot server add`), any letter case' });
+
+/** The `:id` of /api/servers/:id/...: the routes validate it and the document shows it. */
+export const ServerPath = z.object({ id: ServerId });

@@ -97,7 +97,7 @@ export function connectionClient(req: IncomingMessage, isTrustedProxy: (address:
 
 /** The client of a request (see clientAddress), once per request. In-process requests have none. */
 export function requestClient(event: H3Event, isTrustedProxy: (address: string) => boolean): Client {
-  const known = event.context.client as Client | undefined;
+  const known = event.context.client;
   if (known) return known;
   const req = (event.req as ServerRequest).runtime?.node?.req;
   const client = req ? connectionClient(req as IncomingMessage, isTrustedProxy) : { address: undefined, key: clientKey(undefined) };

@@ -1,6 +1,5 @@
-import { HTTPError, type H3Event } from 'h3';
+import { HTTPError, type H3Event, type Middleware } from 'h3';
 import { addRoute, createRouter, findRoute } from 'rou3';
-import { OPENAPI_DOCUMENT } from '../openapi.ts';
 import { PRIVATE_HEADERS, PUBLIC_HEADERS } from './cache.ts';
 
 /** What the edge needs to know of one operation, read off the OpenAPI document. */
@@ -13,51 +12,74 @@ export type Operation = {
 
 type Endpoint = { allow: string; operations: ReadonlyMap<string, Operation> };
 
+/** The part of an OpenAPI document's `paths` the edge reads. */
+type DocumentedOperation = { responses?: object; security?: unknown };
+export type DocumentedPaths = Record<string, Partial<Record<(typeof METHODS)[number], DocumentedOperation>>>;
+
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
+
+/** Every documented path with its operations; built once by the app and handed to the edge. */
+export type EndpointTable = {
+  findEndpoint(path: string): Endpoint | undefined;
+  /** The operation a request calls (HEAD is GET without the body), or undefined. */
+  findOperation(method: string, path: string): Operation | undefined;
+};
 
 /**
  * Every documented path (`{id}` is one segment) with its operations, in a rou3 tree: it is looked up
  * on every request. The document is the one list of endpoints: methods (405, Allow), the rate limit
  * and CORS all read it.
  */
-const ENDPOINTS = createRouter<Endpoint>();
-for (const [template, item] of Object.entries(OPENAPI_DOCUMENT.paths ?? {})) {
-  const operations = new Map<string, Operation>();
-  for (const method of METHODS) {
-    const operation = item[method];
-    if (operation) operations.set(method.toUpperCase(), { limited: '429' in (operation.responses ?? {}), public: !operation.security });
+export function createEndpointTable(paths: DocumentedPaths): EndpointTable {
+  const router = createRouter<Endpoint>();
+  for (const [template, item] of Object.entries(paths)) {
+    const operations = new Map<string, Operation>();
+    for (const method of METHODS) {
+      const operation = item[method];
+      if (operation) operations.set(method.toUpperCase(), { limited: '429' in (operation.responses ?? {}), public: !operation.security });
+    }
+    const methods = [...operations.keys()].flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]));
+    addRoute(router, '', template.replace(/\{([^}]+)\}/g, ':$1'), { allow: [...methods, 'OPTIONS'].join(', '), operations });
   }
-  const methods = [...operations.keys()].flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]));
-  addRoute(ENDPOINTS, '', template.replace(/\{([^}]+)\}/g, ':$1'), { allow: [...methods, 'OPTIONS'].join(', '), operations });
+  const findEndpoint = (path: string) => findRoute(router, '', path)?.data;
+  return { findEndpoint, findOperation: (method, path) => findEndpoint(path)?.operations.get(method === 'HEAD' ? 'GET' : method) };
 }
 
-export function findEndpoint(path: string): Endpoint | undefined {
-  return findRoute(ENDPOINTS, '', path)?.data;
-}
-
-/** The operation a request calls (HEAD is GET without the body), or undefined. */
-export function findOperation(method: string, path: string): Operation | undefined {
-  return findEndpoint(path)?.operations.get(method === 'HEAD' ? 'GET' : method);
-}
-
-/** What no route answered: 405 with Allow for a documented path and another method, a JSON 404 otherwise. */
-export function unroutedError(event: H3Event): HTTPError {
-  const path = event.url.pathname;
-  const endpoint = findEndpoint(path);
-  if (!endpoint || findOperation(event.req.method, path)) return new HTTPError({ status: 404, message: `No endpoint at ${path}` });
-  return new HTTPError({
-    status: 405,
-    message: `${event.req.method} is not allowed on ${path}; allowed: ${endpoint.allow}`,
-    headers: { allow: endpoint.allow },
-  });
+/**
+ * The app's last middleware, run once no earlier one answered: a request no route matched gets 405
+ * with Allow for a documented path and another method, a JSON 404 otherwise. (Not a catch-all
+ * route: h3 would match its `/**` for HEAD before falling back to a path's GET route.)
+ */
+export function answerUnrouted(endpoints: EndpointTable): Middleware {
+  return (event, next) => {
+    if (event.context.matchedRoute) return next();
+    const path = event.url.pathname;
+    const endpoint = endpoints.findEndpoint(path);
+    if (!endpoint || endpoints.findOperation(event.req.method, path)) throw new HTTPError({ status: 404, message: `No endpoint at ${path}` });
+    throw new HTTPError({
+      status: 405,
+      message: `${event.req.method} is not allowed on ${path}; allowed: ${endpoint.allow}`,
+      headers: { allow: endpoint.allow },
+    });
+  };
 }
 
 /** OPTIONS, and the CORS preflight of public endpoints: which methods, and for any origin when public. */
-export function answerOptions(event: H3Event): Response {
-  const endpoint = findEndpoint(event.url.pathname);
-  if (!endpoint) throw new HTTPError({ status: 404, message: `No endpoint at ${event.url.pathname}` });
-  const cors = endpoint.operations.get('GET')?.public
-    ? { ...PUBLIC_HEADERS, 'access-control-allow-methods': 'GET, HEAD', 'access-control-allow-headers': 'If-None-Match, If-Range, Range', 'access-control-max-age': '86400' }
-    : PRIVATE_HEADERS;
-  return new Response(null, { status: 204, headers: { allow: endpoint.allow, ...cors } });
+export function answerOptions(endpoints: EndpointTable) {
+  return (event: H3Event): Response => {
+    const endpoint = endpoints.findEndpoint(event.url.pathname);
+    if (!endpoint) throw new HTTPError({ status: 404, message: `No endpoint at ${event.url.pathname}` });
+    const cors = endpoint.operations.get('GET')?.public
+      ? { ...PUBLIC_HEADERS, 'access-control-allow-methods': 'GET, HEAD', 'access-control-allow-headers': 'If-None-Match, If-Range, Range', 'access-control-max-age': '86400' }
+      : PRIVATE_HEADERS;
+    return new Response(null, { status: 204, headers: { allow: endpoint.allow, ...cors } });
+  };
+}
+
+/**
+ * SPEC 8's exemption lives in these routes: brand images and server charts charge the rate limit
+ * themselves (chargeLimit), since precomputed and cached images and owners' private charts do not count.
+ */
+export function isChargedByRoute(path: string): boolean {
+  return path.startsWith('/api/image/brand/') || path.startsWith('/brand/') || path.endsWith('/chart/players');
 }

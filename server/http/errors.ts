@@ -3,20 +3,20 @@ import type { ServerRequest } from 'srvx';
 import { StorageUnavailableError } from '../storage.ts';
 import { throttledLog } from '../throttled-log.ts';
 import { PRIVATE_HEADERS, PUBLIC_HEADERS } from './cache.ts';
-import { findOperation, unroutedError } from './endpoints.ts';
+import type { EndpointTable } from './endpoints.ts';
+import { rateLimitFields } from './event-context.ts';
 
 /**
  * The one error shape (SPEC 2.9): `{ "error": message, ...data }`. An error h3 did not get from us
- * (`unhandled`) is logged once and answered without detail, so internals never leak.
+ * (`unhandled`) is logged once and answered without detail, so internals never leak. CORS follows
+ * the endpoint's operation, from the app's endpoint table.
  */
-export function answerError(caught: HTTPError, event: H3Event): Response {
-  // h3's own 404 when no route matched: ours names the path, or is a 405 for a known one.
-  const error =
-    caught.status === 404 && caught.message.startsWith('Cannot find any route')
-      ? unroutedError(event)
-      : caught.cause instanceof StorageUnavailableError
-        ? storageUnavailable(caught.cause)
-        : caught;
+export function createErrorAnswer(endpoints: EndpointTable) {
+  return (caught: HTTPError, event: H3Event): Response => answerError(caught, event, endpoints);
+}
+
+function answerError(caught: HTTPError, event: H3Event, endpoints: EndpointTable): Response {
+  const error = caught.cause instanceof StorageUnavailableError ? storageUnavailable(caught.cause) : caught;
   let status = error.status;
   let body: Record<string, unknown>;
   if (error.unhandled && isClientAbort(error.cause, event)) {
@@ -31,9 +31,9 @@ export function answerError(caught: HTTPError, event: H3Event): Response {
   } else {
     body = { error: error.message, ...(isRecord(error.data) ? error.data : {}) };
   }
-  const headers = new Headers(event.context.rateLimitHeaders as Record<string, string> | undefined);
+  const headers = new Headers(rateLimitFields(event));
   if (!error.unhandled) error.headers?.forEach((value, name) => headers.set(name, value));
-  const cors = findOperation(event.req.method, event.url.pathname)?.public ? PUBLIC_HEADERS : PRIVATE_HEADERS;
+  const cors = endpoints.findOperation(event.req.method, event.url.pathname)?.public ? PUBLIC_HEADERS : PRIVATE_HEADERS;
   for (const [name, value] of Object.entries(cors)) headers.set(name, value);
   const bytes = new TextEncoder().encode(JSON.stringify(body));
   headers.set('content-type', 'application/json; charset=utf-8');

@@ -3,33 +3,22 @@ import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { requestClient } from './client-address.ts';
 import { throttledLog } from '../throttled-log.ts';
-import { findOperation } from './endpoints.ts';
-
-/** SPEC 8: 100 requests per 15 minutes per client address. */
-export type RateLimitPolicy = { limit: number; windowSeconds: number };
-
-const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600 };
+import { isChargedByRoute, type EndpointTable } from './endpoints.ts';
+import type { RateLimitPolicy } from './rate-limit-policy.ts';
+import type { RequestLimit } from './event-context.ts';
 
 /** How long requests go unlimited, without asking the store, after it failed. */
 const STORE_REST_MS = 2000;
-
-/** RATE_LIMIT: `100/15m` (count per window of s, m or h), or `0` for no limit. */
-export function parseRateLimit(text: string): RateLimitPolicy | null | undefined {
-  if (text.trim() === '0') return null;
-  const match = /^(\d{1,7})\/(\d{1,5})([smh])$/.exec(text.trim());
-  if (!match || Number(match[1]) < 1 || Number(match[2]) < 1) return undefined;
-  return { limit: Number(match[1]), windowSeconds: Number(match[2]) * UNITS[match[3]!]! };
-}
 
 export type RateLimitState = {
   allowed: boolean;
   remaining: number;
   resetSeconds: number;
   policy: RateLimitPolicy;
-  /** The counter this request was charged to: a refund goes back there, not to the window of its end. */
-  windowKey: string;
-  window: number;
 };
+
+/** The counter a request is charged to: the window of its client at the moment it arrived. */
+export type RateLimitWindow = { key: string; resetSeconds: number };
 
 /**
  * A fixed-window counter per client key, kept by rate-limiter-flexible: in memory, or in Redis
@@ -45,38 +34,30 @@ export function createRateLimiter(policy: RateLimitPolicy, now: () => number, re
   // Redis that hangs would otherwise cost every request the client's whole command timeout.
   let storeRestsUntil = -Infinity;
   const windowMs = policy.windowSeconds * 1000;
-  const at = (key: string) => {
-    const time = now();
-    const window = Math.floor(time / windowMs);
-    return { window, windowKey: `${key}:${window}`, resetSeconds: Math.ceil(((window + 1) * windowMs - time) / 1000) };
-  };
   return {
     policy,
-    /** Counts one request; null when the store cannot be reached: the limit fails open. */
+    /** The window a request of this client arriving now counts in, whenever it is charged. */
+    windowOf(clientKey: string): RateLimitWindow {
+      const time = now();
+      const window = Math.floor(time / windowMs);
+      return { key: `${clientKey}:${window}`, resetSeconds: Math.ceil(((window + 1) * windowMs - time) / 1000) };
+    },
+    /** Counts one request in its window; null when the store cannot be reached: the limit fails open. */
     // One .then rather than async/await: every promise hop shows in requests/s.
-    take(key: string): Promise<RateLimitState | null> {
+    take(window: RateLimitWindow): Promise<RateLimitState | null> {
       // The clock is read only after a failure: this runs on every limited request.
       if (storeRestsUntil !== -Infinity && performance.now() < storeRestsUntil) return Promise.resolve(null);
-      const { window, windowKey, resetSeconds } = at(key);
-      return counter.consume(windowKey).then(
-        (result) => ({ allowed: true, remaining: Math.max(0, policy.limit - result.consumedPoints), resetSeconds, policy, windowKey, window }),
+      const { resetSeconds } = window;
+      return counter.consume(window.key).then(
+        (result) => ({ allowed: true, remaining: Math.max(0, policy.limit - result.consumedPoints), resetSeconds, policy }),
         (result: unknown) => {
-          if (result instanceof RateLimiterRes) return { allowed: false, remaining: 0, resetSeconds, policy, windowKey, window };
+          if (result instanceof RateLimiterRes) return { allowed: false, remaining: 0, resetSeconds, policy };
           // Serving matters more than counting: answer unlimited, and say so (once a minute at most).
           storeRestsUntil = performance.now() + STORE_REST_MS;
           warnOutage(`[rate-limit] store unavailable, requests are not limited: ${result instanceof Error ? result.message : String(result)}`);
           return null;
         },
       );
-    },
-    /**
-     * Hands a request back (answers that do not count: cached brand images, owners' private charts)
-     * to the window it was charged in. Once that window is over there is nothing to give back: a
-     * refund into the next one would let that window allow one request too many.
-     */
-    async giveBack(state: RateLimitState): Promise<void> {
-      if (Math.floor(now() / windowMs) !== state.window) return;
-      await counter.reward(state.windowKey, 1).catch(() => {});
     },
   };
 }
@@ -104,50 +85,57 @@ export function tooManyRequests(state: RateLimitState): HTTPError {
 }
 
 /**
- * Counts limited requests per client. Over the limit, most answers are refused at once; brand
- * images and charts still run, because their precomputed or cached answers and owners' private
- * charts do not count (SPEC 8): those routes refuse only what would need work (they read
- * `event.context.overLimit`), and answers that did not count are handed back afterwards.
- * One promise per request and no await on the way to other answers: this runs on every download
- * and metadata request.
+ * Counts limited requests per client (SPEC 8's endpoints: those documented with a 429). Brand images
+ * and server charts are charged by their routes instead, at the point where they know the request
+ * counts (chargeLimit): precomputed and cached images and owners' private charts do not. One promise
+ * per request and no await on the way to other answers: this runs on every download and metadata
+ * request.
  */
-export function limitRequests(limiter: RateLimiter, trustProxy: (address: string) => boolean): Middleware {
+export function limitRequests(limiter: RateLimiter, trustProxy: (address: string) => boolean, endpoints: EndpointTable): Middleware {
   return (event, next) => {
-    // SPEC 8's endpoints (downloads, metadata, brands, charts): those documented with a 429.
-    if (!findOperation(event.req.method, event.url.pathname)?.limited) return next();
-    const { key } = requestClient(event, trustProxy);
-    return limiter.take(key).then((state) => {
+    if (!endpoints.findOperation(event.req.method, event.url.pathname)?.limited) return next();
+    const window = limiter.windowOf(requestClient(event, trustProxy).key);
+    if (isChargedByRoute(event.url.pathname)) return chargedByRoute(event, next, limiter, window);
+    return limiter.take(window).then((state) => {
       if (!state) return next();
-      event.context.rateLimitHeaders = rateLimitHeaders(state);
-      const mayNotCount = isImageOrChart(event.url.pathname);
-      if (!state.allowed) {
-        if (!mayNotCount) throw tooManyRequests(state);
-        event.context.overLimit = state;
-      }
-      if (!state.allowed || !mayNotCount) return next();
-      return Promise.resolve(next()).then(async (response) => {
-        if (!counts(event)) await limiter.giveBack(state);
-        return response;
-      });
+      event.context.rateLimit = { headers: rateLimitHeaders(state) };
+      if (!state.allowed) throw tooManyRequests(state);
+      return next();
     });
   };
 }
 
 /**
- * Does a precomputed answer at this path count against SPEC 8's limit? Limited endpoints do, except
- * brand images (SPEC 8: cached answers do not count). Static servers in front read this.
+ * SPEC 8's exemption, decided by the route: it calls chargeLimit where an answer needs work. The
+ * request is counted in the window it arrived in, whenever it is charged. An error answer counts,
+ * charged once it is known; it keeps its own status even over the limit.
  */
-export function countsWhenPrecomputed(path: string): boolean {
-  return findOperation('GET', path)?.limited === true && !isImageOrChart(path);
+function chargedByRoute(event: H3Event, next: () => unknown, limiter: RateLimiter, window: RateLimitWindow) {
+  const limit: RequestLimit = {};
+  let charged: Promise<void> | undefined;
+  const charge = () =>
+    (charged ??= limiter.take(window).then((state) => {
+      if (!state) return;
+      limit.headers = rateLimitHeaders(state);
+      if (!state.allowed) throw tooManyRequests(state);
+    }));
+  limit.charge = charge;
+  event.context.rateLimit = limit;
+  const rethrow = (error: unknown) => {
+    throw error;
+  };
+  // (A promise around next(): a handler may throw before its first await.)
+  return new Promise((resolve) => resolve(next())).catch((error: unknown) => charge().then(() => rethrow(error), () => rethrow(error)));
 }
 
-function isImageOrChart(path: string): boolean {
-  return path.startsWith('/api/image/brand/') || path.startsWith('/brand/') || path.endsWith('/chart/players');
+/**
+ * Counts this request against SPEC 8's limit, once: 429 when it is over. Brand image and server
+ * chart routes call it just before they render; elsewhere (the build, unlimited origins) it does nothing.
+ */
+export async function chargeLimit(event: H3Event): Promise<void> {
+  await event.context.rateLimit?.charge?.();
 }
 
-/** SPEC 8: precomputed and cached brand images, and owners' private charts, do not count. */
-function counts(event: H3Event): boolean {
-  const from = event.context.answeredFrom;
-  const image = !event.url.pathname.endsWith('/chart/players');
-  return !(image && (from === 'precomputed' || from === 'cache')) && !event.context.ownerRequest;
-}
+export type { RateLimitPolicy };
+// build/deploy-configs.ts reads it from here; it lives with the endpoint table (server/endpoints.ts).
+export { countsWhenPrecomputed } from '../endpoints.ts';

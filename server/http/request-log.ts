@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { H3EventContext } from 'h3';
 import { guarded } from './after-response.ts';
-import { connectionClient, type Client } from './client-address.ts';
+import { connectionClient } from './client-address.ts';
+import type { AnsweredFrom } from './event-context.ts';
 
 /** One structured line per request. Built from the request line and our own context, never from headers, so never a token or key. */
 export type RequestLog = {
@@ -15,7 +17,7 @@ export type RequestLog = {
   aborted?: true;
 };
 
-const CACHE_NAMES: Record<string, RequestLog['cache']> = { precomputed: 'static', cache: 'hit', rendered: 'miss' };
+const CACHE_NAMES: Record<AnsweredFrom, RequestLog['cache']> = { precomputed: 'static', cache: 'hit', rendered: 'miss' };
 
 /**
  * Logs a request once its response is finished or aborted, from Node's own event: off the
@@ -23,13 +25,13 @@ const CACHE_NAMES: Record<string, RequestLog['cache']> = { precomputed: 'static'
  * `context` is the request's h3 context: what the routes learned (cache use, the client).
  */
 export function logRequests(log: (entry: RequestLog) => void, trustProxy: (address: string) => boolean) {
-  return (req: IncomingMessage, res: ServerResponse, context: Record<string, unknown>) => {
+  return (req: IncomingMessage, res: ServerResponse, context: H3EventContext) => {
     const started = performance.now();
     // Node lets go of req.socket once the connection is gone (a 413 closes it before 'close' fires).
     const socket = req.socket;
     res.once('close', guarded('request-log', () => {
-      const cache = CACHE_NAMES[context?.answeredFrom as string];
-      const client = ((context?.client as Client | undefined) ?? connectionClient(req, trustProxy, socket)).address;
+      const cache = context.answeredFrom && CACHE_NAMES[context.answeredFrom];
+      const client = (context.client ?? connectionClient(req, trustProxy, socket)).address;
       const query = req.url?.indexOf('?') ?? -1;
       log({
         method: req.method ?? 'GET',

@@ -1,9 +1,12 @@
 import { join } from 'node:path';
-import type { Middleware } from 'h3';
-import type { AppContext } from '../context.ts';
-import type { RouteEntry } from '../tree.ts';
+import type { H3Event, Middleware } from 'h3';
+import type { RouteEntry, Tree } from '../tree.ts';
+import type { FileCache } from './file-cache.ts';
 import { ENCODING_EXTENSIONS, chooseEncoding, type Encoding } from './compress.ts';
 import { requestHeader, sendRepresentation, type Body } from './send.ts';
+
+/** What serving the tree needs: the tree of the moment, the file cache, and IMAGE_CACHE=off. */
+export type TreeSource = { tree: () => Tree; files: FileCache; renderAlways?: boolean | undefined };
 
 /** Larger files are streamed from disk on every request instead of held in memory. */
 const LARGEST_IN_MEMORY = 16 * 1024 * 1024;
@@ -15,7 +18,7 @@ const LARGEST_IN_MEMORY = 16 * 1024 * 1024;
  * 0.85. Any other query string goes to the live routes, which answer the API's query forms from the
  * same files when they were precomputed.
  */
-export function serveTree(ctx: AppContext): Middleware {
+export function serveTree(ctx: TreeSource): Middleware {
   // Synchronous when the bytes are in memory: an await per request costs a fifth of the throughput.
   return (event, next) => {
     const { method } = event.req;
@@ -27,15 +30,15 @@ export function serveTree(ctx: AppContext): Middleware {
     const entry = tree.routes.get(search === '' ? pathname : pathname + search);
     if (!entry) return next();
     event.context.answeredFrom = 'precomputed';
-    if (entry.size > LARGEST_IN_MEMORY) return send(event.req, entry, { path: join(tree.dir, entry.file) }, undefined);
+    if (entry.size > LARGEST_IN_MEMORY) return send(event, entry, { path: join(tree.dir, entry.file) }, undefined);
     // JSON and SVG files have their br and gzip forms beside them, compressed at build time.
     const encoding = entry.encodings ? chooseEncoding(requestHeader(event.req, 'accept-encoding'), entry.encodings) : undefined;
     const bytes = ctx.files.read(tree.dir, encoding ? `${entry.file}.${ENCODING_EXTENSIONS[encoding]}` : entry.file);
-    return bytes instanceof Uint8Array ? send(event.req, entry, bytes, encoding) : bytes.then((loaded) => send(event.req, entry, loaded, encoding));
+    return bytes instanceof Uint8Array ? send(event, entry, bytes, encoding) : bytes.then((loaded) => send(event, entry, loaded, encoding));
   };
 }
 
-function send(request: Request, entry: RouteEntry, body: Body, encoding: Encoding | undefined) {
+function send(event: H3Event, entry: RouteEntry, body: Body, encoding: Encoding | undefined) {
   const size = body instanceof Uint8Array ? body.length : entry.size;
-  return sendRepresentation(request, { status: entry.status, headers: entry.headers, size, body, encoding: encoding ?? 'identity' });
+  return sendRepresentation(event, { status: entry.status, headers: entry.headers, size, body, encoding: encoding ?? 'identity' });
 }

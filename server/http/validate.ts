@@ -1,16 +1,28 @@
-import { HTTPError, getQuery, type H3Event } from 'h3';
+import { HTTPError, getValidatedQuery, getValidatedRouterParams, type H3Event } from 'h3';
 import { z } from 'zod';
 import 'zod-openapi';
 
+/** A failed validation as h3 reports it (Standard Schema issues). */
+type ValidationFailure = { issues: ReadonlyArray<{ message: string; path?: ReadonlyArray<PropertyKey | { key: PropertyKey }> | undefined }> };
+
 /**
- * Validates the query with a zod schema whose messages read after the parameter's name
- * ("size must be an integer from 1 to 2048"): one 400 naming every bad parameter and what is allowed.
+ * The one 400 of the edge: every bad parameter named, each message reading after its name
+ * ("size must be an integer from 1 to 2048").
  */
-export function validQuery<T extends z.ZodType>(event: H3Event, schema: T): z.output<T> {
-  const result = schema.safeParse(getQuery(event));
-  if (result.success) return result.data;
-  const message = result.error.issues.map((issue) => `${issue.path.join('.') || 'query'} ${issue.message}`).join('; ');
-  throw new HTTPError({ status: 400, message });
+function invalidInput(failure: ValidationFailure, source: string): HTTPError {
+  const name = (path: ValidationFailure['issues'][number]['path']) =>
+    (path ?? []).map((segment) => String(typeof segment === 'object' ? segment.key : segment)).join('.') || source;
+  return new HTTPError({ status: 400, message: failure.issues.map((issue) => `${name(issue.path)} ${issue.message}`).join('; ') });
+}
+
+/** The query, validated by a zod schema whose messages read after the parameter's name. */
+export function validateQuery<T extends z.ZodType>(event: H3Event, schema: T) {
+  return getValidatedQuery(event, schema, { onError: (failure) => invalidInput(failure, 'query') });
+}
+
+/** The route's parameters (decoded once), validated the same way. */
+export function validateParams<T extends z.ZodType>(event: H3Event, schema: T) {
+  return getValidatedRouterParams(event, schema, { decode: true, onError: (failure) => invalidInput(failure, 'path') });
 }
 
 /**

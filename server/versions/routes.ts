@@ -51,7 +51,7 @@ function findLatest(ctx: AppContext, event: H3Event): PluginVersionRecord {
 }
 
 function sendJar(ctx: AppContext, event: H3Event, version: PluginVersionRecord, cacheControl: string) {
-  return sendRepresentation(event.req, {
+  return sendRepresentation(event, {
     status: 200,
     headers: {
       'content-type': 'application/java-archive',

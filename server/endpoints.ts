@@ -1,0 +1,13 @@
+import { createEndpointTable, isChargedByRoute } from './http/endpoints.ts';
+import { OPENAPI_DOCUMENT } from './openapi.ts';
+
+/** The service's endpoint table, read off its OpenAPI document once; the app hands it to the edge. */
+export const ENDPOINTS = createEndpointTable(OPENAPI_DOCUMENT.paths ?? {});
+
+/**
+ * Does a precomputed answer at this path count against SPEC 8's limit? Limited endpoints do, except
+ * those whose routes charge for themselves (SPEC 8: cached images do not count). Static servers in front read this.
+ */
+export function countsWhenPrecomputed(path: string): boolean {
+  return ENDPOINTS.findOperation('GET', path)?.limited === true && !isChargedByRoute(path);
+}
