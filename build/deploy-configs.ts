@@ -1,8 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DeployOptions } from '../server/config.ts';
-import type { RateLimitPolicy } from '../server/http/rate-limit.ts';
-import { countsWhenPrecomputed } from '../server/http/rate-limit.ts';
+import type { RateLimitPolicy } from '../server/http/rate-limit-policy.ts';
+import { countsWhenPrecomputed } from '../server/endpoints.ts';
 import type { RouteEntry } from '../server/tree.ts';
 
 /** Cloudflare Pages' cap on `_redirects` (README: its 100 `_headers` rules are far fewer than our paths). */

@@ -137,5 +137,3 @@ export async function chargeLimit(event: H3Event): Promise<void> {
 }
 
 export type { RateLimitPolicy };
-// build/deploy-configs.ts reads it from here; it lives with the endpoint table (server/endpoints.ts).
-export { countsWhenPrecomputed } from '../endpoints.ts';
