@@ -1,7 +1,6 @@
-import { createHash } from 'node:crypto';
 import { H3, HTTPError, getRouterParam, type H3Event } from 'h3';
 import type { AppContext } from '../context.ts';
-import { CACHE_CONTROL, PUBLIC_HEADERS } from '../http/cache.ts';
+import { CACHE_CONTROL, PUBLIC_HEADERS, SVG_SECURITY_POLICY } from '../http/cache.ts';
 import { notFound } from '../http/errors.ts';
 import { sendJson } from '../http/json.ts';
 import { isNotModified, sendRepresentation } from '../http/send.ts';
@@ -12,6 +11,8 @@ import { CONTENT_TYPES, ENCODER_REVISION, type OutputFormat } from './formats.ts
 import { isOriginal, type ImageRequest } from './render.ts';
 import { BrandQuery, MAX_SIZE, SizedFileName, VariantFileName } from './schema.ts';
 import { brandKey, sourceFile } from './sources.ts';
+import { sha256Hex } from '../digest.ts';
+import { dispositionHeader } from '../http/disposition.ts';
 
 type ImageAnswer = { brand: BrandName; variant: string; size?: number; format?: OutputFormat; download: boolean };
 
@@ -69,15 +70,15 @@ async function answerImage(ctx: AppContext, event: H3Event, answer: ImageAnswer)
   const original = isOriginal(source, request);
   // The bytes are a pure function of these inputs, so their digest is a strong ETag known before
   // any rendering: a revalidation costs no sharp call.
-  const key = createHash('sha256').update(`${source.sha256}|${size ?? ''}|${format}|${spec.background}|${ENCODER_REVISION}`).digest('hex');
+  const key = sha256Hex(`${source.sha256}|${size ?? ''}|${format}|${spec.background}|${ENCODER_REVISION}`);
   const fileName = `${brand}-${variant}${size === undefined ? '' : `-${size}`}.${format}`;
   const headers: Record<string, string> = {
     'content-type': CONTENT_TYPES[format],
     'cache-control': original ? CACHE_CONTROL.brandOriginal : CACHE_CONTROL.brandResized,
     etag: `"${key}"`,
-    'content-disposition': `${download ? 'attachment' : 'inline'}; filename="${fileName}"`,
+    'content-disposition': dispositionHeader(download ? 'attachment' : 'inline', fileName),
     ...PUBLIC_HEADERS,
-    ...(format === 'svg' ? { 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'" } : {}),
+    ...(format === 'svg' ? { 'content-security-policy': SVG_SECURITY_POLICY } : {}),
   };
   if (isNotModified(event.req, headers.etag!)) {
     event.context.answeredFrom = 'cache';

@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
 import { H3, HTTPError, assertBodySize, type H3Event } from 'h3';
 import type { AppContext } from '../context.ts';
 import { bearerToken, forbidden, secretMatches, unauthorized } from '../http/auth.ts';
-import { CACHE_CONTROL, PRIVATE_HEADERS, PUBLIC_HEADERS } from '../http/cache.ts';
+import { CACHE_CONTROL, PRIVATE_HEADERS, PUBLIC_HEADERS, SVG_SECURITY_POLICY } from '../http/cache.ts';
 import { requestClient } from '../http/client-address.ts';
 import { chargeLimit } from '../http/rate-limit.ts';
 import { notFound } from '../http/errors.ts';
@@ -15,8 +14,9 @@ import { IdempotencyKey } from './idempotency.ts';
 import { samplesFromBody } from './ingest.ts';
 import { ChartQuery, ServerPath } from './schema.ts';
 import type { ServerRecord } from './servers.ts';
+import { sha256Hex } from '../digest.ts';
+import { DAY } from './time.ts';
 
-const DAY = 86_400_000;
 const MAX_BODY_BYTES = 256 * 1024;
 /** SPEC 8: charts are cached for 5 minutes. */
 const CHART_TTL_SECONDS = 300;
@@ -39,7 +39,7 @@ export function chartRoutes(ctx: AppContext): H3 {
     const cacheControl = server.private ? CACHE_CONTROL.privateChart : CACHE_CONTROL.chart;
     // Keyed by server and parameters, looked up only after the access check: a private chart is
     // never handed from the cache to anyone but its owner.
-    const key = createHash('sha256').update(JSON.stringify([server.id, query])).digest('hex');
+    const key = sha256Hex(JSON.stringify([server.id, query]));
     const cached = await ctx.chartCache.get(key);
     if (cached) {
       event.context.answeredFrom = 'cache';
@@ -129,7 +129,7 @@ function sendChart(event: H3Event, bytes: Uint8Array, format: 'svg' | 'png', cac
     'cache-control': cacheControl,
     etag: strongEtag(bytes),
     ...(cacheControl.startsWith('private') ? PRIVATE_HEADERS : PUBLIC_HEADERS),
-    ...(format === 'svg' ? { 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'" } : {}),
+    ...(format === 'svg' ? { 'content-security-policy': SVG_SECURITY_POLICY } : {}),
   };
   return sendRepresentation(event, { status: 200, headers, size: bytes.length, body: bytes });
 }

@@ -31,6 +31,9 @@ export const PUBLIC_HEADERS = {
 /** Every other answer (owners' charts, ingestion, health): no CORS, ever; never sniffed either. */
 export const PRIVATE_HEADERS = { 'x-content-type-options': 'nosniff' } as const;
 
+/** An SVG answer runs no script and loads nothing: only its own inline styles. */
+export const SVG_SECURITY_POLICY = "default-src 'none'; style-src 'unsafe-inline'";
+
 /** The site's pages load only their own scripts, styles and images (the API's, on this origin). */
 export const PAGE_SECURITY_POLICY =
   "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";

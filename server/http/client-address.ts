@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { H3Event } from 'h3';
 import type { ServerRequest } from 'srvx';
 import ipaddr from 'ipaddr.js';
 import { addressAllowList } from './addresses.ts';
+import { sha256Hex } from '../digest.ts';
 
 /**
  * The client's address: the socket's peer, unless that peer is a trusted proxy (TRUST_PROXY); then
@@ -43,7 +43,7 @@ export function forwardedClient(entry: string): string {
   const isV4 = IPV4.test(candidate);
   const isV6 = !isV4 && IPV6.test(candidate) && ipaddr.IPv6.isValid(candidate) && v4TailIsStrict(candidate);
   if (isV4 || isV6) return ipaddr.process(candidate).toString();
-  return `${INVALID_PREFIX}${createHash('sha256').update(entry).digest('hex').slice(0, 16)}`;
+  return `${INVALID_PREFIX}${sha256Hex(entry).slice(0, 16)}`;
 }
 
 const INVALID_PREFIX = 'invalid:';

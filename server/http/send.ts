@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import parseRange from 'range-parser';
 import type { H3Event } from 'h3';
 import { FastResponse, type ServerRequest } from 'srvx';
 import { rateLimitFields } from './event-context.ts';
 import { ENCODINGS, MIN_COMPRESSED_BYTES, chooseEncoding, compressLive, encodedEtag, identityEtag, isCompressible, type Encoding } from './compress.ts';
+import { sha256Hex } from '../digest.ts';
 
 /** Bytes in memory, or a file on disk for answers too large to hold. */
 export type Body = Uint8Array | { path: string };
@@ -23,7 +23,7 @@ export type Representation = {
 };
 
 export function strongEtag(bytes: Uint8Array | string): string {
-  return `"${createHash('sha256').update(bytes).digest('hex')}"`;
+  return `"${sha256Hex(bytes)}"`;
 }
 
 /**

@@ -1,4 +1,3 @@
-import { create as contentDisposition } from 'content-disposition';
 import { H3, getRouterParam, type H3Event } from 'h3';
 import type { AppContext } from '../context.ts';
 import { CACHE_CONTROL, PUBLIC_HEADERS } from '../http/cache.ts';
@@ -9,6 +8,7 @@ import { jarFile } from '../tree.ts';
 import { pickLatest } from './latest.ts';
 import { presentVersion, presentVersionList } from './present.ts';
 import { JavaVersion, PLUGIN_VERSION_ID, ServerSoftwareName, type PluginVersionRecord } from './schema.ts';
+import { dispositionHeader } from '../http/disposition.ts';
 
 const NOT_FOUND_HEADERS = { 'cache-control': CACHE_CONTROL.notFound };
 
@@ -55,7 +55,7 @@ function sendJar(ctx: AppContext, event: H3Event, version: PluginVersionRecord, 
     status: 200,
     headers: {
       'content-type': 'application/java-archive',
-      'content-disposition': attachment(version.fileName),
+      'content-disposition': dispositionHeader('attachment', version.fileName),
       'cache-control': cacheControl,
       etag: `"${version.sha256}"`,
       'accept-ranges': 'bytes',
@@ -64,9 +64,4 @@ function sendJar(ctx: AppContext, event: H3Event, version: PluginVersionRecord, 
     size: version.fileSize,
     body: { path: jarFile(ctx.tree().dir, version.sha256) },
   });
-}
-
-/** RFC 6266 via content-disposition (filename* when not ASCII), with the plain filename always quoted. */
-function attachment(fileName: string): string {
-  return contentDisposition(fileName).replace(/; filename=([^";]+)(;|$)/, '; filename="$1"$2');
 }
