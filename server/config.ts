@@ -62,7 +62,7 @@ export type Config = {
   host: string;
   dataDir: string;
   distDir: string;
-  /** The embedded store: caches and (later) users, servers, samples. */
+  /** The embedded store: servers, token digests, player-count days, Idempotency-Keys, render caches. */
   storageDir: string;
   /** Rendered images the build keeps between builds; default <DIST_DIR>/.cache. */
   buildCacheDir: string;
