@@ -1,32 +1,6 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import autocannon from 'autocannon';
-import { findCommand } from './nginx.ts';
-import { once } from 'node:events';
-import { resolve } from 'node:path';
-
-export const ROOT = resolve(import.meta.dirname, '..');
-
-/** Starts a server process and waits until it answers `probe` (bounded), then hands back a stopper. */
-export async function startProcess(command: string, args: string[], probe: string, env: NodeJS.ProcessEnv = {}) {
-  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${command} exited with ${child.exitCode}`);
-    const ok = await fetch(probe).then((r) => r.arrayBuffer().then(() => r.ok), () => false);
-    if (ok) return { child, stop: () => stopProcess(child) };
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  await stopProcess(child);
-  throw new Error(`${command} did not answer ${probe} within 20 s`);
-}
-
-export async function stopProcess(child: ChildProcess) {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-  await once(child, 'exit');
-  clearTimeout(timer);
-}
+import { findProgram } from '../test/processes.ts';
 
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -44,7 +18,7 @@ export function report(name: string, figure: number, unit: string, baselineName:
 
 export const fmt = (n: number) => (n >= 100 ? Math.round(n).toString() : n >= 1 ? n.toFixed(2) : n.toFixed(3));
 
-export const WRK = findCommand('wrk');
+export const WRK = findProgram('wrk');
 
 /**
  * Requests/s of one URL. wrk (Debian's package) when installed: a C client leaves the second core

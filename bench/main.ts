@@ -6,17 +6,18 @@ import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { strToU8, zipSync } from 'fflate';
 import { runBuild } from '../build/build.ts';
+import { makePluginJar } from '../build/plugin-jar.ts';
 import { releaseJar } from '../build/cli/release.ts';
 import { sha256Hex } from '../server/versions/catalog.ts';
 import { PluginVersionRecord } from '../server/versions/schema.ts';
 import { SERVER_SOFTWARE } from '../server/versions/software.ts';
 import { currentTreeDir, openTree } from '../server/tree.ts';
-import { findCommand, writeNginxConfig } from './nginx.ts';
+import { ROOT, findProgram, startProcess } from '../test/processes.ts';
+import { writeNginxConfig } from './nginx.ts';
 import { benchBrands } from './brands.ts';
 import { benchCharts } from './charts.ts';
-import { ROOT, WRK, fmt, load, median, report, startProcess } from './harness.ts';
+import { WRK, fmt, load, median, report } from './harness.ts';
 import { benchScale } from './scale.ts';
 
 const { values } = parseArgs({
@@ -32,18 +33,9 @@ async function makeWorkspace(name: string) {
   return { dataDir: join(dir, 'data'), distDir: join(dir, 'dist'), dir };
 }
 
-/** A valid plugin JAR of about `size` bytes (stored, so its size is what we ask). */
+/** A valid plugin JAR of about `size` bytes (its filler stored, so its size is what we ask). */
 function pluginJar(label: string, size = 0): Uint8Array {
-  const filler = new Uint8Array(size);
-  for (let i = 0; i < size; i++) filler[i] = (i * 2654435761) >>> 24;
-  return zipSync(
-    {
-      'META-INF/MANIFEST.MF': strToU8('Manifest-Version: 1.0\r\n\r\n'),
-      'plugin.yml': strToU8(`name: Bench\nversion: 1.0.0\nmain: org.example.Bench\n# ${label}\n`),
-      'assets/blob.bin': filler,
-    },
-    { level: 0 },
-  );
+  return makePluginJar({ files: { 'plugin.yml': `name: Bench\nversion: 1.0.0\nmain: org.example.Bench\n# ${label}\n` }, filler: size });
 }
 
 async function benchServing() {
@@ -78,7 +70,7 @@ async function benchServing() {
     servers.push({ name: 'origin, rate limit on', base: 'http://127.0.0.1:4105', stop: limited.stop });
     const node = await startProcess(process.execPath, [...TSX, 'bench/node-baseline.ts', tree.dir, '4102', paths.metadata, paths.jar], `http://127.0.0.1:4102${paths.metadata}`);
     servers.push({ name: 'node:http in memory', base: 'http://127.0.0.1:4102', stop: node.stop });
-    const nginxBin = findCommand('nginx');
+    const nginxBin = findProgram('nginx');
     if (nginxBin) {
       const conf = await writeNginxConfig(join(ws.dir, 'nginx'), tree, Object.values(paths), 4103);
       const nginx = await startProcess(nginxBin, ['-c', conf, '-g', 'daemon off;'], `http://127.0.0.1:4103${paths.metadata}`);
