@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { findProgram } from '../test/processes.ts';
 
@@ -33,4 +34,37 @@ export async function load(url: string, connections: number, seconds: number): P
   const result = await autocannon({ url, connections, duration: seconds, pipelining: 1 });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   return result.requests.average;
+}
+
+export type CpuFigures = { requestsPerSecond: number; cpuMicrosPerRequest: number };
+
+/**
+ * CPU time per request of the server process `pid`: `count` requests to `url`, and the process's
+ * user + system time (all its threads) from /proc/<pid>/stat before and after. Unlike requests/s,
+ * this does not depend on what the client and the other processes do with the cores meanwhile.
+ * autocannon, as wrk cannot stop at a request count (its Lua `thread:stop()` stops sending, but
+ * wrk still waits out its duration, so its requests/s would be wrong).
+ */
+export async function measureCpu(pid: number, url: string, connections: number, count: number): Promise<CpuFigures> {
+  const before = cpuMicros(pid);
+  const result = await autocannon({ url, connections, amount: count, pipelining: 1 });
+  const used = cpuMicros(pid) - before;
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return { requestsPerSecond: result.requests.total / result.duration, cpuMicrosPerRequest: used / result.requests.total };
+}
+
+/** Linux's clock ticks per second, the unit of utime and stime in /proc/<pid>/stat. */
+const TICKS_PER_SECOND = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' })) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+function cpuMicros(pid: number): number {
+  // Fields 14 and 15 (utime, stime) in proc(5); the command name before them may contain spaces.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / TICKS_PER_SECOND;
 }
