@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import sharp, { type Sharp } from 'sharp';
 import { runBuild } from '../build/build.ts';
 import { ENCODER_SETTINGS, type RasterFormat } from '../server/brands/formats.ts';
-import { fmt, median, report, startProcess } from './harness.ts';
+import { startProcess } from '../test/processes.ts';
+import { fmt, median, report } from './harness.ts';
 
 const TSX = ['--import', 'tsx'];
 

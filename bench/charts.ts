@@ -12,7 +12,8 @@ import { hashSecret, newSecret } from '../server/http/auth.ts';
 import { createStorage } from 'unstorage';
 import fsLiteDriver from 'unstorage/drivers/fs-lite';
 import { createFileStorage } from '../server/storage.ts';
-import { median, report, startProcess } from './harness.ts';
+import { startProcess } from '../test/processes.ts';
+import { median, report } from './harness.ts';
 
 const TSX = ['--import', 'tsx'];
 

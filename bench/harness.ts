@@ -1,32 +1,7 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
-import { findCommand } from './nginx.ts';
-import { once } from 'node:events';
-import { resolve } from 'node:path';
-
-export const ROOT = resolve(import.meta.dirname, '..');
-
-/** Starts a server process and waits until it answers `probe` (bounded), then hands back a stopper. */
-export async function startProcess(command: string, args: string[], probe: string, env: NodeJS.ProcessEnv = {}) {
-  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${command} exited with ${child.exitCode}`);
-    const ok = await fetch(probe).then((r) => r.arrayBuffer().then(() => r.ok), () => false);
-    if (ok) return { child, stop: () => stopProcess(child) };
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  await stopProcess(child);
-  throw new Error(`${command} did not answer ${probe} within 20 s`);
-}
-
-export async function stopProcess(child: ChildProcess) {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-  await once(child, 'exit');
-  clearTimeout(timer);
-}
+import { findProgram } from '../test/processes.ts';
 
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -44,7 +19,7 @@ export function report(name: string, figure: number, unit: string, baselineName:
 
 export const fmt = (n: number) => (n >= 100 ? Math.round(n).toString() : n >= 1 ? n.toFixed(2) : n.toFixed(3));
 
-export const WRK = findCommand('wrk');
+export const WRK = findProgram('wrk');
 
 /**
  * Requests/s of one URL. wrk (Debian's package) when installed: a C client leaves the second core
@@ -59,4 +34,37 @@ export async function load(url: string, connections: number, seconds: number): P
   const result = await autocannon({ url, connections, duration: seconds, pipelining: 1 });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   return result.requests.average;
+}
+
+export type CpuFigures = { requestsPerSecond: number; cpuMicrosPerRequest: number };
+
+/**
+ * CPU time per request of the server process `pid`: `count` requests to `url`, and the process's
+ * user + system time (all its threads) from /proc/<pid>/stat before and after. Unlike requests/s,
+ * this does not depend on what the client and the other processes do with the cores meanwhile.
+ * autocannon, as wrk cannot stop at a request count (its Lua `thread:stop()` stops sending, but
+ * wrk still waits out its duration, so its requests/s would be wrong).
+ */
+export async function measureCpu(pid: number, url: string, connections: number, count: number): Promise<CpuFigures> {
+  const before = cpuMicros(pid);
+  const result = await autocannon({ url, connections, amount: count, pipelining: 1 });
+  const used = cpuMicros(pid) - before;
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return { requestsPerSecond: result.requests.total / result.duration, cpuMicrosPerRequest: used / result.requests.total };
+}
+
+/** Linux's clock ticks per second, the unit of utime and stime in /proc/<pid>/stat. */
+const TICKS_PER_SECOND = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' })) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+function cpuMicros(pid: number): number {
+  // Fields 14 and 15 (utime, stime) in proc(5); the command name before them may contain spaces.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / TICKS_PER_SECOND;
 }

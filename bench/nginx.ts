@@ -1,12 +1,6 @@
-import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Tree } from '../server/tree.ts';
-
-/** A Debian tool (nginx, wrk) if installed: the bench installs nothing. */
-export function findCommand(name: string): string | null {
-  return [`/usr/sbin/${name}`, `/usr/bin/${name}`].find((path) => existsSync(path)) ?? null;
-}
 
 /**
  * A one-worker nginx that serves the given tree routes from their files with the recorded headers:

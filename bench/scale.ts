@@ -1,11 +1,9 @@
-import { spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { connect, type Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import { runBuild } from '../build/build.ts';
 import { standaloneNginxConfig } from '../build/deploy-configs.ts';
-import { findCommand } from './nginx.ts';
-import { WRK, load, median, report, startProcess, stopProcess } from './harness.ts';
+import { findProgram, startProcess, startRedis } from '../test/processes.ts';
+import { WRK, load, median, report } from './harness.ts';
 
 const PORTS = { embedded: 4120, origins: [4121, 4122], nginx: 4123, redis: 4124 };
 const PATHS = { static: '/api/plugin-versions/latest/papermc', dynamic: '/api/plugin-versions/latest/PaperMC' };
@@ -18,8 +16,8 @@ const PATHS = { static: '/api/plugin-versions/latest/papermc', dynamic: '/api/pl
  */
 export async function benchScale(ws: { dataDir: string; distDir: string; dir: string }, rounds: number, seconds: number) {
   console.log(`\n# At scale: nginx + 2 origins + Redis vs the embedded single process (${WRK ? 'wrk' : 'autocannon'}, ${seconds} s per run, ${rounds} rounds)`);
-  const nginxBin = findCommand('nginx');
-  const redisBin = findCommand('redis-server');
+  const nginxBin = findProgram('nginx');
+  const redisBin = findProgram('redis-server');
   if (!nginxBin || !redisBin) {
     console.log('nginx or redis-server not found: apt-get install -y nginx redis-server for this benchmark');
     return;
@@ -33,7 +31,7 @@ export async function benchScale(ws: { dataDir: string; distDir: string; dir: st
   const env = { HOST: '127.0.0.1', RATE_LIMIT: '0', LOG_REQUESTS: 'off', DIST_DIR: ws.distDir, DATA_DIR: ws.dataDir, STORAGE_DIR: join(ws.dir, 'storage') };
   const started: { stop: () => Promise<void> }[] = [];
   try {
-    started.push(await startRedis(redisBin, PORTS.redis));
+    started.push(await startRedis(redisBin, { port: PORTS.redis }));
     started.push(await startProcess(process.execPath, ['--import', 'tsx', 'server/main.ts'], `http://127.0.0.1:${PORTS.embedded}${PATHS.static}`, { ...env, PORT: String(PORTS.embedded) }));
     for (const port of PORTS.origins) {
       started.push(await startProcess(process.execPath, ['--import', 'tsx', 'server/main.ts'], `http://127.0.0.1:${port}${PATHS.static}`, { ...env, PORT: String(port), REDIS_URL: `redis://127.0.0.1:${PORTS.redis}`, TRUST_PROXY: '127.0.0.1' }));
@@ -59,14 +57,3 @@ export async function benchScale(ws: { dataDir: string; distDir: string; dir: st
   }
 }
 
-/** redis-server on a loopback port, keeping nothing on disk; resolves once it accepts connections. */
-async function startRedis(bin: string, port: number) {
-  const child = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  const accepts = () => new Promise<boolean>((done) => connect(port, '127.0.0.1').once('connect', function (this: Socket) { this.destroy(); done(true); }).once('error', () => done(false)));
-  const deadline = Date.now() + 10_000;
-  while (!(await accepts())) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`redis-server did not start on port ${port}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return { stop: () => stopProcess(child) };
-}

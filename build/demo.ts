@@ -3,13 +3,13 @@
 // Run with `npm run demo`; the output is committed so a fresh clone serves something real.
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { strToU8, zipSync } from 'fflate';
 import { readConfig } from '../server/config.ts';
 import { jarPath, jarsDir, versionsDir } from '../server/versions/catalog.ts';
 import { sha256Hex } from '../server/digest.ts';
 import { PluginVersionRecord, UserProfiles } from '../server/versions/schema.ts';
 import { isProxy, type ServerSoftware } from '../server/versions/software.ts';
 import { writeDemoBrands } from './demo-brands.ts';
+import { makePluginJar } from './plugin-jar.ts';
 
 type Demo = {
   version: string;
@@ -44,7 +44,6 @@ const DEMO_USERS = UserProfiles.parse([
   { id: 'user-carol', username: 'carol', image: 'https://avatars.example.org/carol.png' },
 ]);
 
-const MTIME = new Date('2026-01-01T00:00:00.000Z');
 const PLUGIN = { name: 'DepotDemo', main: 'org.example.depotdemo.DepotDemo', author: 'plugin depot' };
 
 /** The descriptor the platform reads: Velocity and BungeeCord have their own, Folia wants paper-plugin.yml. */
@@ -68,11 +67,10 @@ function descriptors(demo: Demo): Record<string, string> {
 }
 
 function demoJar(demo: Demo): Uint8Array {
-  const manifest = `Manifest-Version: 1.0\r\nCreated-By: plugin depot demo\r\nImplementation-Title: ${PLUGIN.name}\r\nImplementation-Version: ${demo.version}\r\nBuild-Jdk-Spec: ${demo.java === '8' ? '1.8' : demo.java}\r\n\r\n`;
-  const entries: Record<string, Uint8Array> = { 'META-INF/MANIFEST.MF': strToU8(manifest) };
-  for (const [name, text] of Object.entries(descriptors(demo))) entries[name] = strToU8(text);
-  entries['README.txt'] = strToU8(`${PLUGIN.name} ${demo.version} for ${demo.software.join(', ')} on Java ${demo.java}. Demo content of plugin depot.\n`);
-  return zipSync(entries, { mtime: MTIME, level: 6 });
+  return makePluginJar({
+    manifest: { 'Created-By': 'plugin depot demo', 'Implementation-Title': PLUGIN.name, 'Implementation-Version': demo.version, 'Build-Jdk-Spec': demo.java === '8' ? '1.8' : demo.java },
+    files: { ...descriptors(demo), 'README.txt': `${PLUGIN.name} ${demo.version} for ${demo.software.join(', ')} on Java ${demo.java}. Demo content of plugin depot.\n` },
+  });
 }
 
 const { dataDir } = readConfig();

@@ -1,15 +1,13 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { once } from 'node:events';
-import { connect, createServer as createNetServer, type AddressInfo } from 'node:net';
 import { request as httpRequest } from 'node:http';
 import { createHash } from 'node:crypto';
 import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { strToU8, zipSync } from 'fflate';
+import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { runBuild } from '../build/build.ts';
+import { makePluginJar } from '../build/plugin-jar.ts';
 import { standaloneNginxConfig } from '../build/deploy-configs.ts';
 import { createAppContext, type AppContext } from '../server/context.ts';
 import type { Tree } from '../server/tree.ts';
@@ -17,8 +15,9 @@ import { DataError } from '../server/data-files.ts';
 import { startOrigin, type OriginOptions, type RunningOrigin } from '../server/origin.ts';
 import { createMemoryStorage } from '../server/storage.ts';
 import { checkEveryAnswer } from './openapi-conformance.ts';
+import { ROOT, stopProcess } from './processes.ts';
 
-export const ROOT = resolve(import.meta.dirname, '..');
+export { ROOT, findProgram, freePort, startRedis, type RedisServer } from './processes.ts';
 
 // Every answer any test receives over HTTP must be what the OpenAPI document promises.
 checkEveryAnswer();
@@ -108,10 +107,7 @@ export function spawnScript(script: string, args: string[], workspace: Workspace
 
 /** A small valid plugin JAR (a manifest and plugin.yml); `version` makes its bytes unique. */
 export function pluginJar(version: string): Uint8Array {
-  return zipSync({
-    'META-INF/MANIFEST.MF': strToU8('Manifest-Version: 1.0\r\n\r\n'),
-    'plugin.yml': strToU8(`name: TestPlugin\nversion: ${version}\nmain: org.example.Test\n`),
-  });
+  return makePluginJar({ files: { 'plugin.yml': `name: TestPlugin\nversion: ${version}\nmain: org.example.Test\n` } });
 }
 
 /** Every file under `dir` (relative path -> sha256 of its bytes), to assert a folder was left byte for byte as it was. */
@@ -178,73 +174,6 @@ export function rawRequest(url: string, options: { method?: string; headers?: Re
   });
 }
 
-/** A program from Debian's packages, or null when it is not installed (.ci/run installs them). */
-export function findProgram(name: string): string | null {
-  for (const dir of (process.env.PATH ?? '').split(':').concat(['/usr/sbin', '/usr/bin'])) {
-    if (dir && existsSync(join(dir, name))) return join(dir, name);
-  }
-  return null;
-}
-
-/** A free loopback port, as the kernel hands one out. */
-export async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-export type RedisServer = {
-  url: string;
-  stop: () => Promise<void>;
-  start: () => Promise<void>;
-  /** SIGSTOP / SIGCONT: Redis hangs with its connections open, the outage a timeout must catch. */
-  freeze: () => void;
-  thaw: () => void;
-};
-
-/**
- * A real redis-server on a loopback port; stop and start it again to test outages. Nothing is saved
- * unless `keepIn` names a folder: then its data survives a restart (an append-only file).
- */
-export async function startRedis(program: string, keepIn?: string): Promise<RedisServer> {
-  const port = await freePort();
-  let child: ChildProcess | null = null;
-  const persistence = keepIn ? ['--dir', keepIn, '--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
-  const start = async () => {
-    child = spawn(program, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence], { stdio: 'ignore' });
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline) {
-      if (await ping(port)) return;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`redis-server did not answer on port ${port} within 10 s`);
-  };
-  const stop = async () => {
-    if (!child || child.exitCode !== null) return;
-    const exited = once(child, 'exit');
-    child.kill('SIGTERM');
-    await exited;
-  };
-  await start();
-  const signal = (name: NodeJS.Signals) => () => void (child as ChildProcess | null)?.kill(name);
-  return { url: `redis://127.0.0.1:${port}`, stop, start, freeze: signal('SIGSTOP'), thaw: signal('SIGCONT') };
-}
-
-function ping(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write('PING\r\n'));
-    socket.setTimeout(1000, () => socket.destroy());
-    socket.once('data', (data) => {
-      socket.destroy();
-      resolve(data.toString().startsWith('+PONG'));
-    });
-    socket.once('error', () => resolve(false));
-    socket.once('close', () => resolve(false));
-  });
-}
-
 export type OriginProcess = { child: ChildProcess; url: string; stdout: string[]; stderr: string[]; exited: Promise<number | null> };
 
 /**
@@ -291,7 +220,6 @@ export async function startNginx(program: string, include: string, port: number)
   const dir = await mkdtemp(join(tmpdir(), 'depot-nginx-'));
   await writeFile(join(dir, 'nginx.conf'), standaloneNginxConfig(dir, include));
   const child = spawn(program, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  const exited = once(child, 'exit');
   const errors = () => readFile(join(dir, 'error.log'), 'utf8').catch(() => '');
   const answers = () => fetch(`http://127.0.0.1:${port}/healthz`).then(() => true, () => false);
   const deadline = Date.now() + 10_000;
@@ -311,10 +239,7 @@ export async function startNginx(program: string, include: string, port: number)
       await until(async () => started(await errors()) > before, 'nginx reloaded its config');
     },
     stop: async () => {
-      if (child.exitCode === null) {
-        child.kill('SIGTERM');
-        await exited;
-      }
+      await stopProcess(child);
       await rm(dir, { recursive: true, force: true });
     },
   };

@@ -75,7 +75,7 @@ else {
     start: async () => {
       ctx.workspace = await makeWorkspace({ build: false });
       ctx.redisDir = await mkdtemp(join(tmpdir(), 'depot-redis-'));
-      ctx.redis = await startRedis(REDIS, ctx.redisDir);
+      ctx.redis = await startRedis(REDIS, { keepIn: ctx.redisDir });
       ctx.ports = [await freePort(), await freePort(), await freePort()];
       ctx.env = topologyEnv('100000/15m');
       await build();
