@@ -4,7 +4,8 @@ import type { Tree } from '../server/tree.ts';
 
 /**
  * A one-worker nginx that serves the given tree routes from their files with the recorded headers:
- * the static-server baseline. (The deployable config generated from the manifest is a later issue.)
+ * the static-server baseline: the plainest nginx, beside which the origin is measured (the deployable
+ * config is build/deploy-configs.ts; `--only scale` measures that one).
  */
 export async function writeNginxConfig(dir: string, tree: Tree, paths: string[], port: number): Promise<string> {
   await mkdir(join(dir, 'logs'), { recursive: true });
