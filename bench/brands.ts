@@ -38,7 +38,10 @@ function encode(image: Sharp, format: RasterFormat, tuned: boolean): Promise<Buf
   if (format === 'png') return image.png(tuned ? ENCODER_SETTINGS.png : {}).toBuffer();
   if (format === 'webp') return image.webp(tuned ? ENCODER_SETTINGS.webp : {}).toBuffer();
   if (format === 'gif') return image.gif(tuned ? ENCODER_SETTINGS.gif : {}).toBuffer();
-  return image.flatten({ background: '#ffffff' }).jpeg(tuned ? ENCODER_SETTINGS.jpg : {}).toBuffer();
+  return image
+    .flatten({ background: '#ffffff' })
+    .jpeg(tuned ? ENCODER_SETTINGS.jpg : {})
+    .toBuffer();
 }
 
 /**
@@ -49,15 +52,41 @@ function encode(image: Sharp, format: RasterFormat, tuned: boolean): Promise<Buf
 export async function benchBrands(ws: { dataDir: string; distDir: string; dir: string }, rounds: number) {
   console.log(`\n# Brand images (median latency of sequential requests over HTTP, ${rounds} rounds)`);
   await runBuild({ dataDir: ws.dataDir, distDir: ws.distDir });
-  const env = { HOST: '127.0.0.1', RATE_LIMIT: '0', DIST_DIR: ws.distDir, DATA_DIR: ws.dataDir, STORAGE_DIR: join(ws.dir, 'storage') };
+  const env = {
+    HOST: '127.0.0.1',
+    RATE_LIMIT: '0',
+    DIST_DIR: ws.distDir,
+    DATA_DIR: ws.dataDir,
+    STORAGE_DIR: join(ws.dir, 'storage'),
+  };
   const probe = '/api/image/brand';
   const servers = [
-    await startProcess(process.execPath, [...TSX, 'server/main.ts'], `http://127.0.0.1:4111${probe}`, { ...env, PORT: '4111' }),
-    await startProcess(process.execPath, [...TSX, 'server/main.ts'], `http://127.0.0.1:4112${probe}`, { ...env, PORT: '4112', IMAGE_CACHE: 'off' }),
-    await startProcess(process.execPath, [...TSX, 'bench/ipx-server.ts', join(ws.dataDir, 'brands'), '4113'], 'http://127.0.0.1:4113/_/folia/default.png'),
-    await startProcess(process.execPath, [...TSX, 'bench/sharp-baseline.ts', join(ws.dataDir, 'brands/papermc/light.png'), '4114'], 'http://127.0.0.1:4114/?size=8&format=png'),
+    await startProcess(process.execPath, [...TSX, 'server/main.ts'], `http://127.0.0.1:4111${probe}`, {
+      ...env,
+      PORT: '4111',
+    }),
+    await startProcess(process.execPath, [...TSX, 'server/main.ts'], `http://127.0.0.1:4112${probe}`, {
+      ...env,
+      PORT: '4112',
+      IMAGE_CACHE: 'off',
+    }),
+    await startProcess(
+      process.execPath,
+      [...TSX, 'bench/ipx-server.ts', join(ws.dataDir, 'brands'), '4113'],
+      'http://127.0.0.1:4113/_/folia/default.png',
+    ),
+    await startProcess(
+      process.execPath,
+      [...TSX, 'bench/sharp-baseline.ts', join(ws.dataDir, 'brands/papermc/light.png'), '4114'],
+      'http://127.0.0.1:4114/?size=8&format=png',
+    ),
   ];
-  const [origin, uncached, ipx, rawHttp] = ['http://127.0.0.1:4111', 'http://127.0.0.1:4112', 'http://127.0.0.1:4113', 'http://127.0.0.1:4114'];
+  const [origin, uncached, ipx, rawHttp] = [
+    'http://127.0.0.1:4111',
+    'http://127.0.0.1:4112',
+    'http://127.0.0.1:4113',
+    'http://127.0.0.1:4114',
+  ];
   try {
     const source = await readFile(join(ws.dataDir, 'brands/papermc/light.png'));
     const cachedPath = '/api/image/brand/papermc?variant=light&size=300&format=webp';
@@ -68,7 +97,10 @@ export async function benchBrands(ws: { dataDir: string; distDir: string; dir: s
 
     const original = await latency(`${uncached}/api/image/brand/papermc?variant=light`, 100 * rounds);
     const ipxOriginal = await latency(`${ipx}/_/papermc/light.png`, 20 * rounds);
-    const readOriginal = await timeInProcess(() => readFile(join(ws.dataDir, 'brands/papermc/light.png')), 100 * rounds);
+    const readOriginal = await timeInProcess(
+      () => readFile(join(ws.dataDir, 'brands/papermc/light.png')),
+      100 * rounds,
+    );
     report('uncached original: origin', original.ms, 'ms', 'readFile in-process', readOriginal.ms, '< 5 ms');
     report('uncached original: origin', original.ms, 'ms', 'ipx', ipxOriginal.ms);
 
@@ -78,20 +110,32 @@ export async function benchBrands(ws: { dataDir: string; distDir: string; dir: s
         const samples = { ours: [] as number[], raw: [] as number[], rawHttp: [] as number[], peer: [] as number[] };
         const bytes = { ours: 0, peer: 0 };
         for (let i = 0; i < (size === 2048 ? 5 : 15) * rounds; i++) {
-          const ours = await latency(`${uncached}/api/image/brand/papermc?variant=light&size=${size}&format=${format}`, 1);
+          const ours = await latency(
+            `${uncached}/api/image/brand/papermc?variant=light&size=${size}&format=${format}`,
+            1,
+          );
           samples.ours.push(ours.ms);
           bytes.ours = ours.bytes;
-          samples.raw.push((await timeInProcess(() => encode(sharp(source).resize({ width: size }), format, true), 1)).ms);
+          samples.raw.push(
+            (await timeInProcess(() => encode(sharp(source).resize({ width: size }), format, true), 1)).ms,
+          );
           samples.rawHttp.push((await latency(`${rawHttp}/?size=${size}&format=${format}`, 1)).ms);
           const peer = await latency(`${ipx}/w_${size},f_${format}/papermc/light.png`, 1);
           samples.peer.push(peer.ms);
           bytes.peer = peer.bytes;
         }
-        const [ours, raw, overHttp, peer] = [median(samples.ours), median(samples.raw), median(samples.rawHttp), median(samples.peer)];
+        const [ours, raw, overHttp, peer] = [
+          median(samples.ours),
+          median(samples.raw),
+          median(samples.rawHttp),
+          median(samples.peer),
+        ];
         report(`uncached ${size} px ${format}: origin`, ours, 'ms', 'raw sharp in-process', raw, '<= 1.10');
         report(`uncached ${size} px ${format}: origin`, ours, 'ms', 'raw sharp behind node:http', overHttp);
         report(`uncached ${size} px ${format}: ipx`, peer, 'ms', 'raw sharp in-process', raw);
-        console.log(`${''.padEnd(34)} bytes: origin ${fmt(bytes.ours / 1024)} KiB, ipx ${fmt(bytes.peer / 1024)} KiB (ipx does not enlarge past the 1600 px source)`);
+        console.log(
+          `${''.padEnd(34)} bytes: origin ${fmt(bytes.ours / 1024)} KiB, ipx ${fmt(bytes.peer / 1024)} KiB (ipx does not enlarge past the 1600 px source)`,
+        );
       }
     }
   } finally {
@@ -105,7 +149,14 @@ export async function benchBrands(ws: { dataDir: string; distDir: string; dir: s
       const count = 3 * rounds;
       const tuned = await timeInProcess(() => encode(sharp(square).resize({ width: size }), format, true), count);
       const defaults = await timeInProcess(() => encode(sharp(square).resize({ width: size }), format, false), count);
-      report(`${format} ${size} px, ours (${fmt(tuned.bytes / 1024)} KiB)`, tuned.ms, 'ms', `defaults (${fmt(defaults.bytes / 1024)} KiB)`, defaults.ms, '< 200 ms');
+      report(
+        `${format} ${size} px, ours (${fmt(tuned.bytes / 1024)} KiB)`,
+        tuned.ms,
+        'ms',
+        `defaults (${fmt(defaults.bytes / 1024)} KiB)`,
+        defaults.ms,
+        '< 200 ms',
+      );
     }
   }
 }

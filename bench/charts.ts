@@ -64,26 +64,59 @@ export async function benchCharts(ws: { dataDir: string; distDir: string; dir: s
   const storage = createFileStorage(storageDir);
   const id = randomUUID();
   const ingestKey = newSecret('dpk');
-  await serverStore(storage).add({ id, owner: 'alice', private: false, ingestKeyHash: hashSecret(ingestKey), createdAt: new Date().toISOString() });
-  await sampleStore(storage).add(id, exampleBuckets(30, Date.now()).map((b) => ({ at: b.hour, players: b.max })));
-  const env = { HOST: '127.0.0.1', PORT: '4121', RATE_LIMIT: '0', DIST_DIR: ws.distDir, DATA_DIR: ws.dataDir, STORAGE_DIR: storageDir };
-  const origin = await startProcess(process.execPath, [...TSX, 'server/main.ts'], 'http://127.0.0.1:4121/api/image/brand', env);
+  await serverStore(storage).add({
+    id,
+    owner: 'alice',
+    private: false,
+    ingestKeyHash: hashSecret(ingestKey),
+    createdAt: new Date().toISOString(),
+  });
+  await sampleStore(storage).add(
+    id,
+    exampleBuckets(30, Date.now()).map((b) => ({ at: b.hour, players: b.max })),
+  );
+  const env = {
+    HOST: '127.0.0.1',
+    PORT: '4121',
+    RATE_LIMIT: '0',
+    DIST_DIR: ws.distDir,
+    DATA_DIR: ws.dataDir,
+    STORAGE_DIR: storageDir,
+  };
+  const origin = await startProcess(
+    process.execPath,
+    [...TSX, 'server/main.ts'],
+    'http://127.0.0.1:4121/api/image/brand',
+    env,
+  );
   try {
     const chartUrl = `http://127.0.0.1:4121/api/servers/${id}/chart/players?days=30`;
     await fetch(chartUrl).then((r) => r.arrayBuffer());
     const cached = await timeIt(() => fetch(chartUrl).then((r) => r.arrayBuffer()), 300 * rounds);
-    const staticAnswer = await timeIt(() => fetch('http://127.0.0.1:4121/api/charts/example').then((r) => r.arrayBuffer()), 300 * rounds);
+    const staticAnswer = await timeIt(
+      () => fetch('http://127.0.0.1:4121/api/charts/example').then((r) => r.arrayBuffer()),
+      300 * rounds,
+    );
     report('cached 30-day chart over HTTP', cached, 'ms', 'precomputed example', staticAnswer, '< 1 ms');
 
     // Ingestion: single-sample POSTs, each answered only once a write holding it is on disk.
     const post = (body: string) =>
-      fetch(`http://127.0.0.1:4121/api/servers/${id}/stats`, { method: 'POST', headers: { authorization: `Bearer ${ingestKey}` }, body }).then((response) => {
+      fetch(`http://127.0.0.1:4121/api/servers/${id}/stats`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ingestKey}` },
+        body,
+      }).then((response) => {
         if (response.status !== 204) throw new Error(`ingestion answered ${response.status}`);
       });
     const perSecond = await samplesPerSecond(count(rounds), 1, (i) => post(`{"players":${i % 100}}`));
     const concurrentPerSecond = await samplesPerSecond(count(rounds), 8, (i) => post(`{"players":${i % 100}}`));
     report('ingestion, 1 sample per POST', perSecond, 'smp/s', '8 clients at once', concurrentPerSecond);
-    const batch = JSON.stringify({ samples: Array.from({ length: 1000 }, (_, i) => ({ at: new Date(Date.now() - i * 60_000).toISOString(), players: i % 100 })) });
+    const batch = JSON.stringify({
+      samples: Array.from({ length: 1000 }, (_, i) => ({
+        at: new Date(Date.now() - i * 60_000).toISOString(),
+        players: i % 100,
+      })),
+    });
     const batchPerSecond = (await samplesPerSecond(rounds * 5, 1, () => post(batch))) * 1000;
     report('ingestion, batches of 1,000', batchPerSecond, 'smp/s', '1 sample per POST', perSecond);
   } finally {
@@ -97,17 +130,30 @@ export async function benchCharts(ws: { dataDir: string; distDir: string; dir: s
   const at = Date.now();
   const atomicPerSecond = await samplesPerSecond(count(rounds), 1, (i) => atomic.add(id, [{ at, players: i % 100 }]));
   const inPlacePerSecond = await samplesPerSecond(count(rounds), 1, (i) => inPlace.add(id, [{ at, players: i % 100 }]));
-  report('store add(), atomic + fsync + lock', atomicPerSecond, 'smp/s', 'in-place writes (before)', inPlacePerSecond, '>= 0.5');
+  report(
+    'store add(), atomic + fsync + lock',
+    atomicPerSecond,
+    'smp/s',
+    'in-place writes (before)',
+    inPlacePerSecond,
+    '>= 0.5',
+  );
 }
 
 const count = (rounds: number) => 500 * rounds;
 
 /** Runs `send(i)` for i < total from `clients` loops at once; samples (calls) per second. */
-async function samplesPerSecond(total: number, clients: number, send: (i: number) => Promise<unknown>): Promise<number> {
+async function samplesPerSecond(
+  total: number,
+  clients: number,
+  send: (i: number) => Promise<unknown>,
+): Promise<number> {
   let next = 0;
   const started = performance.now();
-  await Promise.all(Array.from({ length: clients }, async () => {
-    while (next < total) await send(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (next < total) await send(next++);
+    }),
+  );
   return total / ((performance.now() - started) / 1000);
 }

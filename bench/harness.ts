@@ -10,7 +10,14 @@ export function median(values: number[]): number {
 }
 
 /** One line: a figure, its same-run baseline, and their ratio (the only comparison that holds here). */
-export function report(name: string, figure: number, unit: string, baselineName: string, baseline: number, target?: string) {
+export function report(
+  name: string,
+  figure: number,
+  unit: string,
+  baselineName: string,
+  baseline: number,
+  target?: string,
+) {
   const ratio = figure / baseline;
   console.log(
     `${name.padEnd(34)} ${fmt(figure).padStart(9)} ${unit.padEnd(6)} | ${baselineName.padEnd(24)} ${fmt(baseline).padStart(9)} ${unit.padEnd(6)} | ratio ${ratio.toFixed(2)}${target ? `  (target ${target})` : ''}`,
@@ -32,7 +39,8 @@ export async function load(url: string, connections: number, seconds: number): P
     return Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
   }
   const result = await autocannon({ url, connections, duration: seconds, pipelining: 1 });
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   return result.requests.average;
 }
 
@@ -49,8 +57,12 @@ export async function measureCpu(pid: number, url: string, connections: number, 
   const before = cpuMicros(pid);
   const result = await autocannon({ url, connections, amount: count, pipelining: 1 });
   const used = cpuMicros(pid) - before;
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  return { requestsPerSecond: result.requests.total / result.duration, cpuMicrosPerRequest: used / result.requests.total };
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return {
+    requestsPerSecond: result.requests.total / result.duration,
+    cpuMicrosPerRequest: used / result.requests.total,
+  };
 }
 
 /** Linux's clock ticks per second, the unit of utime and stime in /proc/<pid>/stat. */

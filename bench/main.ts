@@ -21,7 +21,11 @@ import { WRK, fmt, load, measureCpu, median, report, type CpuFigures } from './h
 import { benchScale } from './scale.ts';
 
 const { values } = parseArgs({
-  options: { rounds: { type: 'string', default: '3' }, seconds: { type: 'string', default: '5' }, only: { type: 'string' } },
+  options: {
+    rounds: { type: 'string', default: '3' },
+    seconds: { type: 'string', default: '5' },
+    only: { type: 'string' },
+  },
 });
 const ROUNDS = Math.min(Math.max(Number(values.rounds), 1), 10);
 const SECONDS = Math.min(Math.max(Number(values.seconds), 1), 30);
@@ -35,7 +39,10 @@ async function makeWorkspace(name: string) {
 
 /** A valid plugin JAR of about `size` bytes (its filler stored, so its size is what we ask). */
 function pluginJar(label: string, size = 0): Uint8Array {
-  return makePluginJar({ files: { 'plugin.yml': `name: Bench\nversion: 1.0.0\nmain: org.example.Bench\n# ${label}\n` }, filler: size });
+  return makePluginJar({
+    files: { 'plugin.yml': `name: Bench\nversion: 1.0.0\nmain: org.example.Bench\n# ${label}\n` },
+    filler: size,
+  });
 }
 
 /** Metadata requests per CPU-time measurement: about 2 s of the origin's CPU time, 200 of Linux's 10 ms ticks. */
@@ -48,7 +55,10 @@ const CPU_REQUESTS = 20_000;
  * whatever else the 2 cores do.
  */
 async function benchRateLimit(onPid: number, offPid: number, path: string) {
-  const runs = { on: { pid: onPid, url: `http://127.0.0.1:4105${path}` }, off: { pid: offPid, url: `http://127.0.0.1:4106${path}` } };
+  const runs = {
+    on: { pid: onPid, url: `http://127.0.0.1:4105${path}` },
+    off: { pid: offPid, url: `http://127.0.0.1:4106${path}` },
+  };
   const figures = { on: [] as CpuFigures[], off: [] as CpuFigures[] };
   for (const run of Object.values(runs)) await measureCpu(run.pid, run.url, 32, CPU_REQUESTS / 4);
   for (let round = 0; round < ROUNDS; round++) {
@@ -61,11 +71,15 @@ async function benchRateLimit(onPid: number, offPid: number, path: string) {
   report('metadata: rate limit on, CPU time', cpu('on'), 'µs/req', 'off (RATE_LIMIT=0)', cpu('off'), '<= 1.10');
   report('metadata: rate limit on', rps('on'), 'req/s', 'off, same runs', rps('off'));
   const cost = cpu('on') - cpu('off');
-  console.log(`${''.padEnd(34)} the limiter costs ${fmt(cost)} µs per answer, ${((cost / cpu('off')) * 100).toFixed(1)}% of its CPU time (target: at most 10%)`);
+  console.log(
+    `${''.padEnd(34)} the limiter costs ${fmt(cost)} µs per answer, ${((cost / cpu('off')) * 100).toFixed(1)}% of its CPU time (target: at most 10%)`,
+  );
 }
 
 async function benchServing() {
-  console.log(`\n# Serving (${WRK ? 'wrk' : 'autocannon (apt-get install -y wrk for a lighter client)'}, ${SECONDS} s per run, ${ROUNDS} rounds, one server process each)`);
+  console.log(
+    `\n# Serving (${WRK ? 'wrk' : 'autocannon (apt-get install -y wrk for a lighter client)'}, ${SECONDS} s per run, ${ROUNDS} rounds, one server process each)`,
+  );
   const ws = await makeWorkspace('serving');
   const bigJar = join(ws.dir, 'Big-5MB.jar');
   await writeFile(bigJar, pluginJar('big', 5 * 1024 * 1024));
@@ -80,32 +94,72 @@ async function benchServing() {
 
   const servers: { name: string; base: string; stop: () => Promise<void> }[] = [];
   try {
-    const origin = await startProcess(process.execPath, [...TSX, 'server/main.ts'], `http://127.0.0.1:4101${paths.metadata}`, {
-      PORT: '4101', HOST: '127.0.0.1', RATE_LIMIT: '0', DIST_DIR: ws.distDir, DATA_DIR: ws.dataDir,
-    });
+    const origin = await startProcess(
+      process.execPath,
+      [...TSX, 'server/main.ts'],
+      `http://127.0.0.1:4101${paths.metadata}`,
+      {
+        PORT: '4101',
+        HOST: '127.0.0.1',
+        RATE_LIMIT: '0',
+        DIST_DIR: ws.distDir,
+        DATA_DIR: ws.dataDir,
+      },
+    );
     servers.push({ name: 'origin', base: 'http://127.0.0.1:4101', stop: origin.stop });
     // The same origin without its request log (LOG_REQUESTS=off), as behind a CDN that keeps one.
-    const quiet = await startProcess(process.execPath, [...TSX, 'server/main.ts'], `http://127.0.0.1:4106${paths.metadata}`, {
-      PORT: '4106', HOST: '127.0.0.1', RATE_LIMIT: '0', LOG_REQUESTS: 'off', DIST_DIR: ws.distDir, DATA_DIR: ws.dataDir,
-    });
+    const quiet = await startProcess(
+      process.execPath,
+      [...TSX, 'server/main.ts'],
+      `http://127.0.0.1:4106${paths.metadata}`,
+      {
+        PORT: '4106',
+        HOST: '127.0.0.1',
+        RATE_LIMIT: '0',
+        LOG_REQUESTS: 'off',
+        DIST_DIR: ws.distDir,
+        DATA_DIR: ws.dataDir,
+      },
+    );
     servers.push({ name: 'origin, no request log', base: 'http://127.0.0.1:4106', stop: quiet.stop });
     // The same origin with SPEC 8's limiter counting every request (a limit no run reaches), no
     // request log either: beside the origin above, the limiter is the only difference.
-    const limited = await startProcess(process.execPath, [...TSX, 'server/main.ts'], `http://127.0.0.1:4105${paths.metadata}`, {
-      PORT: '4105', HOST: '127.0.0.1', RATE_LIMIT: '9999999/1h', LOG_REQUESTS: 'off', DIST_DIR: ws.distDir, DATA_DIR: ws.dataDir,
-    });
+    const limited = await startProcess(
+      process.execPath,
+      [...TSX, 'server/main.ts'],
+      `http://127.0.0.1:4105${paths.metadata}`,
+      {
+        PORT: '4105',
+        HOST: '127.0.0.1',
+        RATE_LIMIT: '9999999/1h',
+        LOG_REQUESTS: 'off',
+        DIST_DIR: ws.distDir,
+        DATA_DIR: ws.dataDir,
+      },
+    );
     servers.push({ name: 'origin, rate limit on', base: 'http://127.0.0.1:4105', stop: limited.stop });
-    const node = await startProcess(process.execPath, [...TSX, 'bench/node-baseline.ts', tree.dir, '4102', paths.metadata, paths.jar], `http://127.0.0.1:4102${paths.metadata}`);
+    const node = await startProcess(
+      process.execPath,
+      [...TSX, 'bench/node-baseline.ts', tree.dir, '4102', paths.metadata, paths.jar],
+      `http://127.0.0.1:4102${paths.metadata}`,
+    );
     servers.push({ name: 'node:http in memory', base: 'http://127.0.0.1:4102', stop: node.stop });
     const nginxBin = findProgram('nginx');
     if (nginxBin) {
       const conf = await writeNginxConfig(join(ws.dir, 'nginx'), tree, Object.values(paths), 4103);
-      const nginx = await startProcess(nginxBin, ['-c', conf, '-g', 'daemon off;'], `http://127.0.0.1:4103${paths.metadata}`);
+      const nginx = await startProcess(
+        nginxBin,
+        ['-c', conf, '-g', 'daemon off;'],
+        `http://127.0.0.1:4103${paths.metadata}`,
+      );
       servers.push({ name: 'nginx', base: 'http://127.0.0.1:4103', stop: nginx.stop });
     } else {
-      console.log('nginx not found: install Debian\'s nginx (apt-get install -y nginx) for the nginx baseline');
+      console.log("nginx not found: install Debian's nginx (apt-get install -y nginx) for the nginx baseline");
     }
-    for (const [kind, path, connections] of [['metadata', paths.metadata, 32], ['5 MB JAR', paths.jar, 8]] as const) {
+    for (const [kind, path, connections] of [
+      ['metadata', paths.metadata, 32],
+      ['5 MB JAR', paths.jar, 8],
+    ] as const) {
       const rps = new Map<string, number[]>(servers.map((s) => [s.name, []]));
       // Warm every server up first (JIT, file caches), so round one measures the same thing as the rest.
       // The limiter's metadata figure is measured as CPU time below (benchRateLimit), not here.
@@ -115,10 +169,39 @@ async function benchServing() {
         for (const server of loaded) rps.get(server.name)!.push(await load(server.base + path, connections, SECONDS));
       }
       const med = (name: string) => median(rps.get(name) ?? [NaN]);
-      report(`${kind}: origin, no request log`, med('origin, no request log'), 'req/s', 'node:http in memory', med('node:http in memory'), kind === 'metadata' ? '>= 0.80' : undefined);
-      report(`${kind}: origin (request log on)`, med('origin'), 'req/s', 'request log off', med('origin, no request log'));
-      if (kind !== 'metadata') report(`${kind}: rate limit on`, med('origin, rate limit on'), 'req/s', 'rate limit off (RATE_LIMIT=0)', med('origin, no request log'), '>= 0.90');
-      if (nginxBin) report(`${kind}: origin`, med('origin'), 'req/s', 'nginx', med('nginx'), kind === 'metadata' ? undefined : '>= 0.85');
+      report(
+        `${kind}: origin, no request log`,
+        med('origin, no request log'),
+        'req/s',
+        'node:http in memory',
+        med('node:http in memory'),
+        kind === 'metadata' ? '>= 0.80' : undefined,
+      );
+      report(
+        `${kind}: origin (request log on)`,
+        med('origin'),
+        'req/s',
+        'request log off',
+        med('origin, no request log'),
+      );
+      if (kind !== 'metadata')
+        report(
+          `${kind}: rate limit on`,
+          med('origin, rate limit on'),
+          'req/s',
+          'rate limit off (RATE_LIMIT=0)',
+          med('origin, no request log'),
+          '>= 0.90',
+        );
+      if (nginxBin)
+        report(
+          `${kind}: origin`,
+          med('origin'),
+          'req/s',
+          'nginx',
+          med('nginx'),
+          kind === 'metadata' ? undefined : '>= 0.85',
+        );
     }
     await benchRateLimit(limited.child.pid!, quiet.child.pid!, paths.metadata);
   } finally {
@@ -137,8 +220,16 @@ async function writeLargeData(dataDir: string, count: number) {
     const at = new Date(Date.UTC(2025, 0, 1) + i * 3_600_000).toISOString();
     const id = `plugin-${Date.parse(at)}-${sha256.slice(0, 8)}`;
     const record = PluginVersionRecord.parse({
-      id, serverSoftware: [SERVER_SOFTWARE[i % 11]!, SERVER_SOFTWARE[(i + 3) % 11]!], pluginVersion: `1.${Math.floor(i / 100)}.${i % 100}`,
-      javaVersion: javas[i % 4], fileName: `Bench-${i}.jar`, fileSize: bytes.length, sha256, createdAt: at, updatedAt: at, createdBy: 'alice',
+      id,
+      serverSoftware: [SERVER_SOFTWARE[i % 11]!, SERVER_SOFTWARE[(i + 3) % 11]!],
+      pluginVersion: `1.${Math.floor(i / 100)}.${i % 100}`,
+      javaVersion: javas[i % 4],
+      fileName: `Bench-${i}.jar`,
+      fileSize: bytes.length,
+      sha256,
+      createdAt: at,
+      updatedAt: at,
+      createdBy: 'alice',
     });
     await writeFile(join(dataDir, 'jars', `${id}.jar`), bytes);
     await writeFile(join(dataDir, 'versions', `${id}.json`), JSON.stringify(record));
@@ -151,7 +242,8 @@ function timeCommand(command: string, args: string[], env: NodeJS.ProcessEnv = {
   const started = performance.now();
   return new Promise((resolve, reject) =>
     execFile(command, args, { cwd: ROOT, env: { ...process.env, ...env }, timeout: 120_000 }, (error, out, stderr) => {
-      if (error && !env.EXPECT_FAILURE) reject(new Error(`${command} ${args.join(' ')}: ${stderr || out || error.message}`));
+      if (error && !env.EXPECT_FAILURE)
+        reject(new Error(`${command} ${args.join(' ')}: ${stderr || out || error.message}`));
       else resolve(performance.now() - started);
     }),
   );
@@ -170,12 +262,21 @@ async function benchBuild() {
   let run = 0;
   const build = async (dataDir: string, site: 'on' | 'off') => {
     await rm(join(cacheDir, 'site'), { recursive: true, force: true });
-    return timeCommand(process.execPath, [...TSX, 'build/main.ts'], { DATA_DIR: dataDir, DIST_DIR: join(work, `dist-${run++}`), BUILD_CACHE_DIR: cacheDir, SITE: site });
+    return timeCommand(process.execPath, [...TSX, 'build/main.ts'], {
+      DATA_DIR: dataDir,
+      DIST_DIR: join(work, `dist-${run++}`),
+      BUILD_CACHE_DIR: cacheDir,
+      SITE: site,
+    });
   };
   const first = await build(sizes.large, 'off');
-  const times = { demo: { on: [] as number[], off: [] as number[] }, large: { on: [] as number[], off: [] as number[] } };
+  const times = {
+    demo: { on: [] as number[], off: [] as number[] },
+    large: { on: [] as number[], off: [] as number[] },
+  };
   for (let round = 0; round < ROUNDS; round++) {
-    for (const size of ['demo', 'large'] as const) for (const site of ['on', 'off'] as const) times[size][site].push(await build(sizes[size], site));
+    for (const size of ['demo', 'large'] as const)
+      for (const site of ['on', 'off'] as const) times[size][site].push(await build(sizes[size], site));
     copies.push(await timeCommand('cp', ['-r', sizes.large, join(work, `large/copy-${round}`)]));
   }
   builds.push(...times.large.on);
@@ -194,7 +295,11 @@ async function benchRelease() {
   await runBuild(ws);
   const path = '/api/plugin-versions/latest/papermc/21';
   const origin = await startProcess(process.execPath, [...TSX, 'server/main.ts'], `http://127.0.0.1:4104${path}`, {
-    PORT: '4104', HOST: '127.0.0.1', RATE_LIMIT: '0', DIST_DIR: ws.distDir, DATA_DIR: ws.dataDir,
+    PORT: '4104',
+    HOST: '127.0.0.1',
+    RATE_LIMIT: '0',
+    DIST_DIR: ws.distDir,
+    DATA_DIR: ws.dataDir,
   });
   const releases: number[] = [];
   const startups: number[] = [];
@@ -203,13 +308,31 @@ async function benchRelease() {
       const jar = join(ws.dir, `Release-${round}.jar`);
       await writeFile(jar, pluginJar(`release ${round}`));
       const started = performance.now();
-      const cli = timeCommand(process.execPath, [...TSX, 'build/cli/depot.ts', 'release', jar, '--version', `3.0.${round}`, '--java', '21', '--software', 'PaperMC'], {
-        DATA_DIR: ws.dataDir, DIST_DIR: ws.distDir,
-      });
+      const cli = timeCommand(
+        process.execPath,
+        [
+          ...TSX,
+          'build/cli/depot.ts',
+          'release',
+          jar,
+          '--version',
+          `3.0.${round}`,
+          '--java',
+          '21',
+          '--software',
+          'PaperMC',
+        ],
+        {
+          DATA_DIR: ws.dataDir,
+          DIST_DIR: ws.distDir,
+        },
+      );
       const deadline = Date.now() + 30_000;
       let served = false;
       while (!served && Date.now() < deadline) {
-        const body = (await (await fetch(`http://127.0.0.1:4104${path}`)).json()) as { version: { pluginVersion: string } };
+        const body = (await (await fetch(`http://127.0.0.1:4104${path}`)).json()) as {
+          version: { pluginVersion: string };
+        };
         served = body.version.pluginVersion === `3.0.${round}`;
         if (!served) await new Promise((r) => setTimeout(r, 10));
       }

@@ -10,6 +10,9 @@ const source = readFileSync(file!);
 createServer(async (req, res) => {
   const query = new URL(req.url ?? '/', 'http://localhost').searchParams;
   const image = sharp(source).resize({ width: Number(query.get('size')) });
-  const out = query.get('format') === 'webp' ? await image.webp(ENCODER_SETTINGS.webp).toBuffer() : await image.png(ENCODER_SETTINGS.png).toBuffer();
+  const out =
+    query.get('format') === 'webp'
+      ? await image.webp(ENCODER_SETTINGS.webp).toBuffer()
+      : await image.png(ENCODER_SETTINGS.png).toBuffer();
   res.writeHead(200, { 'content-type': `image/${query.get('format')}`, 'content-length': out.length }).end(out);
 }).listen(Number(port), '127.0.0.1');

@@ -42,7 +42,9 @@ export async function acquireBuildLock(lockDir: string, options: BuildLockOption
     if (held === null) continue; // released meanwhile
     const waited = Date.now() - started;
     if (waited > timeoutMs) {
-      throw new BuildLockTimeoutError(`${lockDir}: another build (${describeOwner(held.owner)}) still holds the lock after ${Math.round(waited / 1000)} s; if none is running, remove that folder`);
+      throw new BuildLockTimeoutError(
+        `${lockDir}: another build (${describeOwner(held.owner)}) still holds the lock after ${Math.round(waited / 1000)} s; if none is running, remove that folder`,
+      );
     }
     if (held.gone) {
       notice(`[build] ${lockDir} was left by ${describeOwner(held.owner)}, which ${held.gone}: taking the lock over`);
@@ -91,7 +93,8 @@ function holdLock(lockDir: string, owner: LockOwner): () => Promise<void> {
     HELD_HERE.delete(lockDir);
     // Only our own lock: if it was taken over (we were judged gone), the folder is another build's.
     const current = await readOwner(lockDir);
-    if (current?.pid === owner.pid && current.since === owner.since) await rm(lockDir, { recursive: true, force: true });
+    if (current?.pid === owner.pid && current.since === owner.since)
+      await rm(lockDir, { recursive: true, force: true });
   };
 }
 
@@ -112,7 +115,8 @@ function ownerGone(lockDir: string, owner: LockOwner | null, age: number): strin
     if (owner.pid === process.pid) return HELD_HERE.has(lockDir) ? null : 'is no longer running';
     const state = processState(owner.pid);
     if (state === null) return isRunning(owner.pid) ? null : 'is no longer running';
-    if (state === 'gone' || state.zombie || (owner.start !== undefined && owner.start !== state.start)) return 'is no longer running';
+    if (state === 'gone' || state.zombie || (owner.start !== undefined && owner.start !== state.start))
+      return 'is no longer running';
     return null;
   }
   return age > STALE_AFTER_MS ? `has not touched it for ${Math.round(age / 1000)} s` : null;

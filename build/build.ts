@@ -49,7 +49,9 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
   // One build at a time per dist/: a build that loaded data/ before a release wrote its record must
   // not swap in after the release's own build, hiding it until the next one.
   await mkdir(options.distDir, { recursive: true });
-  const release = await acquireBuildLock(join(options.distDir, '.build.lock'), { notice: options.notice ?? ((line) => console.error(line)) });
+  const release = await acquireBuildLock(join(options.distDir, '.build.lock'), {
+    notice: options.notice ?? ((line) => console.error(line)),
+  });
   try {
     await removeAbandonedStaging(options.distDir);
     return await buildLocked(options);
@@ -68,7 +70,10 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const step = timed(log);
   const { catalog, brandSources } = await step('load', async () => {
     const loaded = { catalog: await loadCatalog(dataDir), brandSources: await loadBrandSources(dataDir) };
-    return [loaded, `${loaded.catalog.versions.length} versions, ${loaded.catalog.users.size} users, ${loaded.brandSources.length} brand variants from ${dataDir}`] as const;
+    return [
+      loaded,
+      `${loaded.catalog.versions.length} versions, ${loaded.catalog.users.size} users, ${loaded.brandSources.length} brand variants from ${dataDir}`,
+    ] as const;
   });
   const brandRecords = brandSources.map(({ bytes: _bytes, ...record }) => record);
   const site = withSite ? await siteSourceDigest() : null;
@@ -103,13 +108,21 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     await step('write', async () => {
       await writeFile(join(stagingDir, 'manifest.json'), manifestText);
       const deployed = { ...deploy, distDir: deploy.distDir ?? resolve(distDir) };
-      return [undefined, `manifest.json, ${await writeDeployConfigs(stagingDir, treeName, allRoutes, deployed, rateLimit)}`] as const;
+      return [
+        undefined,
+        `manifest.json, ${await writeDeployConfigs(stagingDir, treeName, allRoutes, deployed, rateLimit)}`,
+      ] as const;
     });
     const treeDir = await step('swap', async () => {
       const dir = await swapTree(distDir, stagingDir, treeName);
       return [dir, `${join(distDir, 'current')} -> ${dir}`] as const;
     });
-    return { treeDir, routes: paths.length + Object.keys(siteRoutes).length, skipped: false, rendered: ctx.renderer.renders() };
+    return {
+      treeDir,
+      routes: paths.length + Object.keys(siteRoutes).length,
+      skipped: false,
+      rendered: ctx.renderer.renders(),
+    };
   } catch (error) {
     await rm(stagingDir, { recursive: true, force: true });
     throw error;
@@ -117,9 +130,26 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
 }
 
 /** What a tree is made from; the same digest means the same tree (`--if-changed` then skips the build). */
-function inputDigest(inputs: { site: string | null; deploy: DeployOptions; rateLimit: RateLimitPolicy | null; catalog: Catalog; brandRecords: unknown[] }): string {
+function inputDigest(inputs: {
+  site: string | null;
+  deploy: DeployOptions;
+  rateLimit: RateLimitPolicy | null;
+  catalog: Catalog;
+  brandRecords: unknown[];
+}): string {
   const { site, deploy, rateLimit, catalog, brandRecords } = inputs;
-  return sha256Hex(JSON.stringify({ TREE_FORMAT, ENCODER_REVISION, site, deploy, rateLimit, versions: catalog.versions, users: [...catalog.users.values()], brands: brandRecords }));
+  return sha256Hex(
+    JSON.stringify({
+      TREE_FORMAT,
+      ENCODER_REVISION,
+      site,
+      deploy,
+      rateLimit,
+      versions: catalog.versions,
+      users: [...catalog.users.values()],
+      brands: brandRecords,
+    }),
+  );
 }
 
 /** Asks the app for every path, with one progress line per 25% on long builds (a first build renders every image). */
@@ -128,10 +158,14 @@ async function prerenderWithProgress(ctx: AppContext, paths: string[], log: (lin
   const answers = await prerender(ctx, paths, (done) => {
     if (done === paths.length || done - reported >= paths.length / 4) {
       reported = done;
-      if (done < paths.length) log(`[build]   prerender: ${done}/${paths.length}, ${ctx.renderer.renders()} images rendered`);
+      if (done < paths.length)
+        log(`[build]   prerender: ${done}/${paths.length}, ${ctx.renderer.renders()} images rendered`);
     }
   });
-  return [answers, `${paths.length} answers, ${ctx.renderer.renders()} images rendered (the rest from the build cache)`] as const;
+  return [
+    answers,
+    `${paths.length} answers, ${ctx.renderer.renders()} images rendered (the rest from the build cache)`,
+  ] as const;
 }
 
 /** The human site's pages, scripts and styles (or none with SITE=off). */
@@ -139,7 +173,10 @@ async function siteStep(stagingDir: string, cacheDir: string, site: string | nul
   if (site === null) return [{}, 'off (SITE=off)'] as const;
   const result = await buildSite(stagingDir, cacheDir, site);
   const pages = Object.keys(result.routes).filter((path) => !path.startsWith('/_site/')).length;
-  return [result.routes, `${pages} pages, ${Object.keys(result.routes).length - pages} scripts and styles (${result.built ? 'built with Astro' : 'from the build cache'})`] as const;
+  return [
+    result.routes,
+    `${pages} pages, ${Object.keys(result.routes).length - pages} scripts and styles (${result.built ? 'built with Astro' : 'from the build cache'})`,
+  ] as const;
 }
 
 function timed(log: (line: string) => void) {

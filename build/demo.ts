@@ -22,24 +22,106 @@ type Demo = {
 };
 
 const DEMO_VERSIONS: Demo[] = [
-  { version: '1.0.0', java: '8', software: ['Spigot', 'Bukkit'], at: '2026-01-10T09:00:00.000Z', by: 'alice', minecraft: '1.8.8' },
-  { version: '1.0.0', java: '8', software: ['BungeeCord', 'Waterfall'], at: '2026-01-10T09:05:00.000Z', by: 'alice', proxy: '1.20' },
+  {
+    version: '1.0.0',
+    java: '8',
+    software: ['Spigot', 'Bukkit'],
+    at: '2026-01-10T09:00:00.000Z',
+    by: 'alice',
+    minecraft: '1.8.8',
+  },
+  {
+    version: '1.0.0',
+    java: '8',
+    software: ['BungeeCord', 'Waterfall'],
+    at: '2026-01-10T09:05:00.000Z',
+    by: 'alice',
+    proxy: '1.20',
+  },
   { version: '1.0.1', java: '8', software: ['Spigot'], at: '2026-01-20T12:00:00.000Z', by: 'bob', minecraft: '1.12.2' },
-  { version: '1.1.0', java: '11', software: ['PaperMC', 'Spigot', 'Bukkit'], at: '2026-02-14T10:30:00.000Z', by: 'alice', minecraft: '1.16.5' },
-  { version: '1.2.0', java: '17', software: ['PaperMC', 'Folia', 'Purpur'], at: '2026-03-21T08:00:00.000Z', by: 'alice', minecraft: '1.20.4' },
+  {
+    version: '1.1.0',
+    java: '11',
+    software: ['PaperMC', 'Spigot', 'Bukkit'],
+    at: '2026-02-14T10:30:00.000Z',
+    by: 'alice',
+    minecraft: '1.16.5',
+  },
+  {
+    version: '1.2.0',
+    java: '17',
+    software: ['PaperMC', 'Folia', 'Purpur'],
+    at: '2026-03-21T08:00:00.000Z',
+    by: 'alice',
+    minecraft: '1.20.4',
+  },
   { version: '1.2.0', java: '17', software: ['Velocity'], at: '2026-03-21T08:10:00.000Z', by: 'bob', proxy: '3.3.0' },
-  { version: '1.3.0', java: '21', software: ['PaperMC', 'Folia', 'Purpur'], at: '2026-06-02T15:00:00.000Z', by: 'alice', minecraft: '1.21.4' },
-  { version: '1.3.0', java: '17', software: ['Spigot', 'Bukkit'], at: '2026-06-02T15:05:00.000Z', by: 'alice', minecraft: '1.20.6' },
+  {
+    version: '1.3.0',
+    java: '21',
+    software: ['PaperMC', 'Folia', 'Purpur'],
+    at: '2026-06-02T15:00:00.000Z',
+    by: 'alice',
+    minecraft: '1.21.4',
+  },
+  {
+    version: '1.3.0',
+    java: '17',
+    software: ['Spigot', 'Bukkit'],
+    at: '2026-06-02T15:05:00.000Z',
+    by: 'alice',
+    minecraft: '1.20.6',
+  },
   { version: '1.3.0', java: '21', software: ['Velocity'], at: '2026-06-02T15:10:00.000Z', by: 'carol', proxy: '3.4.0' },
-  { version: '1.3.0', java: '11', software: ['BungeeCord', 'Waterfall'], at: '2026-06-02T15:15:00.000Z', by: 'carol', proxy: '1.21' },
-  { version: '1.3.0', java: '21', software: ['Quilt', 'LeafMC'], at: '2026-06-02T15:20:00.000Z', by: 'ci-bot', minecraft: '1.21.4' },
-  { version: '1.3.0', java: '21', software: ['CanvasMC'], at: '2026-06-02T15:25:00.000Z', by: 'ci-bot', minecraft: '1.21.4' },
-  { version: '1.4.0', java: '17', software: ['PaperMC', 'Purpur'], at: '2026-09-15T11:00:00.000Z', by: 'bob', minecraft: '1.21.1' },
-  { version: '1.5.0-beta.1', java: '21', software: ['LeafMC'], at: '2026-10-30T18:45:00.000Z', by: 'alice', minecraft: '1.21.10' },
+  {
+    version: '1.3.0',
+    java: '11',
+    software: ['BungeeCord', 'Waterfall'],
+    at: '2026-06-02T15:15:00.000Z',
+    by: 'carol',
+    proxy: '1.21',
+  },
+  {
+    version: '1.3.0',
+    java: '21',
+    software: ['Quilt', 'LeafMC'],
+    at: '2026-06-02T15:20:00.000Z',
+    by: 'ci-bot',
+    minecraft: '1.21.4',
+  },
+  {
+    version: '1.3.0',
+    java: '21',
+    software: ['CanvasMC'],
+    at: '2026-06-02T15:25:00.000Z',
+    by: 'ci-bot',
+    minecraft: '1.21.4',
+  },
+  {
+    version: '1.4.0',
+    java: '17',
+    software: ['PaperMC', 'Purpur'],
+    at: '2026-09-15T11:00:00.000Z',
+    by: 'bob',
+    minecraft: '1.21.1',
+  },
+  {
+    version: '1.5.0-beta.1',
+    java: '21',
+    software: ['LeafMC'],
+    at: '2026-10-30T18:45:00.000Z',
+    by: 'alice',
+    minecraft: '1.21.10',
+  },
 ];
 
 const DEMO_USERS = UserProfiles.parse([
-  { id: 'user-alice', username: 'alice', nickname: 'Alice the Maintainer', image: 'https://avatars.example.org/alice.png' },
+  {
+    id: 'user-alice',
+    username: 'alice',
+    nickname: 'Alice the Maintainer',
+    image: 'https://avatars.example.org/alice.png',
+  },
   { id: 'user-bob', username: 'bob', nickname: null },
   { id: 'user-carol', username: 'carol', image: 'https://avatars.example.org/carol.png' },
 ]);
@@ -51,25 +133,42 @@ function descriptors(demo: Demo): Record<string, string> {
   const files: Record<string, string> = {};
   const api = demo.minecraft?.split('.').slice(0, 2).join('.');
   if (demo.software.includes('Velocity')) {
-    files['velocity-plugin.json'] = JSON.stringify({ id: 'depotdemo', name: PLUGIN.name, version: demo.version, main: PLUGIN.main, authors: [PLUGIN.author] });
+    files['velocity-plugin.json'] = JSON.stringify({
+      id: 'depotdemo',
+      name: PLUGIN.name,
+      version: demo.version,
+      main: PLUGIN.main,
+      authors: [PLUGIN.author],
+    });
   }
   if (demo.software.some((s) => s === 'BungeeCord' || s === 'Waterfall')) {
-    files['bungee.yml'] = `name: ${PLUGIN.name}\nversion: ${demo.version}\nmain: ${PLUGIN.main}\nauthor: ${PLUGIN.author}\n`;
+    files['bungee.yml'] =
+      `name: ${PLUGIN.name}\nversion: ${demo.version}\nmain: ${PLUGIN.main}\nauthor: ${PLUGIN.author}\n`;
   }
   const servers = demo.software.filter((s) => !isProxy(s));
   if (servers.length > 0) {
-    files['plugin.yml'] = `name: ${PLUGIN.name}\nversion: ${demo.version}\nmain: ${PLUGIN.main}\nauthor: ${PLUGIN.author}\n${api ? `api-version: '${api}'\n` : ''}${servers.some((s) => s === 'Folia' || s === 'CanvasMC') ? 'folia-supported: true\n' : ''}`;
+    files['plugin.yml'] =
+      `name: ${PLUGIN.name}\nversion: ${demo.version}\nmain: ${PLUGIN.main}\nauthor: ${PLUGIN.author}\n${api ? `api-version: '${api}'\n` : ''}${servers.some((s) => s === 'Folia' || s === 'CanvasMC') ? 'folia-supported: true\n' : ''}`;
   }
   if (servers.some((s) => s === 'PaperMC' || s === 'Folia' || s === 'CanvasMC' || s === 'Purpur')) {
-    files['paper-plugin.yml'] = `name: ${PLUGIN.name}\nversion: ${demo.version}\nmain: ${PLUGIN.main}\napi-version: '${api ?? '1.20'}'\nfolia-supported: true\n`;
+    files['paper-plugin.yml'] =
+      `name: ${PLUGIN.name}\nversion: ${demo.version}\nmain: ${PLUGIN.main}\napi-version: '${api ?? '1.20'}'\nfolia-supported: true\n`;
   }
   return files;
 }
 
 function demoJar(demo: Demo): Uint8Array {
   return makePluginJar({
-    manifest: { 'Created-By': 'plugin depot demo', 'Implementation-Title': PLUGIN.name, 'Implementation-Version': demo.version, 'Build-Jdk-Spec': demo.java === '8' ? '1.8' : demo.java },
-    files: { ...descriptors(demo), 'README.txt': `${PLUGIN.name} ${demo.version} for ${demo.software.join(', ')} on Java ${demo.java}. Demo content of plugin depot.\n` },
+    manifest: {
+      'Created-By': 'plugin depot demo',
+      'Implementation-Title': PLUGIN.name,
+      'Implementation-Version': demo.version,
+      'Build-Jdk-Spec': demo.java === '8' ? '1.8' : demo.java,
+    },
+    files: {
+      ...descriptors(demo),
+      'README.txt': `${PLUGIN.name} ${demo.version} for ${demo.software.join(', ')} on Java ${demo.java}. Demo content of plugin depot.\n`,
+    },
   });
 }
 
@@ -100,4 +199,6 @@ for (const demo of DEMO_VERSIONS) {
 }
 await writeFile(join(dataDir, 'users.json'), `${JSON.stringify(DEMO_USERS, null, 2)}\n`);
 const brandFiles = await writeDemoBrands(dataDir);
-console.log(`demo data: ${DEMO_VERSIONS.length} versions, ${DEMO_USERS.length} users, ${brandFiles} brand images in ${dataDir}`);
+console.log(
+  `demo data: ${DEMO_VERSIONS.length} versions, ${DEMO_USERS.length} users, ${brandFiles} brand images in ${dataDir}`,
+);

@@ -5,7 +5,12 @@ import { runBuild } from './build.ts';
 
 const config = readConfig();
 try {
-  await runBuild({ ...config, cacheDir: config.buildCacheDir, ifChanged: process.argv.includes('--if-changed'), log: (line) => console.log(line) });
+  await runBuild({
+    ...config,
+    cacheDir: config.buildCacheDir,
+    ifChanged: process.argv.includes('--if-changed'),
+    log: (line) => console.log(line),
+  });
 } catch (error) {
   if (error instanceof BuildLockTimeoutError) console.error(`[build] ${error.message}`);
   else if (error instanceof DataError) console.error(`[build] invalid data: ${error.message}`);

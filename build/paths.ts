@@ -31,9 +31,11 @@ export function listBrandPaths(brands: ReadonlyMap<string, BrandSourceRecord>): 
   for (const brand of BRAND_NAMES) {
     for (const variant of Object.keys(BRANDS[brand])) {
       const source = brands.get(brandKey(brand, variant))!;
-      const formats: readonly OutputFormat[] = source.format === 'svg' ? [...RASTER_FORMAT_NAMES, 'svg'] : RASTER_FORMAT_NAMES;
+      const formats: readonly OutputFormat[] =
+        source.format === 'svg' ? [...RASTER_FORMAT_NAMES, 'svg'] : RASTER_FORMAT_NAMES;
       for (const format of formats) paths.push(brandImagePath(brand, variant, format));
-      for (const size of COMMON_SIZES) for (const format of formats) paths.push(brandImagePath(brand, variant, format, size));
+      for (const size of COMMON_SIZES)
+        for (const format of formats) paths.push(brandImagePath(brand, variant, format, size));
       for (const size of [undefined, ...COMMON_SIZES]) {
         for (const format of [undefined, ...formats]) {
           const query = new URLSearchParams();

@@ -15,7 +15,9 @@ const MTIME = new Date('2026-01-01T00:00:00.000Z');
 
 /** A valid plugin JAR: META-INF/MANIFEST.MF first, then `files`, then the filler (stored, not deflated). */
 export function makePluginJar(contents: PluginJarContents): Uint8Array {
-  const attributes = Object.entries({ 'Manifest-Version': '1.0', ...contents.manifest }).map(([name, value]) => `${name}: ${value}\r\n`);
+  const attributes = Object.entries({ 'Manifest-Version': '1.0', ...contents.manifest }).map(
+    ([name, value]) => `${name}: ${value}\r\n`,
+  );
   const entries: Zippable = { 'META-INF/MANIFEST.MF': strToU8(`${attributes.join('')}\r\n`) };
   for (const [name, text] of Object.entries(contents.files)) entries[name] = strToU8(text);
   if (contents.filler) entries['assets/blob.bin'] = [fillerBytes(contents.filler), { level: 0 }];

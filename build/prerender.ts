@@ -24,11 +24,17 @@ export async function prerender(ctx: AppContext, paths: readonly string[], progr
       limit(async (): Promise<[string, RouteEntry]> => {
         const response = await api.request(path);
         const bytes = new Uint8Array(await response.arrayBuffer());
-        if (response.status >= 500) throw new Error(`prerender ${path}: ${response.status} ${new TextDecoder().decode(bytes)}`);
+        if (response.status >= 500)
+          throw new Error(`prerender ${path}: ${response.status} ${new TextDecoder().decode(bytes)}`);
         const type = response.headers.get('content-type') ?? '';
         const ext = extensionFor(type);
-        if (!ext) throw new Error(`prerender ${path}: unexpected content-type ${JSON.stringify(type)} (status ${response.status})`);
-        const headers = Object.fromEntries([...response.headers].filter(([name]) => !PER_REQUEST_HEADERS.has(name)).sort());
+        if (!ext)
+          throw new Error(
+            `prerender ${path}: unexpected content-type ${JSON.stringify(type)} (status ${response.status})`,
+          );
+        const headers = Object.fromEntries(
+          [...response.headers].filter(([name]) => !PER_REQUEST_HEADERS.has(name)).sort(),
+        );
         const stored = await writeTreeFile(treeDir, bytes, ext, isCompressible(headers['content-type']));
         progress(++done);
         return [path, { ...stored, status: response.status, headers }];

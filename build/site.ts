@@ -34,7 +34,11 @@ export async function siteSourceDigest(): Promise<string> {
  * scripts and styles become tree files and manifest routes, served like every other answer. The
  * output is kept in `cacheDir`, keyed by every input, so an unchanged site is not built again.
  */
-export async function buildSite(treeDir: string, cacheDir: string, sourceDigest: string): Promise<{ routes: Record<string, RouteEntry>; built: boolean }> {
+export async function buildSite(
+  treeDir: string,
+  cacheDir: string,
+  sourceDigest: string,
+): Promise<{ routes: Record<string, RouteEntry>; built: boolean }> {
   const catalog = await readFile(join(treeDir, 'catalog.json'));
   const key = sha256Hex(sourceDigest, catalog, JSON.stringify(OPENAPI_DOCUMENT)).slice(0, 32);
   const outDir = join(cacheDir, 'site', key);
@@ -47,7 +51,8 @@ export async function buildSite(treeDir: string, cacheDir: string, sourceDigest:
       limit(async (): Promise<[string, RouteEntry]> => {
         const name = relative(outDir, file);
         const ext = name.slice(name.lastIndexOf('.') + 1);
-        if (!(SITE_FILES as readonly string[]).includes(ext)) throw new Error(`site: ${name}: no content type for .${ext} (site/ may emit ${SITE_FILES.join(', ')})`);
+        if (!(SITE_FILES as readonly string[]).includes(ext))
+          throw new Error(`site: ${name}: no content type for .${ext} (site/ may emit ${SITE_FILES.join(', ')})`);
         const type = MEDIA_TYPES[ext as (typeof SITE_FILES)[number]];
         const bytes = await readFile(file);
         const page = ext === 'html';
@@ -60,7 +65,10 @@ export async function buildSite(treeDir: string, cacheDir: string, sourceDigest:
           ...(page ? { 'content-security-policy': PAGE_SECURITY_POLICY } : {}),
         };
         const stored = await writeTreeFile(treeDir, bytes, ext, isCompressible(type));
-        return [routePath(name), { ...stored, status: 200, headers: Object.fromEntries(Object.entries(headers).sort()) }];
+        return [
+          routePath(name),
+          { ...stored, status: 200, headers: Object.fromEntries(Object.entries(headers).sort()) },
+        ];
       }),
     ),
   );
@@ -103,7 +111,14 @@ async function listFiles(path: string): Promise<string[]> {
   const info = await stat(path);
   if (!info.isDirectory()) return [path];
   const entries = await readdir(path, { recursive: true, withFileTypes: true });
-  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name)).sort();
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name))
+    .sort();
 }
 
-const exists = (path: string) => stat(path).then(() => true, () => false);
+const exists = (path: string) =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );

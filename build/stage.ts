@@ -9,14 +9,25 @@ import { FILES_DIR, jarFile, type CatalogFile } from '../server/tree.ts';
  * has it, so a rebuild does not copy unchanged JARs), every brand source under files/, and
  * catalog.json, which the live routes answer from.
  */
-export async function stageTree(stagingDir: string, dataDir: string, catalog: Catalog, brands: LoadedBrandSource[], previousTree: string | null) {
+export async function stageTree(
+  stagingDir: string,
+  dataDir: string,
+  catalog: Catalog,
+  brands: LoadedBrandSource[],
+  previousTree: string | null,
+) {
   await mkdir(join(stagingDir, FILES_DIR), { recursive: true });
   const written = new Set<string>();
   for (const version of catalog.versions) {
     if (written.has(version.sha256)) continue;
     written.add(version.sha256);
     const target = jarFile(stagingDir, version.sha256);
-    const reused = previousTree ? await link(jarFile(previousTree, version.sha256), target).then(() => true, () => false) : false;
+    const reused = previousTree
+      ? await link(jarFile(previousTree, version.sha256), target).then(
+          () => true,
+          () => false,
+        )
+      : false;
     if (!reused) await copyFile(jarPath(dataDir, version.id), target);
   }
   for (const source of brands) {

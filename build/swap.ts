@@ -12,7 +12,10 @@ const KEEP_PREVIOUS = 2;
 export async function swapTree(distDir: string, stagingDir: string, name: string): Promise<string> {
   const treesDir = join(distDir, TREES_DIR);
   const finalDir = join(treesDir, name);
-  const exists = await stat(finalDir).then(() => true, () => false);
+  const exists = await stat(finalDir).then(
+    () => true,
+    () => false,
+  );
   if (exists) await rm(stagingDir, { recursive: true, force: true });
   else await rename(stagingDir, finalDir);
   // A tree's modification time is when it was last made current (pruning keeps the most recent):

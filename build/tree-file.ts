@@ -1,6 +1,12 @@
 import { access, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ENCODINGS, ENCODING_EXTENSIONS, MIN_COMPRESSED_BYTES, compressInBackground, type Encoding } from '../server/http/compress.ts';
+import {
+  ENCODINGS,
+  ENCODING_EXTENSIONS,
+  MIN_COMPRESSED_BYTES,
+  compressInBackground,
+  type Encoding,
+} from '../server/http/compress.ts';
 import { FILES_DIR, type RouteEntry } from '../server/tree.ts';
 import { sha256Hex } from '../server/digest.ts';
 
@@ -9,7 +15,12 @@ import { sha256Hex } from '../server/digest.ts';
  * and, when compressible and worth it, its br and gzip forms beside it at the strongest settings.
  * Returns what a manifest entry needs to find them.
  */
-export async function writeTreeFile(treeDir: string, bytes: Uint8Array, ext: string, compressible: boolean): Promise<Pick<RouteEntry, 'file' | 'size' | 'encodings'>> {
+export async function writeTreeFile(
+  treeDir: string,
+  bytes: Uint8Array,
+  ext: string,
+  compressible: boolean,
+): Promise<Pick<RouteEntry, 'file' | 'size' | 'encodings'>> {
   const file = `${FILES_DIR}/${sha256Hex(bytes)}.${ext}`;
   const variants: [string, Uint8Array][] = [[file, bytes]];
   const encodings: Encoding[] = [];
@@ -23,7 +34,13 @@ export async function writeTreeFile(treeDir: string, bytes: Uint8Array, ext: str
   }
   for (const [name, content] of variants) {
     const target = join(treeDir, name);
-    if (!(await access(target).then(() => true, () => false))) await writeFile(target, content);
+    if (
+      !(await access(target).then(
+        () => true,
+        () => false,
+      ))
+    )
+      await writeFile(target, content);
   }
   return { file, size: bytes.length, ...(encodings.length > 0 ? { encodings } : {}) };
 }

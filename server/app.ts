@@ -39,4 +39,8 @@ export function createOrigin(ctx: AppContext, limiter: RateLimiter | null): H3 {
   return createApi(ctx, [...(limiter ? [limitRequests(limiter, ctx.trustProxy, ENDPOINTS)] : []), tree]);
 }
 
-const HEALTH_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...PRIVATE_HEADERS };
+const HEALTH_HEADERS = {
+  'content-type': 'application/json; charset=utf-8',
+  'cache-control': 'no-store',
+  ...PRIVATE_HEADERS,
+};

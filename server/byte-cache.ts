@@ -13,7 +13,13 @@ export type ByteCache = {
   set(key: string, bytes: Uint8Array, ttlSeconds: number | null): Promise<void>;
 };
 
-type ByteCacheOptions = { now?: () => number; memoryBytes?: number; keepForever?: boolean; budget?: CacheBudget; warn?: (line: string) => void };
+type ByteCacheOptions = {
+  now?: () => number;
+  memoryBytes?: number;
+  keepForever?: boolean;
+  budget?: CacheBudget;
+  warn?: (line: string) => void;
+};
 
 /**
  * Rendered answers (brand images, charts) in unstorage, shared by every origin when storage is
@@ -24,11 +30,19 @@ type ByteCacheOptions = { now?: () => number; memoryBytes?: number; keepForever?
 export function createByteCache(
   storage: Storage,
   namespace: string,
-  { now = Date.now, memoryBytes = 64 * 1024 * 1024, keepForever = false, budget, warn = console.warn }: ByteCacheOptions = {},
+  {
+    now = Date.now,
+    memoryBytes = 64 * 1024 * 1024,
+    keepForever = false,
+    budget,
+    warn = console.warn,
+  }: ByteCacheOptions = {},
 ): ByteCache {
   const warnOnce = throttledLog(warn, now);
   const unavailable = (error: unknown) => {
-    warnOnce(`[cache] ${namespace}: storage unavailable, answering without the shared cache: ${error instanceof Error ? error.message : String(error)}`);
+    warnOnce(
+      `[cache] ${namespace}: storage unavailable, answering without the shared cache: ${error instanceof Error ? error.message : String(error)}`,
+    );
     return null;
   };
   const memory = new LRUCache<string, { bytes: Uint8Array; expiresAt: number | null }>({
@@ -91,7 +105,11 @@ const SWEEP_EVERY_MS = 10 * 60_000;
  */
 export function createCacheBudget(
   storage: Storage,
-  { maxBytes, now = Date.now, warn = console.warn }: { maxBytes: number; now?: () => number; warn?: (line: string) => void },
+  {
+    maxBytes,
+    now = Date.now,
+    warn = console.warn,
+  }: { maxBytes: number; now?: () => number; warn?: (line: string) => void },
 ): CacheBudget & { ready: Promise<void> } {
   const entries = new Map<string, { bytes: number; expiresAt: number | null }>();
   let total = 0;
@@ -101,7 +119,11 @@ export function createCacheBudget(
   };
   const remove = async (key: string) => {
     forget(key);
-    await storage.removeItem(key).catch((error: unknown) => warn(`[cache] could not delete ${key}: ${error instanceof Error ? error.message : String(error)}`));
+    await storage
+      .removeItem(key)
+      .catch((error: unknown) =>
+        warn(`[cache] could not delete ${key}: ${error instanceof Error ? error.message : String(error)}`),
+      );
   };
   const evictOverCap = async (keep?: string) => {
     for (const key of entries.keys()) {
@@ -110,7 +132,9 @@ export function createCacheBudget(
     }
   };
   const sweep = async () => {
-    const expired = [...entries].filter(([, entry]) => entry.expiresAt !== null && entry.expiresAt <= now()).map(([key]) => key);
+    const expired = [...entries]
+      .filter(([, entry]) => entry.expiresAt !== null && entry.expiresAt <= now())
+      .map(([key]) => key);
     for (const key of expired) await remove(key);
     return expired.length;
   };
@@ -118,13 +142,19 @@ export function createCacheBudget(
   // Entries already on disk: sizes from the file system, expiry from the entry itself (read once).
   const ready = (async () => {
     const limit = pLimit(8);
-    for (const former of FORMER_CACHES) await Promise.all((await storage.getKeys(former)).map((key) => limit(() => storage.removeItem(key))));
+    for (const former of FORMER_CACHES)
+      await Promise.all((await storage.getKeys(former)).map((key) => limit(() => storage.removeItem(key))));
     const found = await Promise.all(
       (await storage.getKeys(CACHE_PREFIX)).map((key) =>
         limit(async () => {
           const [meta, value] = await Promise.all([storage.getMeta(key), storage.getItem(key)]);
           const parsed = CachedBytes.safeParse(value);
-          return { key, bytes: Number(meta.size ?? 0), usedAt: meta.mtime?.getTime() ?? 0, expiresAt: parsed.success ? parsed.data.expiresAt : 0 };
+          return {
+            key,
+            bytes: Number(meta.size ?? 0),
+            usedAt: meta.mtime?.getTime() ?? 0,
+            expiresAt: parsed.success ? parsed.data.expiresAt : 0,
+          };
         }),
       ),
     );
@@ -135,7 +165,9 @@ export function createCacheBudget(
     }
     await sweep();
     await evictOverCap();
-  })().catch((error: unknown) => warn(`[cache] could not index the stored caches: ${error instanceof Error ? error.message : String(error)}`));
+  })().catch((error: unknown) =>
+    warn(`[cache] could not index the stored caches: ${error instanceof Error ? error.message : String(error)}`),
+  );
   const timer = setInterval(() => void sweep().catch(() => {}), SWEEP_EVERY_MS);
   timer.unref();
 

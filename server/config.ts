@@ -23,16 +23,31 @@ const Env = z.object({
   DIST_DIR: z.string().min(1).default('./dist'),
   STORAGE_DIR: z.string().min(1).default('./.storage'),
   BUILD_CACHE_DIR: z.string().min(1).optional(),
-  CACHE_MAX_BYTES: z.string().default('256MiB').transform(parsedWith(parseByteSize, 'must be a size in bytes such as 268435456, 500MB or 1GiB (0: store no cache entries)')),
+  CACHE_MAX_BYTES: z
+    .string()
+    .default('256MiB')
+    .transform(
+      parsedWith(parseByteSize, 'must be a size in bytes such as 268435456, 500MB or 1GiB (0: store no cache entries)'),
+    ),
   IMAGE_CACHE: z.enum(['on', 'off']).default('on'),
   LOG_REQUESTS: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
   SITE: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
-  RATE_LIMIT: z.string().default('100/15m').transform(parsedWith(parseRateLimit, 'must be <count>/<n><s|m|h> such as 100/15m, or 0 for no limit')),
+  RATE_LIMIT: z
+    .string()
+    .default('100/15m')
+    .transform(parsedWith(parseRateLimit, 'must be <count>/<n><s|m|h> such as 100/15m, or 0 for no limit')),
   TRUST_PROXY: z
     .string()
     .default('')
-    .transform((list) => list.split(',').map((entry) => entry.trim()).filter(Boolean))
-    .refine((entries) => entries.every(isAddressOrRange), { error: 'must be a comma-separated list of IP addresses or CIDR ranges' }),
+    .transform((list) =>
+      list
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter(Boolean),
+    )
+    .refine((entries) => entries.every(isAddressOrRange), {
+      error: 'must be a comma-separated list of IP addresses or CIDR ranges',
+    }),
   REDIS_URL: z
     .url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379' })
     .optional()
@@ -40,21 +55,54 @@ const Env = z.object({
   NGINX_ORIGINS: z
     .string()
     .default('127.0.0.1:3000')
-    .transform((list) => list.split(',').map((entry) => entry.trim()).filter(Boolean))
-    .refine((entries) => entries.length > 0 && entries.every((entry) => /^(?:[\w.-]+|\[[0-9a-fA-F:.]+\]):\d{1,5}$/.test(entry)), { error: 'must be a comma-separated list of host:port, e.g. 10.0.0.5:3000,10.0.0.6:3000' }),
-  NGINX_LISTEN: z.string().regex(/^(?:[\w.-]+:|\[[0-9a-fA-F:]+\]:)?\d{1,5}$/, { error: 'must be a port or address:port, e.g. 8080 or 127.0.0.1:8080' }).default('8080'),
+    .transform((list) =>
+      list
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter(Boolean),
+    )
+    .refine(
+      (entries) =>
+        entries.length > 0 && entries.every((entry) => /^(?:[\w.-]+|\[[0-9a-fA-F:.]+\]):\d{1,5}$/.test(entry)),
+      { error: 'must be a comma-separated list of host:port, e.g. 10.0.0.5:3000,10.0.0.6:3000' },
+    ),
+  NGINX_LISTEN: z
+    .string()
+    .regex(/^(?:[\w.-]+:|\[[0-9a-fA-F:]+\]:)?\d{1,5}$/, {
+      error: 'must be a port or address:port, e.g. 8080 or 127.0.0.1:8080',
+    })
+    .default('8080'),
   NGINX_REAL_IP_FROM: z
     .string()
     .default('')
-    .transform((list) => list.split(',').map((entry) => entry.trim()).filter(Boolean))
-    .refine((entries) => entries.every(isAddressOrRange), { error: 'must be a comma-separated list of IP addresses or CIDR ranges' }),
-  DEPLOY_DIST_DIR: z.string().regex(/^\/[^\s;{}"'$]*$/, { error: 'must be an absolute path without spaces or quotes' }).optional(),
-  ORIGIN_URL: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).default('http://localhost:3000'),
+    .transform((list) =>
+      list
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter(Boolean),
+    )
+    .refine((entries) => entries.every(isAddressOrRange), {
+      error: 'must be a comma-separated list of IP addresses or CIDR ranges',
+    }),
+  DEPLOY_DIST_DIR: z
+    .string()
+    .regex(/^\/[^\s;{}"'$]*$/, { error: 'must be an absolute path without spaces or quotes' })
+    .optional(),
+  ORIGIN_URL: z
+    .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
+    .default('http://localhost:3000'),
   PRIVATE_CHART_IPS: z
     .string()
     .default('')
-    .transform((list) => list.split(',').map((entry) => entry.trim()).filter(Boolean))
-    .refine((entries) => entries.every(isAddressOrRange), { error: 'must be a comma-separated list of IP addresses or CIDR ranges' }),
+    .transform((list) =>
+      list
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter(Boolean),
+    )
+    .refine((entries) => entries.every(isAddressOrRange), {
+      error: 'must be a comma-separated list of IP addresses or CIDR ranges',
+    }),
 });
 
 export type Config = {
@@ -104,7 +152,22 @@ export type DeployOptions = {
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = Env.safeParse(env);
   if (!parsed.success) throw new Error(`Invalid configuration: ${describeIssues(parsed.error.issues)}`);
-  const { PORT, HOST, DATA_DIR, DIST_DIR, STORAGE_DIR, BUILD_CACHE_DIR, CACHE_MAX_BYTES, IMAGE_CACHE, LOG_REQUESTS, SITE, PRIVATE_CHART_IPS, TRUST_PROXY, RATE_LIMIT, REDIS_URL } = parsed.data;
+  const {
+    PORT,
+    HOST,
+    DATA_DIR,
+    DIST_DIR,
+    STORAGE_DIR,
+    BUILD_CACHE_DIR,
+    CACHE_MAX_BYTES,
+    IMAGE_CACHE,
+    LOG_REQUESTS,
+    SITE,
+    PRIVATE_CHART_IPS,
+    TRUST_PROXY,
+    RATE_LIMIT,
+    REDIS_URL,
+  } = parsed.data;
   const { NGINX_ORIGINS, NGINX_LISTEN, NGINX_REAL_IP_FROM, DEPLOY_DIST_DIR, ORIGIN_URL } = parsed.data;
   return {
     port: PORT,
@@ -121,11 +184,26 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: TRUST_PROXY,
     rateLimit: RATE_LIMIT,
     redisUrl: REDIS_URL,
-    deploy: { origins: NGINX_ORIGINS, listen: NGINX_LISTEN, realIpFrom: NGINX_REAL_IP_FROM, ...(DEPLOY_DIST_DIR ? { distDir: DEPLOY_DIST_DIR } : {}), originUrl: ORIGIN_URL },
+    deploy: {
+      origins: NGINX_ORIGINS,
+      listen: NGINX_LISTEN,
+      realIpFrom: NGINX_REAL_IP_FROM,
+      ...(DEPLOY_DIST_DIR ? { distDir: DEPLOY_DIST_DIR } : {}),
+      originUrl: ORIGIN_URL,
+    },
   };
 }
 
-const BYTE_UNITS: Record<string, number> = { '': 1, b: 1, kb: 1e3, mb: 1e6, gb: 1e9, kib: 2 ** 10, mib: 2 ** 20, gib: 2 ** 30 };
+const BYTE_UNITS: Record<string, number> = {
+  '': 1,
+  b: 1,
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
+  kib: 2 ** 10,
+  mib: 2 ** 20,
+  gib: 2 ** 30,
+};
 
 /** `268435456`, `500MB`, `1.5GiB` (any letter case) -> bytes; undefined when not a size. */
 function parseByteSize(text: string): number | undefined {

@@ -37,7 +37,14 @@ export type StateContext = {
   trustProxy: (address: string) => boolean;
 };
 
-type StateOptions = { now?: () => number; privateChartIps?: string[]; trustProxy?: string[]; redis?: Redis | undefined; cacheBudget?: CacheBudget | undefined; warn?: (line: string) => void };
+type StateOptions = {
+  now?: () => number;
+  privateChartIps?: string[];
+  trustProxy?: string[];
+  redis?: Redis | undefined;
+  cacheBudget?: CacheBudget | undefined;
+  warn?: (line: string) => void;
+};
 
 /**
  * Everything a route family needs, over one store: the origin's (files or Redis), the build's and
@@ -48,7 +55,10 @@ export function createAppContext(
   options: StateOptions & { tree: () => Tree; imageCache?: ByteCache; renderAlways?: boolean },
 ): AppContext {
   const state = createStateContext(storage, options);
-  const cacheOptions = { ...(options.warn ? { warn: options.warn } : {}), ...(options.cacheBudget ? { budget: options.cacheBudget } : {}) };
+  const cacheOptions = {
+    ...(options.warn ? { warn: options.warn } : {}),
+    ...(options.cacheBudget ? { budget: options.cacheBudget } : {}),
+  };
   return {
     ...state,
     tree: options.tree,
@@ -66,7 +76,11 @@ export function createStateContext(storage: Storage, options: StateOptions = {})
     samples: sampleStore(storage, options.redis),
     idempotency: idempotencyStore(storage, options.redis),
     tokens: userTokenStore(storage),
-    chartCache: createByteCache(storage, 'charts', { now, ...(options.warn ? { warn: options.warn } : {}), ...(options.cacheBudget ? { budget: options.cacheBudget } : {}) }),
+    chartCache: createByteCache(storage, 'charts', {
+      now,
+      ...(options.warn ? { warn: options.warn } : {}),
+      ...(options.cacheBudget ? { budget: options.cacheBudget } : {}),
+    }),
     now,
     privateChartsFrom: addressAllowList(options.privateChartIps ?? []),
     trustProxy: trustedProxies(options.trustProxy ?? []),

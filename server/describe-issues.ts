@@ -7,7 +7,5 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[], root = '(roo
 
 function formatPath(path: readonly PropertyKey[], root: string): string {
   if (path.length === 0) return root;
-  return path
-    .map((key, i) => (typeof key === 'number' ? `[${key}]` : `${i === 0 ? '' : '.'}${String(key)}`))
-    .join('');
+  return path.map((key, i) => (typeof key === 'number' ? `[${key}]` : `${i === 0 ? '' : '.'}${String(key)}`)).join('');
 }

@@ -8,7 +8,10 @@ import { redactUrl } from './redis.ts';
  * logs, lifecycle events and warnings. Internal errors' stack traces go to stderr.
  */
 const destination = pino.destination({ dest: 1, sync: false });
-const logger = pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } }, destination);
+const logger = pino(
+  { base: undefined, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } },
+  destination,
+);
 
 /** A stop may take this long for requests in flight to finish; then they are cut off. */
 const SHUTDOWN_DEADLINE_MS = 10_000;
@@ -61,12 +64,18 @@ function onStopSignal(signal: 'SIGINT' | 'SIGTERM') {
     stopping = true;
     void stop(signal);
   } else if (signal === 'SIGINT' && interrupts >= FORCING_INTERRUPT) {
-    logger.warn({ event: 'stopped', forced: true, signal, ms: Math.round(performance.now() - stopStartedAt) }, `Ctrl-C ${FORCING_INTERRUPT} times: requests still running were cut off`);
+    logger.warn(
+      { event: 'stopped', forced: true, signal, ms: Math.round(performance.now() - stopStartedAt) },
+      `Ctrl-C ${FORCING_INTERRUPT} times: requests still running were cut off`,
+    );
     origin.server.closeAllConnections();
     exit(1);
   } else {
     const force = signal === 'SIGINT' ? `; Ctrl-C ${FORCING_INTERRUPT - interrupts} more time(s) cuts them off` : '';
-    logger.warn({ event: 'stopping', signal, repeated: true }, `already stopping: requests in flight are finishing${force}`);
+    logger.warn(
+      { event: 'stopping', signal, repeated: true },
+      `already stopping: requests in flight are finishing${force}`,
+    );
   }
 }
 
@@ -74,7 +83,10 @@ async function stop(signal: 'SIGINT' | 'SIGTERM') {
   stopStartedAt = performance.now();
   logger.info({ event: 'stopping', signal });
   setTimeout(() => {
-    logger.warn({ event: 'stopped', forced: true, ms: SHUTDOWN_DEADLINE_MS }, 'requests still running at the deadline were cut off');
+    logger.warn(
+      { event: 'stopped', forced: true, ms: SHUTDOWN_DEADLINE_MS },
+      'requests still running at the deadline were cut off',
+    );
     origin.server.closeAllConnections();
     exit(1);
   }, SHUTDOWN_DEADLINE_MS).unref();

@@ -8,7 +8,9 @@ import { VERSION_PATHS } from './versions/api-doc.ts';
 export const OPENAPI_PATH = '/api/openapi.json';
 
 /** GET /healthz: the process answers and which tree it serves. */
-export const Health = z.object({ status: z.literal('ok'), tree: z.string().meta({ description: 'Name of the dist/ tree being served' }) }).meta({ id: 'Health' });
+export const Health = z
+  .object({ status: z.literal('ok'), tree: z.string().meta({ description: 'Name of the dist/ tree being served' }) })
+  .meta({ id: 'Health' });
 
 /**
  * The OpenAPI 3.1 document of every endpoint, built from the zod schemas the routes validate with,
@@ -37,7 +39,10 @@ export const OPENAPI_DOCUMENT = createDocument({
       get: {
         tags: ['operations'],
         summary: 'Liveness for load balancers',
-        responses: { '200': { description: 'Serving', content: { 'application/json': { schema: Health } } }, '500': INTERNAL_ERROR },
+        responses: {
+          '200': { description: 'Serving', content: { 'application/json': { schema: Health } } },
+          '500': INTERNAL_ERROR,
+        },
       },
     },
     [OPENAPI_PATH]: {
@@ -45,7 +50,11 @@ export const OPENAPI_DOCUMENT = createDocument({
         tags: ['operations'],
         summary: 'This document',
         responses: {
-          '200': { description: 'OpenAPI 3.1', headers: COMPRESSIBLE_HEADERS, content: { 'application/json': { schema: { type: 'object' } } } },
+          '200': {
+            description: 'OpenAPI 3.1',
+            headers: COMPRESSIBLE_HEADERS,
+            content: { 'application/json': { schema: { type: 'object' } } },
+          },
           '304': NOT_MODIFIED,
           '500': INTERNAL_ERROR,
         },
@@ -55,8 +64,16 @@ export const OPENAPI_DOCUMENT = createDocument({
   components: {
     headers: HEADER_COMPONENTS,
     securitySchemes: {
-      ownerToken: { type: 'http', scheme: 'bearer', description: 'A user\'s token, printed once by `depot user add`: reads that user\'s private charts' },
-      ingestKey: { type: 'http', scheme: 'bearer', description: 'A server\'s ingest key, printed once by `depot server add`: reports its player counts' },
+      ownerToken: {
+        type: 'http',
+        scheme: 'bearer',
+        description: "A user's token, printed once by `depot user add`: reads that user's private charts",
+      },
+      ingestKey: {
+        type: 'http',
+        scheme: 'bearer',
+        description: "A server's ingest key, printed once by `depot server add`: reports its player counts",
+      },
     },
   },
 });

@@ -48,16 +48,28 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
   const dir = await currentTreeDir(options.distDir);
   if (!dir) throw new Error(`No built tree at ${options.distDir}/current: run \`npm run build\` first`);
   const follower = followCurrentTree(options.distDir, await openTree(dir), (error, tree) =>
-    console.error(`[tree] could not open ${tree}; still serving the previous tree (said again at most once a minute):`, error),
+    console.error(
+      `[tree] could not open ${tree}; still serving the previous tree (said again at most once a minute):`,
+      error,
+    ),
   );
   const warn = options.warn ?? ((line: string) => console.warn(line));
   // The store the origin opens itself (Redis, or files in storageDir) it also closes; a passed one is the caller's.
-  const { storage, redis } = options.redisUrl ? createRedisStorage(options.redisUrl, warn) : { storage: options.storage ?? createFileStorage(options.storageDir!), redis: undefined };
+  const { storage, redis } = options.redisUrl
+    ? createRedisStorage(options.redisUrl, warn)
+    : { storage: options.storage ?? createFileStorage(options.storageDir!), redis: undefined };
   const ownStorage = !options.storage || Boolean(redis);
   // Answer from the first request with Redis connected when it is up; when it is not, start anyway
   // (static answers need no state) and let the client reconnect.
-  if (redis && !(await redisReady(redis, 3000))) warn('[redis] not reachable at start; answers that need state say 503 until it is');
-  const cacheBudget = redis ? undefined : createCacheBudget(storage, { maxBytes: options.cacheMaxBytes ?? DEFAULT_CACHE_MAX_BYTES, warn, ...(options.now ? { now: options.now } : {}) });
+  if (redis && !(await redisReady(redis, 3000)))
+    warn('[redis] not reachable at start; answers that need state say 503 until it is');
+  const cacheBudget = redis
+    ? undefined
+    : createCacheBudget(storage, {
+        maxBytes: options.cacheMaxBytes ?? DEFAULT_CACHE_MAX_BYTES,
+        warn,
+        ...(options.now ? { now: options.now } : {}),
+      });
   const { now, privateChartIps, trustProxy } = options;
   const context = createAppContext(storage, {
     ...{ now, privateChartIps, trustProxy },
@@ -77,8 +89,10 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
       const request = new NodeRequest({ req, res }) as ServerRequest;
       if (logRequest) logRequest(req, res, (request.context = {}));
       const answer = app.fetch(request);
-      const send = (response: Response) => sendNodeResponse(res, response).catch((error: unknown) => failSend(res, error));
-      if (typeof (answer as Promise<Response>).then === 'function') (answer as Promise<Response>).then(send, (error: unknown) => failSend(res, error));
+      const send = (response: Response) =>
+        sendNodeResponse(res, response).catch((error: unknown) => failSend(res, error));
+      if (typeof (answer as Promise<Response>).then === 'function')
+        (answer as Promise<Response>).then(send, (error: unknown) => failSend(res, error));
       else void send(answer as Response);
     } catch (error) {
       failSend(res, error);

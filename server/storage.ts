@@ -57,7 +57,8 @@ type LockingDriver = Driver & { lockKey(key: string): Promise<() => Promise<void
 function atomicFileDriver(base: string): LockingDriver {
   const files = fsLiteDriver({ base, ignore: (path: string) => TEMPORARY_FILE.test(path) || path.endsWith('.lock') });
   const pathOf = (key: string) => {
-    if (key.split(':').some((part) => part === '..' || part.includes('/'))) throw new Error(`Invalid storage key ${JSON.stringify(key)}`);
+    if (key.split(':').some((part) => part === '..' || part.includes('/')))
+      throw new Error(`Invalid storage key ${JSON.stringify(key)}`);
     return join(base, ...key.split(':'));
   };
   const write = async (key: string, value: string | Uint8Array) => {
@@ -120,15 +121,22 @@ export function createRedisStorage(url: string, warn: (line: string) => void = c
 }
 
 /** The store the configuration names: Redis when REDIS_URL is set, else files in STORAGE_DIR. */
-export function openStateStore(config: { storageDir: string; redisUrl?: string | undefined }, warn?: (line: string) => void): StateStore {
-  return config.redisUrl ? createRedisStorage(config.redisUrl, warn) : { storage: createFileStorage(config.storageDir) };
+export function openStateStore(
+  config: { storageDir: string; redisUrl?: string | undefined },
+  warn?: (line: string) => void,
+): StateStore {
+  return config.redisUrl
+    ? createRedisStorage(config.redisUrl, warn)
+    : { storage: createFileStorage(config.storageDir) };
 }
 
 function failingAsUnavailable(driver: Driver): Driver {
   const wrapped: Record<string, unknown> = { ...driver };
   for (const name of ['hasItem', 'getItem', 'getItems', 'setItem', 'removeItem', 'getKeys', 'clear'] as const) {
     const call = driver[name] as ((...args: unknown[]) => Promise<unknown>) | undefined;
-    if (call) wrapped[name] = (...args: unknown[]) => Promise.resolve(call(...args)).catch((error: unknown) => Promise.reject(new StorageUnavailableError(error)));
+    if (call)
+      wrapped[name] = (...args: unknown[]) =>
+        Promise.resolve(call(...args)).catch((error: unknown) => Promise.reject(new StorageUnavailableError(error)));
   }
   return wrapped as unknown as Driver;
 }

@@ -55,7 +55,12 @@ export const jarFile = (treeDir: string, sha256: string) => join(treeDir, FILES_
 export async function openTree(dir: string): Promise<Tree> {
   const manifestFile = join(dir, 'manifest.json');
   const manifest = parseFile(Manifest, await readJsonFile(manifestFile), manifestFile);
-  return { dir, ...(await readTreeCatalog(dir)), routes: new Map(Object.entries(manifest.routes)), source: manifest.source };
+  return {
+    dir,
+    ...(await readTreeCatalog(dir)),
+    routes: new Map(Object.entries(manifest.routes)),
+    source: manifest.source,
+  };
 }
 
 /** A tree's catalog.json, validated: what the live routes answer from, and what the site is built from. */
@@ -115,7 +120,12 @@ export function followCurrentTree(
       const again = failing?.dir === failed ? failing : null;
       const failures = (again?.failures ?? 0) + 1;
       const say = !again || time - again.saidAt >= REPEAT_FAILURE_MS;
-      failing = { dir: failed, failures, retryAt: time + Math.min(REPEAT_FAILURE_MS, intervalMs * 2 ** failures), saidAt: say ? time : again.saidAt };
+      failing = {
+        dir: failed,
+        failures,
+        retryAt: time + Math.min(REPEAT_FAILURE_MS, intervalMs * 2 ** failures),
+        saidAt: say ? time : again.saidAt,
+      };
       if (say) onError(error, failed);
     } finally {
       busy = false;

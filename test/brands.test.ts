@@ -81,20 +81,28 @@ for (const [brand, variant, aspect] of SUBJECTS) {
   }
 }
 
-images('originals: the source bytes untouched, 24 h; PNG of the right size; brand and variant in any case', async () => {
-  const response = await get('/api/image/brand/PaperMC?variant=Light');
-  assert.is(response.status, 200);
-  assert.is(response.headers.get('cache-control'), 'public, max-age=86400');
-  const bytes = Buffer.from(await response.arrayBuffer());
-  const source = (await loadBrandSources(ctx.workspace.dataDir)).find((s) => s.brand === 'papermc' && s.variant === 'light')!;
-  assert.ok(bytes.equals(Buffer.from(source.bytes)));
-  const meta = await sharp(bytes).metadata();
-  assert.is(meta.format, 'png');
-  assert.ok(meta.width! >= 1024 && meta.hasAlpha);
-});
+images(
+  'originals: the source bytes untouched, 24 h; PNG of the right size; brand and variant in any case',
+  async () => {
+    const response = await get('/api/image/brand/PaperMC?variant=Light');
+    assert.is(response.status, 200);
+    assert.is(response.headers.get('cache-control'), 'public, max-age=86400');
+    const bytes = Buffer.from(await response.arrayBuffer());
+    const source = (await loadBrandSources(ctx.workspace.dataDir)).find(
+      (s) => s.brand === 'papermc' && s.variant === 'light',
+    )!;
+    assert.ok(bytes.equals(Buffer.from(source.bytes)));
+    const meta = await sharp(bytes).metadata();
+    assert.is(meta.format, 'png');
+    assert.ok(meta.width! >= 1024 && meta.hasAlpha);
+  },
+);
 
 images('default is the same image as papermc none and velocity white', async () => {
-  for (const [brand, same] of [['papermc', 'none'], ['velocity', 'white']]) {
+  for (const [brand, same] of [
+    ['papermc', 'none'],
+    ['velocity', 'white'],
+  ]) {
     const a = Buffer.from(await (await get(`/api/image/brand/${brand}`)).arrayBuffer());
     const b = Buffer.from(await (await get(`/api/image/brand/${brand}?variant=${same}`)).arrayBuffer());
     assert.ok(a.equals(b), brand);
@@ -134,13 +142,22 @@ images('an SVG rasterised at 2048 px is drawn from the vector, not an enlarged b
 images('JPEG flattens light-text variants onto dark and dark-text ones onto white', async () => {
   const corner = async (query: string) => {
     const bytes = Buffer.from(await (await get(`/api/image/brand/papermc?${query}&format=jpg&size=200`)).arrayBuffer());
-    const { data } = await sharp(bytes).extract({ left: 0, top: 0, width: 1, height: 1 }).raw().toBuffer({ resolveWithObject: true });
+    const { data } = await sharp(bytes)
+      .extract({ left: 0, top: 0, width: 1, height: 1 })
+      .raw()
+      .toBuffer({ resolveWithObject: true });
     return [...data];
   };
   const dark = await corner('variant=light');
   const light = await corner('variant=dark');
-  assert.ok(dark.every((c) => c < 40), `light text on ${dark}`);
-  assert.ok(light.every((c) => c > 240), `dark text on ${light}`);
+  assert.ok(
+    dark.every((c) => c < 40),
+    `light text on ${dark}`,
+  );
+  assert.ok(
+    light.every((c) => c > 240),
+    `dark text on ${light}`,
+  );
 });
 
 const dispositions: [string, string][] = [
@@ -203,8 +220,16 @@ const errors = suite('brand errors');
 errors.before(setup);
 errors.after(teardown);
 const errorCases: [string, number, RegExp][] = [
-  ['/api/image/brand/spigot', 404, /^Unknown brand "spigot"; available: papermc, velocity, folia, canvasmc, leafmc, purpurmc$/],
-  ['/api/image/brand/papermc?variant=blue', 404, /^Unknown variant "blue" of papermc; available: light, dark, none, default$/],
+  [
+    '/api/image/brand/spigot',
+    404,
+    /^Unknown brand "spigot"; available: papermc, velocity, folia, canvasmc, leafmc, purpurmc$/,
+  ],
+  [
+    '/api/image/brand/papermc?variant=blue',
+    404,
+    /^Unknown variant "blue" of papermc; available: light, dark, none, default$/,
+  ],
   ['/api/image/brand/velocity?variant=none', 404, /available: white, blue, blue-no-text, white-no-text, default/],
   ['/api/image/brand/papermc?size=0', 400, /^size must be an integer from 1 to 2048$/],
   ['/api/image/brand/papermc?size=2049', 400, /^size must be an integer from 1 to 2048$/],
@@ -244,7 +269,9 @@ caching('a cached answer calls sharp no more; a precomputed or original answer n
   const second = await api.request('/api/image/brand/folia?size=321&format=webp');
   assert.ok(Buffer.from(await first.arrayBuffer()).equals(Buffer.from(await second.arrayBuffer())));
   assert.is(context.renderer.renders(), 1, 'the second answer came from the cache');
-  const revalidated = await api.request('/api/image/brand/folia?size=321&format=webp', { headers: { 'if-none-match': first.headers.get('etag')! } });
+  const revalidated = await api.request('/api/image/brand/folia?size=321&format=webp', {
+    headers: { 'if-none-match': first.headers.get('etag')! },
+  });
   assert.is(revalidated.status, 304);
   await api.request('/api/image/brand/folia');
   assert.is(context.renderer.renders(), 1, 'originals are the source bytes');
@@ -255,7 +282,10 @@ caching('a cached answer calls sharp no more; a precomputed or original answer n
 
 caching('resized answers expire after an hour (SPEC 8) and are rendered again', async () => {
   let now = Date.parse('2026-11-22T00:00:00Z');
-  const context = { ...liveContext(ctx.tree), imageCache: createByteCache(createMemoryStorage(), 'brand-images', { now: () => now, memoryBytes: 1 }) };
+  const context = {
+    ...liveContext(ctx.tree),
+    imageCache: createByteCache(createMemoryStorage(), 'brand-images', { now: () => now, memoryBytes: 1 }),
+  };
   const api = createApi(context);
   const response = await api.request('/api/image/brand/purpurmc?size=99');
   assert.is(response.headers.get('cache-control'), 'public, max-age=3600');
@@ -307,10 +337,41 @@ rebuild.run();
 
 const sources = suite('brand sources in data/');
 const sourceCases: [string, (dir: string) => Promise<void>, RegExp][] = [
-  ['a missing file', async (dir) => writeFile(join(dir, 'brands/folia/default.png'), '').then(() => import('node:fs/promises')).then((fs) => fs.rm(join(dir, 'brands/folia/default.png'))), /folia\/default\.png: missing/],
-  ['a small PNG', async (dir) => writeFile(join(dir, 'brands/folia/default.png'), await sharp({ create: { width: 200, height: 200, channels: 4, background: '#000' } }).png().toBuffer()), /folia\/default\.png: width: 200 px, a PNG source needs at least 1024/],
-  ['a JPEG named .png', async (dir) => writeFile(join(dir, 'brands/folia/default.png'), await sharp({ create: { width: 1200, height: 1200, channels: 3, background: '#000' } }).jpeg().toBuffer()), /folia\/default\.png: format: jpeg, expected png/],
-  ['not an image', async (dir) => writeFile(join(dir, 'brands/leafmc/default.svg'), 'hello'), /leafmc\/default\.svg: not a readable SVG image/],
+  [
+    'a missing file',
+    async (dir) =>
+      writeFile(join(dir, 'brands/folia/default.png'), '')
+        .then(() => import('node:fs/promises'))
+        .then((fs) => fs.rm(join(dir, 'brands/folia/default.png'))),
+    /folia\/default\.png: missing/,
+  ],
+  [
+    'a small PNG',
+    async (dir) =>
+      writeFile(
+        join(dir, 'brands/folia/default.png'),
+        await sharp({ create: { width: 200, height: 200, channels: 4, background: '#000' } })
+          .png()
+          .toBuffer(),
+      ),
+    /folia\/default\.png: width: 200 px, a PNG source needs at least 1024/,
+  ],
+  [
+    'a JPEG named .png',
+    async (dir) =>
+      writeFile(
+        join(dir, 'brands/folia/default.png'),
+        await sharp({ create: { width: 1200, height: 1200, channels: 3, background: '#000' } })
+          .jpeg()
+          .toBuffer(),
+      ),
+    /folia\/default\.png: format: jpeg, expected png/,
+  ],
+  [
+    'not an image',
+    async (dir) => writeFile(join(dir, 'brands/leafmc/default.svg'), 'hello'),
+    /leafmc\/default\.svg: not a readable SVG image/,
+  ],
 ];
 for (const [name, corrupt, message] of sourceCases) {
   sources(`the build refuses ${name}, naming the file`, () => assertRefusesData(corrupt, loadBrandSources, message));

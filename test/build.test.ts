@@ -24,7 +24,10 @@ build('same input, same bytes: a second build into another dist/ names the same 
   await runBuild({ dataDir: ctx.workspace.dataDir, distDir: otherDist });
   const second = (await currentTreeDir(otherDist))!;
   assert.is(second.split('/').pop(), first.split('/').pop());
-  assert.is(await readFile(join(second, 'manifest.json'), 'utf8'), await readFile(join(first, 'manifest.json'), 'utf8'));
+  assert.is(
+    await readFile(join(second, 'manifest.json'), 'utf8'),
+    await readFile(join(first, 'manifest.json'), 'utf8'),
+  );
   assert.equal(await readdir(join(second, 'files')), await readdir(join(first, 'files')));
 });
 
@@ -42,13 +45,37 @@ build('--if-changed skips a build whose inputs did not change', async () => {
 });
 
 const invalidCases: [string, (dataDir: string) => Promise<void>, RegExp][] = [
-  ['an unknown software', async (dir) => editFirstRecord(dir, (r) => ({ ...r, serverSoftware: ['PaperMC', 'Forge'] })), /versions\/plugin-[^:]+\.json: serverSoftware\[1\]: Unknown server software "Forge"/],
-  ['a bad Java version', async (dir) => editFirstRecord(dir, (r) => ({ ...r, javaVersion: 22 })), /\.json: javaVersion: Unknown Java version 22/],
+  [
+    'an unknown software',
+    async (dir) => editFirstRecord(dir, (r) => ({ ...r, serverSoftware: ['PaperMC', 'Forge'] })),
+    /versions\/plugin-[^:]+\.json: serverSoftware\[1\]: Unknown server software "Forge"/,
+  ],
+  [
+    'a bad Java version',
+    async (dir) => editFirstRecord(dir, (r) => ({ ...r, javaVersion: 22 })),
+    /\.json: javaVersion: Unknown Java version 22/,
+  ],
   ['a missing field', async (dir) => editFirstRecord(dir, ({ fileName: _omit, ...r }) => r), /\.json: fileName: /],
-  ['a control character in the file name', async (dir) => editFirstRecord(dir, (r) => ({ ...r, fileName: 'a\nb.jar' })), /\.json: fileName: must be a file name ending in \.jar, without control characters/],
-  ['a size that does not match the JAR', async (dir) => editFirstRecord(dir, (r) => ({ ...r, fileSize: 1 })), /\.json: fileSize: 1 but .* has \d+ bytes/],
-  ['invalid JSON', async (dir) => writeFile(join(dir, 'versions', (await readdir(join(dir, 'versions')))[0]!), '{'), /\.json: not valid JSON/],
-  ['a bad user image URL', async (dir) => writeFile(join(dir, 'users.json'), JSON.stringify([{ id: 'u', username: 'u', image: 'ftp://x' }])), /users\.json: \[0\]\.image: /],
+  [
+    'a control character in the file name',
+    async (dir) => editFirstRecord(dir, (r) => ({ ...r, fileName: 'a\nb.jar' })),
+    /\.json: fileName: must be a file name ending in \.jar, without control characters/,
+  ],
+  [
+    'a size that does not match the JAR',
+    async (dir) => editFirstRecord(dir, (r) => ({ ...r, fileSize: 1 })),
+    /\.json: fileSize: 1 but .* has \d+ bytes/,
+  ],
+  [
+    'invalid JSON',
+    async (dir) => writeFile(join(dir, 'versions', (await readdir(join(dir, 'versions')))[0]!), '{'),
+    /\.json: not valid JSON/,
+  ],
+  [
+    'a bad user image URL',
+    async (dir) => writeFile(join(dir, 'users.json'), JSON.stringify([{ id: 'u', username: 'u', image: 'ftp://x' }])),
+    /users\.json: \[0\]\.image: /,
+  ],
 ];
 for (const [name, corrupt, message] of invalidCases) {
   build(`fails naming the file and the field for ${name}`, () => assertRefusesData(corrupt, loadCatalog, message));
@@ -80,8 +107,12 @@ parity('for every manifest route and coding, the file served equals what the ori
         // The site's pages, scripts and styles: the Astro build is their one implementation.
         siteRoutes++;
         const served = await fetch(origin.url + path, { headers: { 'accept-encoding': 'identity' } });
-        assert.ok(Buffer.from(await served.arrayBuffer()).equals(await readFile(join(tree.dir, entry.file))), `${path}: bytes differ`);
-        for (const [name, value] of Object.entries(entry.headers)) assert.is(served.headers.get(name), value, `${path}: ${name}`);
+        assert.ok(
+          Buffer.from(await served.arrayBuffer()).equals(await readFile(join(tree.dir, entry.file))),
+          `${path}: bytes differ`,
+        );
+        for (const [name, value] of Object.entries(entry.headers))
+          assert.is(served.headers.get(name), value, `${path}: ${name}`);
         continue;
       }
       for (const coding of entry.encodings ? ['identity', ...entry.encodings] : ['identity']) {
@@ -94,7 +125,15 @@ parity('for every manifest route and coding, the file served equals what the ori
         assert.is(fromTree.status, fromCode.status, where);
         assert.is(fromTree.status, entry.status, where);
         assert.ok(Buffer.from(treeBytes).equals(codeBytes), `${where}: bytes differ`);
-        for (const name of ['content-type', 'content-disposition', 'cache-control', 'etag', 'accept-ranges', 'content-encoding', 'vary']) {
+        for (const name of [
+          'content-type',
+          'content-disposition',
+          'cache-control',
+          'etag',
+          'accept-ranges',
+          'content-encoding',
+          'vary',
+        ]) {
           assert.is(fromTree.headers.get(name), fromCode.headers.get(name), `${where}: ${name}`);
         }
         if (coding === 'identity') {

@@ -25,7 +25,10 @@ const start = async () => {
 
 /** Bytes of the cache entries on disk. */
 async function cachedBytes(): Promise<{ bytes: number; files: number }> {
-  const entries = await readdir(join(ctx.workspace.storageDir, 'cache'), { recursive: true, withFileTypes: true }).catch(() => []);
+  const entries = await readdir(join(ctx.workspace.storageDir, 'cache'), {
+    recursive: true,
+    withFileTypes: true,
+  }).catch(() => []);
   let bytes = 0;
   let files = 0;
   for (const entry of entries) {
@@ -39,9 +42,12 @@ async function cachedBytes(): Promise<{ bytes: number; files: number }> {
 }
 
 const privateChart = (width: number) =>
-  fetch(`${ctx.origin.url}/api/servers/${ctx.accounts.privateServer.id}/chart/players?format=png&days=30&width=${width}`, {
-    headers: { authorization: `Bearer ${ctx.accounts.owner}` },
-  });
+  fetch(
+    `${ctx.origin.url}/api/servers/${ctx.accounts.privateServer.id}/chart/players?format=png&days=30&width=${width}`,
+    {
+      headers: { authorization: `Bearer ${ctx.accounts.owner}` },
+    },
+  );
 const brand = (size: number) => fetch(`${ctx.origin.url}/api/image/brand/papermc?size=${size}&format=png`);
 /** How the last request to `path` was answered, from the request log. */
 const answeredFrom = (path: string) => [...ctx.log].reverse().find((entry) => entry.path === path)?.cache;
@@ -57,22 +63,27 @@ budget.after(async () => {
   await ctx.workspace.remove();
 });
 
-budget('a crawler of distinct sizes (owners\' private PNG charts, unlimited by SPEC 8, and brand sizes) never takes the cache past its cap', async () => {
-  let peak = 0;
-  for (let batch = 0; batch < 8; batch++) {
-    const answers = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => (i % 2 ? privateChart(300 + batch * 10 + i) : brand(101 + batch * 10 + i))),
-    );
-    for (const answer of answers) {
-      assert.is(answer.status, 200);
-      await answer.arrayBuffer();
+budget(
+  "a crawler of distinct sizes (owners' private PNG charts, unlimited by SPEC 8, and brand sizes) never takes the cache past its cap",
+  async () => {
+    let peak = 0;
+    for (let batch = 0; batch < 8; batch++) {
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          i % 2 ? privateChart(300 + batch * 10 + i) : brand(101 + batch * 10 + i),
+        ),
+      );
+      for (const answer of answers) {
+        assert.is(answer.status, 200);
+        await answer.arrayBuffer();
+      }
+      const { bytes } = await cachedBytes();
+      peak = Math.max(peak, bytes);
+      assert.ok(bytes <= CAP, `after batch ${batch}: ${bytes} bytes cached, over the cap of ${CAP}`);
     }
-    const { bytes } = await cachedBytes();
-    peak = Math.max(peak, bytes);
-    assert.ok(bytes <= CAP, `after batch ${batch}: ${bytes} bytes cached, over the cap of ${CAP}`);
-  }
-  assert.ok(peak > CAP / 2, `the cache was used (${peak} bytes at most)`);
-});
+    assert.ok(peak > CAP / 2, `the cache was used (${peak} bytes at most)`);
+  },
+);
 
 budget('the least recently used entries go first: one read again stays, and is a hit after a restart', async () => {
   const kept = '/api/image/brand/papermc';
@@ -86,9 +97,17 @@ budget('the least recently used entries go first: one read again stays, and is a
   assert.is((await brand(999)).status, 200);
   assert.is(answeredFrom(kept), 'hit', 'the entry read again and again is still on disk');
   assert.is((await privateChart(1000)).status, 200);
-  assert.is(answeredFrom(`/api/servers/${ctx.accounts.privateServer.id}/chart/players`), 'miss', 'the oldest chart was evicted');
+  assert.is(
+    answeredFrom(`/api/servers/${ctx.accounts.privateServer.id}/chart/players`),
+    'miss',
+    'the oldest chart was evicted',
+  );
   assert.is((await privateChart(1290)).status, 200);
-  assert.is(answeredFrom(`/api/servers/${ctx.accounts.privateServer.id}/chart/players`), 'hit', 'the newest chart was kept');
+  assert.is(
+    answeredFrom(`/api/servers/${ctx.accounts.privateServer.id}/chart/players`),
+    'hit',
+    'the newest chart was kept',
+  );
 });
 
 budget('expired entries are deleted from disk when the origin starts (and every 10 minutes)', async () => {

@@ -12,11 +12,19 @@ import { makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
 
 const H = 3_600_000;
 const at = (iso: string) => Date.parse(iso);
-const bucket = (iso: string, max: number, sum: number, count: number): HourBucket => ({ hour: at(iso), max, sum, count });
+const bucket = (iso: string, max: number, sum: number, count: number): HourBucket => ({
+  hour: at(iso),
+  max,
+  sum,
+  count,
+});
 
 const folding = suite('aggregate');
 folding('days <= 2: one point per hour, ending with the hour of now; gaps are null', () => {
-  const series = aggregate([bucket('2026-03-10T10:00:00Z', 9, 12, 3), bucket('2026-03-10T12:00:00Z', 4, 4, 1)], { days: 1, now: at('2026-03-10T12:59:00Z') });
+  const series = aggregate([bucket('2026-03-10T10:00:00Z', 9, 12, 3), bucket('2026-03-10T12:00:00Z', 4, 4, 1)], {
+    days: 1,
+    now: at('2026-03-10T12:59:00Z'),
+  });
   assert.is(series.period, 'hour');
   assert.is(series.points.length, 24);
   assert.is(series.points.at(-1)!.start, at('2026-03-10T12:00:00Z'));
@@ -60,19 +68,34 @@ store('folds samples into hourly max, sum and count; keeps 365 days, dropping th
     { hour: at('2025-01-01T10:00:00Z'), max: 9, sum: 12, count: 2 },
     { hour: at('2025-01-01T11:00:00Z'), max: 4, sum: 4, count: 1 },
   ]);
-  await Promise.all(Array.from({ length: 50 }, (_, i) => samples.add(id, [{ at: at('2025-01-01T12:00:00Z'), players: i }])));
-  assert.equal((await samples.range(id, at('2025-01-01T12:00:00Z'), at('2025-01-01T12:00:00Z')))[2], { hour: at('2025-01-01T12:00:00Z'), max: 49, sum: 1225, count: 50 }, 'concurrent adds lose nothing');
+  await Promise.all(
+    Array.from({ length: 50 }, (_, i) => samples.add(id, [{ at: at('2025-01-01T12:00:00Z'), players: i }])),
+  );
+  assert.equal(
+    (await samples.range(id, at('2025-01-01T12:00:00Z'), at('2025-01-01T12:00:00Z')))[2],
+    { hour: at('2025-01-01T12:00:00Z'), max: 49, sum: 1225, count: 50 },
+    'concurrent adds lose nothing',
+  );
   await samples.add(id, [{ at: at('2025-01-01T00:00:00Z') + 366 * 86_400_000, players: 1 }]);
-  assert.equal(await samples.range(id, at('2025-01-01T00:00:00Z'), at('2025-01-01T23:00:00Z')), [], 'the day 366 days back is gone');
+  assert.equal(
+    await samples.range(id, at('2025-01-01T00:00:00Z'), at('2025-01-01T23:00:00Z')),
+    [],
+    'the day 366 days back is gone',
+  );
 });
 store.run();
 
 function parse(svg: string): Element {
-  const doc = new DOMParser({ onError: (level, message) => { throw new Error(`${level}: ${message}`); } }).parseFromString(svg, 'image/svg+xml');
+  const doc = new DOMParser({
+    onError: (level, message) => {
+      throw new Error(`${level}: ${message}`);
+    },
+  }).parseFromString(svg, 'image/svg+xml');
   return doc.documentElement as unknown as Element;
 }
 const all = (root: Element, tag: string) => Array.from(root.getElementsByTagName(tag));
-const byClass = (root: Element, tag: string, cls: string) => all(root, tag).filter((e) => e.getAttribute('class') === cls);
+const byClass = (root: Element, tag: string, cls: string) =>
+  all(root, tag).filter((e) => e.getAttribute('class') === cls);
 
 function sampleSeries(): Series {
   const buckets: HourBucket[] = [];
@@ -85,42 +108,65 @@ function sampleSeries(): Series {
 
 const drawing = suite('drawPlayerChart');
 for (const theme of ['light', 'dark'] as const) {
-  drawing(`${theme}: size, background, two coloured lines with gradients, one marker per point, labels, legend, title and desc`, () => {
-    const series = sampleSeries();
-    const svg = parse(drawPlayerChart(series, { width: 640, height: 300, theme }));
-    const colours = THEMES[theme];
-    assert.is(svg.getAttribute('width'), '640');
-    assert.is(svg.getAttribute('height'), '300');
-    assert.is(svg.getAttribute('viewBox'), '0 0 640 300');
-    assert.is(svg.getAttribute('role'), 'img');
-    assert.is(byClass(svg, 'rect', 'background')[0]!.getAttribute('fill'), theme === 'dark' ? '#1a1a1a' : '#ffffff');
-    for (const key of ['peak', 'average'] as const) {
-      const lines = byClass(svg, 'path', `line-${key}`);
-      assert.is(lines.length, 2, 'the gap splits the line in two');
-      assert.ok(lines.every((l) => l.getAttribute('stroke') === colours[key]));
-      assert.is(byClass(svg, 'circle', `marker-${key}`).length, 6);
-      const fill = byClass(svg, 'path', `area-${key}`)[0]!.getAttribute('fill')!;
-      const gradientId = /^url\(#(.+)\)$/.exec(fill)![1]!;
-      assert.ok(all(svg, 'linearGradient').some((g) => g.getAttribute('id') === gradientId));
-    }
-    assert.is(all(svg, 'linearGradient').length, 2);
-    assert.equal(all(svg, 'text').filter((t) => t.parentNode && (t.parentNode as Element).getAttribute?.('class') === 'legend-item').map((t) => t.textContent), ['Peak Players', 'Average Players']);
-    assert.equal(byClass(svg, 'text', 'y-label').map((t) => t.textContent), ['0', '20', '40', '60', '80']);
-    assert.ok(byClass(svg, 'text', 'x-label').length >= 4);
-    assert.ok(byClass(svg, 'line', 'grid').every((l) => l.getAttribute('stroke') === colours.grid));
-    assert.is(all(svg, 'title')[0]!.textContent, 'Players over the last 7 days');
-    assert.is(all(svg, 'desc')[0]!.textContent, 'Over the last 7 days: peak 70 players, average 30.0 players.');
-  });
+  drawing(
+    `${theme}: size, background, two coloured lines with gradients, one marker per point, labels, legend, title and desc`,
+    () => {
+      const series = sampleSeries();
+      const svg = parse(drawPlayerChart(series, { width: 640, height: 300, theme }));
+      const colours = THEMES[theme];
+      assert.is(svg.getAttribute('width'), '640');
+      assert.is(svg.getAttribute('height'), '300');
+      assert.is(svg.getAttribute('viewBox'), '0 0 640 300');
+      assert.is(svg.getAttribute('role'), 'img');
+      assert.is(byClass(svg, 'rect', 'background')[0]!.getAttribute('fill'), theme === 'dark' ? '#1a1a1a' : '#ffffff');
+      for (const key of ['peak', 'average'] as const) {
+        const lines = byClass(svg, 'path', `line-${key}`);
+        assert.is(lines.length, 2, 'the gap splits the line in two');
+        assert.ok(lines.every((l) => l.getAttribute('stroke') === colours[key]));
+        assert.is(byClass(svg, 'circle', `marker-${key}`).length, 6);
+        const fill = byClass(svg, 'path', `area-${key}`)[0]!.getAttribute('fill')!;
+        const gradientId = /^url\(#(.+)\)$/.exec(fill)![1]!;
+        assert.ok(all(svg, 'linearGradient').some((g) => g.getAttribute('id') === gradientId));
+      }
+      assert.is(all(svg, 'linearGradient').length, 2);
+      assert.equal(
+        all(svg, 'text')
+          .filter((t) => t.parentNode && (t.parentNode as Element).getAttribute?.('class') === 'legend-item')
+          .map((t) => t.textContent),
+        ['Peak Players', 'Average Players'],
+      );
+      assert.equal(
+        byClass(svg, 'text', 'y-label').map((t) => t.textContent),
+        ['0', '20', '40', '60', '80'],
+      );
+      assert.ok(byClass(svg, 'text', 'x-label').length >= 4);
+      assert.ok(byClass(svg, 'line', 'grid').every((l) => l.getAttribute('stroke') === colours.grid));
+      assert.is(all(svg, 'title')[0]!.textContent, 'Players over the last 7 days');
+      assert.is(all(svg, 'desc')[0]!.textContent, 'Over the last 7 days: peak 70 players, average 30.0 players.');
+    },
+  );
 }
 drawing('X labels never overlap, at any width and period', () => {
   for (const days of [1, 2, 7, 90, 365]) {
     for (const width of [200, 333, 800, 2000]) {
-      const svg = parse(drawPlayerChart(aggregate([], { days, now: at('2026-03-07T20:00:00Z') }), { width, height: 200, theme: 'light' }));
-      const labels = byClass(svg, 'text', 'x-label').map((t) => ({ x: Number(t.getAttribute('x')), width: t.textContent!.length * 6.6 }));
+      const svg = parse(
+        drawPlayerChart(aggregate([], { days, now: at('2026-03-07T20:00:00Z') }), {
+          width,
+          height: 200,
+          theme: 'light',
+        }),
+      );
+      const labels = byClass(svg, 'text', 'x-label').map((t) => ({
+        x: Number(t.getAttribute('x')),
+        width: t.textContent!.length * 6.6,
+      }));
       assert.ok(labels.length >= 1, `${days} days at ${width}px`);
       for (let i = 1; i < labels.length; i++) {
         const gap = labels[i]!.x - labels[i - 1]!.x;
-        assert.ok(gap >= (labels[i]!.width + labels[i - 1]!.width) / 2, `${days} days at ${width}px: labels ${i - 1} and ${i} overlap`);
+        assert.ok(
+          gap >= (labels[i]!.width + labels[i - 1]!.width) / 2,
+          `${days} days at ${width}px: labels ${i - 1} and ${i} overlap`,
+        );
       }
     }
   }

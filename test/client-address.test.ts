@@ -8,17 +8,41 @@ const invalid = (entry: string) => `invalid:${createHash('sha256').update(entry)
 const address = suite('clientAddress');
 const proxies = trustedProxies(['10.0.0.0/8', '::1']);
 const cases: [string, string | undefined, string | null, (a: string) => boolean, string | undefined][] = [
-  ['no proxy trusted: the peer, whatever the header says', '203.0.113.7', '198.51.100.1', trustedProxies([]), '203.0.113.7'],
+  [
+    'no proxy trusted: the peer, whatever the header says',
+    '203.0.113.7',
+    '198.51.100.1',
+    trustedProxies([]),
+    '203.0.113.7',
+  ],
   ['a forged header from an untrusted peer is ignored', '203.0.113.7', '1.1.1.1, 2.2.2.2', proxies, '203.0.113.7'],
   ['behind one trusted proxy: the right-most entry', '10.0.0.2', '198.51.100.1', proxies, '198.51.100.1'],
-  ['a client that forges the left-most entry gains nothing', '10.0.0.2', '1.1.1.1, 198.51.100.1', proxies, '198.51.100.1'],
+  [
+    'a client that forges the left-most entry gains nothing',
+    '10.0.0.2',
+    '1.1.1.1, 198.51.100.1',
+    proxies,
+    '198.51.100.1',
+  ],
   ['two trusted proxies are skipped', '10.0.0.2', '198.51.100.1, 10.0.0.9', proxies, '198.51.100.1'],
   ['IPv4-mapped peers count as IPv4', '::ffff:203.0.113.7', null, proxies, '203.0.113.7'],
   ['an IPv6 client behind a trusted IPv6 proxy', '::1', '2001:db8::42', proxies, '2001:db8::42'],
   ['garbage is a client of its own, never the proxy', '10.0.0.2', 'not-an-ip', proxies, invalid('not-an-ip')],
-  ['garbage behind a second trusted proxy too', '10.0.0.2', '198.51.100.1, 0x7f.1, 10.0.0.9', proxies, invalid('0x7f.1')],
+  [
+    'garbage behind a second trusted proxy too',
+    '10.0.0.2',
+    '198.51.100.1, 0x7f.1, 10.0.0.9',
+    proxies,
+    invalid('0x7f.1'),
+  ],
   ['a port is not part of the client', '10.0.0.2', '198.51.100.1:5678', proxies, '198.51.100.1'],
-  ['an empty right-most entry is not a licence to read further left', '10.0.0.2', '198.51.100.1, ', proxies, invalid('')],
+  [
+    'an empty right-most entry is not a licence to read further left',
+    '10.0.0.2',
+    '198.51.100.1, ',
+    proxies,
+    invalid(''),
+  ],
   ['an empty header: the proxy asked itself', '10.0.0.2', ' ', proxies, '10.0.0.2'],
   ['every hop trusted: the left-most', '10.0.0.2', '10.0.0.3, 10.0.0.4', proxies, '10.0.0.3'],
 ];
@@ -58,7 +82,8 @@ const entryCases: [string, string][] = [
   ['unknown', invalid('unknown')],
   ['', invalid('')],
 ];
-for (const [entry, expected] of entryCases) entries(`${JSON.stringify(entry)} -> ${expected}`, () => assert.is(forwardedClient(entry), expected));
+for (const [entry, expected] of entryCases)
+  entries(`${JSON.stringify(entry)} -> ${expected}`, () => assert.is(forwardedClient(entry), expected));
 entries('an invalid entry is its own rate-limit key, and no allow-list holds it', () => {
   const client = forwardedClient('garbage');
   assert.is(clientKey(client), client);

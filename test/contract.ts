@@ -11,7 +11,10 @@ import { rawRequest, type RawAnswer } from './helpers.ts';
 export type ContractTarget = { url: string; treeDir: string };
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
-const CODINGS = [['br', 'br'], ['gzip', 'gz']] as const;
+const CODINGS = [
+  ['br', 'br'],
+  ['gzip', 'gz'],
+] as const;
 
 /**
  * The black-box contract of the HTTP interface, run unchanged against the embedded origin and
@@ -19,12 +22,17 @@ const CODINGS = [['br', 'br'], ['gzip', 'gz']] as const;
  * every coding; live answers equal to their static twins byte for byte; the HTTP conventions and
  * errors. It knows nothing of what serves the URL.
  */
-export function contractSuite(name: string, setup: { start: () => Promise<ContractTarget>; stop?: () => Promise<void> }) {
+export function contractSuite(
+  name: string,
+  setup: { start: () => Promise<ContractTarget>; stop?: () => Promise<void> },
+) {
   const test = suite(`contract: ${name}`);
   const ctx = {} as { target: ContractTarget; manifest: Manifest; files: Map<string, Buffer> };
   const target = () => ctx.target;
-  const get = (path: string, headers: Record<string, string> = {}, method = 'GET') => rawRequest(target().url + path, { method, headers });
-  const file = async (name: string) => ctx.files.get(name) ?? ctx.files.set(name, await readFile(join(target().treeDir, name))).get(name)!;
+  const get = (path: string, headers: Record<string, string> = {}, method = 'GET') =>
+    rawRequest(target().url + path, { method, headers });
+  const file = async (name: string) =>
+    ctx.files.get(name) ?? ctx.files.set(name, await readFile(join(target().treeDir, name))).get(name)!;
   const entry = (path: string) => {
     const found = ctx.manifest.routes[path];
     if (!found) assert.unreachable(`${path} is not in the manifest`);
@@ -41,7 +49,7 @@ export function contractSuite(name: string, setup: { start: () => Promise<Contra
     await setup.stop?.();
   });
 
-  test('every precomputed answer, in every coding, is the manifest\'s file with the manifest\'s headers', async () => {
+  test("every precomputed answer, in every coding, is the manifest's file with the manifest's headers", async () => {
     const checks = Object.entries(ctx.manifest.routes).flatMap(([path, route]) => [
       [path, route, undefined] as const,
       ...(route.encodings ? CODINGS.map((coding) => [path, route, coding] as const) : []),
@@ -72,8 +80,12 @@ export function contractSuite(name: string, setup: { start: () => Promise<Contra
     assert.is(head.body.length, 0);
   });
 
-  test('If-None-Match: 304 for JSON (any coding\'s ETag), JARs and images', async () => {
-    for (const path of ['/api/plugin-versions', '/api/plugin-versions/download/latest/papermc', '/brand/papermc/light/256.webp']) {
+  test("If-None-Match: 304 for JSON (any coding's ETag), JARs and images", async () => {
+    for (const path of [
+      '/api/plugin-versions',
+      '/api/plugin-versions/download/latest/papermc',
+      '/brand/papermc/light/256.webp',
+    ]) {
       const etag = entry(path).headers.etag!;
       const answer = await get(path, { 'if-none-match': etag });
       assert.is(answer.status, 304, path);
@@ -81,7 +93,10 @@ export function contractSuite(name: string, setup: { start: () => Promise<Contra
       assert.is(answer.body.length, 0);
     }
     const list = entry('/api/plugin-versions').headers.etag!;
-    const gzipped = await get('/api/plugin-versions', { 'if-none-match': list.replace(/"$/, '-br"'), 'accept-encoding': 'gzip' });
+    const gzipped = await get('/api/plugin-versions', {
+      'if-none-match': list.replace(/"$/, '-br"'),
+      'accept-encoding': 'gzip',
+    });
     assert.is(gzipped.status, 304);
     assert.is(gzipped.headers.etag, list.replace(/"$/, '-gzip"'));
     assert.is((await get('/api/plugin-versions', { 'if-none-match': '"stale"' })).status, 200);
@@ -136,7 +151,8 @@ export function contractSuite(name: string, setup: { start: () => Promise<Contra
       const [a, b] = [await get(live), await get(precomputed)];
       assert.is(a.status, 200, live);
       assert.is(sha256(a.body), sha256(b.body), `${live} == ${precomputed}`);
-      for (const header of ['content-type', 'etag', 'cache-control', 'content-disposition']) assert.is(a.headers[header], b.headers[header], `${live}: ${header}`);
+      for (const header of ['content-type', 'etag', 'cache-control', 'content-disposition'])
+        assert.is(a.headers[header], b.headers[header], `${live}: ${header}`);
     }
   });
 
@@ -157,7 +173,12 @@ export function contractSuite(name: string, setup: { start: () => Promise<Contra
       ['GET', '/api/plugin-versions/latest/forge', 404, /forge/i],
       ['GET', '/api/charts/example?days=400', 400, /^days must be an integer from 1 to 365/],
       ['GET', '/api/servers/00000000-0000-4000-8000-000000000000/chart/players', 404, /^No server with id/],
-      ['POST', '/api/plugin-versions', 405, /^POST is not allowed on \/api\/plugin-versions; allowed: GET, HEAD, OPTIONS$/],
+      [
+        'POST',
+        '/api/plugin-versions',
+        405,
+        /^POST is not allowed on \/api\/plugin-versions; allowed: GET, HEAD, OPTIONS$/,
+      ],
       ['DELETE', '/brand/papermc/light.png', 405, /^DELETE is not allowed/],
       ['POST', '/api/servers/00000000-0000-4000-8000-000000000000/stats', 404, /^No server with id/],
     ];
@@ -178,7 +199,11 @@ export function contractSuite(name: string, setup: { start: () => Promise<Contra
   });
 
   test('OPTIONS: methods, and the CORS preflight on public endpoints', async () => {
-    const preflight = await get('/api/plugin-versions/latest/papermc', { origin: 'https://example.org', 'access-control-request-method': 'GET' }, 'OPTIONS');
+    const preflight = await get(
+      '/api/plugin-versions/latest/papermc',
+      { origin: 'https://example.org', 'access-control-request-method': 'GET' },
+      'OPTIONS',
+    );
     assert.is(preflight.status, 204);
     assert.is(preflight.headers['access-control-allow-origin'], '*');
     assert.is(preflight.headers.allow, 'GET, HEAD, OPTIONS');

@@ -21,18 +21,31 @@ const hosts = suite('_redirects and _headers (static hosts)');
 hosts.before(setup);
 hosts.after(() => ctx.workspace.remove());
 hosts('_redirects rewrites every plain path to its file and sends the rest to the origin', async () => {
-  const lines = (await readFile(join(ctx.treeDir, '_redirects'), 'utf8')).split('\n').filter((line) => line && !line.startsWith('#'));
-  const expected = Object.entries(ctx.manifest.routes).filter(([path, route]) => !path.includes('?') && route.status === 200);
+  const lines = (await readFile(join(ctx.treeDir, '_redirects'), 'utf8'))
+    .split('\n')
+    .filter((line) => line && !line.startsWith('#'));
+  const expected = Object.entries(ctx.manifest.routes).filter(
+    ([path, route]) => !path.includes('?') && route.status === 200,
+  );
   assert.is(lines.length, expected.length + 1);
   for (const [index, [path, route]] of expected.entries()) {
     assert.is(lines[index], `${path} /${route.file} 200`);
     assert.ok(existsSync(join(ctx.treeDir, route.file)), route.file);
   }
-  assert.is(lines.at(-1), '/* http://localhost:3000/:splat 200', 'the catch-all comes last: these hosts apply the first match');
-  assert.not.ok(lines.some((line) => line.includes('?')), 'no query strings: these hosts cannot match them');
+  assert.is(
+    lines.at(-1),
+    '/* http://localhost:3000/:splat 200',
+    'the catch-all comes last: these hosts apply the first match',
+  );
+  assert.not.ok(
+    lines.some((line) => line.includes('?')),
+    'no query strings: these hosts cannot match them',
+  );
 });
-hosts('_headers gives each path exactly the origin\'s headers', async () => {
-  const blocks = (await readFile(join(ctx.treeDir, '_headers'), 'utf8')).split('\n').filter((line) => line && !line.startsWith('#'));
+hosts("_headers gives each path exactly the origin's headers", async () => {
+  const blocks = (await readFile(join(ctx.treeDir, '_headers'), 'utf8'))
+    .split('\n')
+    .filter((line) => line && !line.startsWith('#'));
   const parsed = new Map<string, Record<string, string>>();
   let current: Record<string, string> = {};
   for (const line of blocks) {
@@ -42,7 +55,9 @@ hosts('_headers gives each path exactly the origin\'s headers', async () => {
       current[name!] = value.join(': ');
     }
   }
-  const expected = Object.entries(ctx.manifest.routes).filter(([path, route]) => !path.includes('?') && route.status === 200);
+  const expected = Object.entries(ctx.manifest.routes).filter(
+    ([path, route]) => !path.includes('?') && route.status === 200,
+  );
   assert.is(parsed.size, expected.length);
   for (const [path, route] of expected) assert.equal(parsed.get(path), route.headers, path);
 });
@@ -52,23 +67,56 @@ const NGINX = findProgram('nginx');
 const nginx = suite('nginx.conf');
 nginx.before(setup);
 nginx.after(() => ctx.workspace.remove());
-nginx('the build writes it with the defaults: one origin on :3000, listening on 8080, SPEC 8 approximated', async () => {
-  const text = await readFile(join(ctx.treeDir, 'nginx.conf'), 'utf8');
-  assert.match(text, /server 127\.0\.0\.1:3000 max_fails=1 fail_timeout=10s;/);
-  assert.match(text, /listen 8080;/);
-  assert.match(text, /limit_req_zone \$depot_client zone=depot_limit:10m rate=7r\/m;/);
-  assert.match(text, new RegExp(`alias ${ctx.treeDir.replaceAll('/', '\\/')}\\/files\\/`), 'files are named inside this very tree');
-  const served = Object.values(ctx.manifest.routes).filter((route) => route.status === 200).length;
-  assert.is(text.match(/^ {2}location = \/_depot\/\d+ \{$/gm)?.length, served);
-  // Each route's location names its path in a comment; the limit covers the API's counted answers.
-  const location = (path: string) => new RegExp(`# ${path.replace(/[?.]/g, '\\$&')}\n[\\s\\S]*?\n {2}\\}`).exec(text)?.[0] ?? '';
-  for (const path of ['/api/plugin-versions', '/api/plugin-versions/download/latest/papermc', '/api/charts/example']) assert.match(location(path), /limit_req zone=depot_limit burst=99 nodelay;/, path);
-  for (const path of ['/brand/papermc/light.png', '/api/image/brand/papermc?variant=light&size=64&format=webp']) assert.not.match(location(path), /limit_req/, `${path}: precomputed images do not count (SPEC 8)`);
-  assert.match(location('/api/plugin-versions'), /return 304;[\s\S]*add_header content-encoding \$depot_coding_name always;/);
-});
+nginx(
+  'the build writes it with the defaults: one origin on :3000, listening on 8080, SPEC 8 approximated',
+  async () => {
+    const text = await readFile(join(ctx.treeDir, 'nginx.conf'), 'utf8');
+    assert.match(text, /server 127\.0\.0\.1:3000 max_fails=1 fail_timeout=10s;/);
+    assert.match(text, /listen 8080;/);
+    assert.match(text, /limit_req_zone \$depot_client zone=depot_limit:10m rate=7r\/m;/);
+    assert.match(
+      text,
+      new RegExp(`alias ${ctx.treeDir.replaceAll('/', '\\/')}\\/files\\/`),
+      'files are named inside this very tree',
+    );
+    const served = Object.values(ctx.manifest.routes).filter((route) => route.status === 200).length;
+    assert.is(text.match(/^ {2}location = \/_depot\/\d+ \{$/gm)?.length, served);
+    // Each route's location names its path in a comment; the limit covers the API's counted answers.
+    const location = (path: string) =>
+      new RegExp(`# ${path.replace(/[?.]/g, '\\$&')}\n[\\s\\S]*?\n {2}\\}`).exec(text)?.[0] ?? '';
+    for (const path of ['/api/plugin-versions', '/api/plugin-versions/download/latest/papermc', '/api/charts/example'])
+      assert.match(location(path), /limit_req zone=depot_limit burst=99 nodelay;/, path);
+    for (const path of ['/brand/papermc/light.png', '/api/image/brand/papermc?variant=light&size=64&format=webp'])
+      assert.not.match(location(path), /limit_req/, `${path}: precomputed images do not count (SPEC 8)`);
+    assert.match(
+      location('/api/plugin-versions'),
+      /return 304;[\s\S]*add_header content-encoding \$depot_coding_name always;/,
+    );
+  },
+);
 const variants: [string, Parameters<typeof nginxConfig>[1]][] = [
-  ['no rate limit', { origins: ['10.0.0.5:3000', '10.0.0.6:3000'], listen: '8080', realIpFrom: [], originUrl: 'https://o.example', treeDir: '/srv/t', rateLimit: null }],
-  ['behind a CDN, on IPv6', { origins: ['[::1]:3000'], listen: '[::1]:8080', realIpFrom: ['173.245.48.0/20', '2400:cb00::/32'], originUrl: 'https://o.example', treeDir: '/srv/t', rateLimit: { limit: 50, windowSeconds: 60 } }],
+  [
+    'no rate limit',
+    {
+      origins: ['10.0.0.5:3000', '10.0.0.6:3000'],
+      listen: '8080',
+      realIpFrom: [],
+      originUrl: 'https://o.example',
+      treeDir: '/srv/t',
+      rateLimit: null,
+    },
+  ],
+  [
+    'behind a CDN, on IPv6',
+    {
+      origins: ['[::1]:3000'],
+      listen: '[::1]:8080',
+      realIpFrom: ['173.245.48.0/20', '2400:cb00::/32'],
+      originUrl: 'https://o.example',
+      treeDir: '/srv/t',
+      rateLimit: { limit: 50, windowSeconds: 60 },
+    },
+  ],
 ];
 for (const [name, options] of variants) {
   nginx(`generated ${name}: nginx -t accepts it`, async () => {
@@ -79,9 +127,14 @@ for (const [name, options] of variants) {
     const dir = await mkdtemp(join(tmpdir(), 'depot-nginx-t-'));
     try {
       await writeFile(join(dir, 'depot.conf'), text);
-      await writeFile(join(dir, 'nginx.conf'), `pid ${dir}/nginx.pid;\nerror_log ${dir}/error.log;\nevents {}\nhttp {\n  include ${dir}/depot.conf;\n}\n`);
+      await writeFile(
+        join(dir, 'nginx.conf'),
+        `pid ${dir}/nginx.pid;\nerror_log ${dir}/error.log;\nevents {}\nhttp {\n  include ${dir}/depot.conf;\n}\n`,
+      );
       const result = await new Promise<{ code: number; out: string }>((done) =>
-        execFile(NGINX, ['-t', '-p', dir, '-c', join(dir, 'nginx.conf')], (error, stdout, stderr) => done({ code: error ? 1 : 0, out: stdout + stderr })),
+        execFile(NGINX, ['-t', '-p', dir, '-c', join(dir, 'nginx.conf')], (error, stdout, stderr) =>
+          done({ code: error ? 1 : 0, out: stdout + stderr }),
+        ),
       );
       assert.is(result.code, 0, result.out);
     } finally {
@@ -93,12 +146,18 @@ nginx('the deployment settings are checked like every other setting', () => {
   const refusals: [Record<string, string>, RegExp][] = [
     [{ NGINX_ORIGINS: 'origin-without-port' }, /NGINX_ORIGINS: must be a comma-separated list of host:port/],
     [{ NGINX_LISTEN: 'eighty' }, /NGINX_LISTEN: must be a port or address:port/],
-    [{ NGINX_REAL_IP_FROM: 'cdn' }, /NGINX_REAL_IP_FROM: must be a comma-separated list of IP addresses or CIDR ranges/],
+    [
+      { NGINX_REAL_IP_FROM: 'cdn' },
+      /NGINX_REAL_IP_FROM: must be a comma-separated list of IP addresses or CIDR ranges/,
+    ],
     [{ DEPLOY_DIST_DIR: 'relative/dist' }, /DEPLOY_DIST_DIR: must be an absolute path/],
     [{ ORIGIN_URL: 'ftp://x' }, /ORIGIN_URL: must be an http/],
   ];
   for (const [env, message] of refusals) assert.throws(() => readConfig(env), message);
-  assert.equal(readConfig({ NGINX_ORIGINS: '10.0.0.5:3000, [::1]:3001', DIST_DIR: '/srv/d' }).deploy.origins, ['10.0.0.5:3000', '[::1]:3001']);
+  assert.equal(readConfig({ NGINX_ORIGINS: '10.0.0.5:3000, [::1]:3001', DIST_DIR: '/srv/d' }).deploy.origins, [
+    '10.0.0.5:3000',
+    '[::1]:3001',
+  ]);
   assert.is(readConfig({ DIST_DIR: '/srv/d' }).deploy.distDir, undefined, 'the build then names files where they are');
   assert.is(readConfig({ DEPLOY_DIST_DIR: '/srv/depot/dist' }).deploy.distDir, '/srv/depot/dist');
 });

@@ -9,7 +9,15 @@ import { ServerRecord } from '../server/charts/servers.ts';
 import { createFileStorage } from '../server/storage.ts';
 import { TokenRecord } from '../server/users.ts';
 import { TEMPORARY_FILE } from '../server/write-atomic.ts';
-import { makeAccounts, makeWorkspace, runDepot, spawnOrigin, type Accounts, type OriginProcess, type Workspace } from './helpers.ts';
+import {
+  makeAccounts,
+  makeWorkspace,
+  runDepot,
+  spawnOrigin,
+  type Accounts,
+  type OriginProcess,
+  type Workspace,
+} from './helpers.ts';
 
 const ctx = {} as { workspace: Workspace; accounts: Accounts; servers: { id: string; ingestKey: string }[] };
 
@@ -21,7 +29,12 @@ async function setup() {
 }
 
 /** One sample POSTed as a server reports it. */
-function postSample(origin: OriginProcess, server: { id: string; ingestKey: string }, at: number | string, players: number): Promise<Response> {
+function postSample(
+  origin: OriginProcess,
+  server: { id: string; ingestKey: string },
+  at: number | string,
+  players: number,
+): Promise<Response> {
   return fetch(`${origin.url}/api/servers/${server.id}/stats`, {
     method: 'POST',
     headers: { authorization: `Bearer ${server.ingestKey}` },
@@ -42,8 +55,15 @@ async function storedRecords(storageDir: string): Promise<Map<string, unknown>> 
   for (const key of await storage.getKeys()) {
     if (key.startsWith('cache:')) continue;
     const value = await storage.getItem(key);
-    const schema = key.startsWith('samples:') ? DayRecord : key.startsWith('servers:') ? ServerRecord : key.startsWith('user-tokens:') ? TokenRecord : null;
-    if (schema) assert.ok(schema.safeParse(value).success, `${key} is a readable record: ${JSON.stringify(value)?.slice(0, 80)}`);
+    const schema = key.startsWith('samples:')
+      ? DayRecord
+      : key.startsWith('servers:')
+        ? ServerRecord
+        : key.startsWith('user-tokens:')
+          ? TokenRecord
+          : null;
+    if (schema)
+      assert.ok(schema.safeParse(value).success, `${key} is a readable record: ${JSON.stringify(value)?.slice(0, 80)}`);
     records.set(key, value);
   }
   return records;
@@ -100,7 +120,11 @@ torture('every sample answered 204 is stored after repeated kill -9 of the origi
     const bucket = day?.[String(Math.floor((at % DAY) / HOUR))];
     return !bucket || bucket[0] !== players || bucket[2] !== 1;
   });
-  assert.equal(missing.slice(0, 5), [], `${missing.length} of ${acknowledged.length} answered samples were lost or changed`);
+  assert.equal(
+    missing.slice(0, 5),
+    [],
+    `${missing.length} of ${acknowledged.length} answered samples were lost or changed`,
+  );
   assert.equal(await emptyFiles(ctx.workspace.storageDir), []);
 
   // And the origin serves them after the last crash.
@@ -123,7 +147,9 @@ writers('depot stats add during HTTP ingestion: every sample of both is counted'
   const origin: OriginProcess = await spawnOrigin(ctx.workspace, { LOG_REQUESTS: 'off', RATE_LIMIT: '0' });
   try {
     const at = new Date(Math.floor(Date.now() / HOUR) * HOUR - 2 * HOUR).toISOString();
-    const cli = Array.from({ length: 6 }, (_, i) => runDepot(['stats', 'add', server.id, String(1000 + i), '--at', at], ctx.workspace));
+    const cli = Array.from({ length: 6 }, (_, i) =>
+      runDepot(['stats', 'add', server.id, String(1000 + i), '--at', at], ctx.workspace),
+    );
     let posted = 0;
     const http = Array.from({ length: 4 }, async () => {
       for (let i = 0; i < 100; i++) {
@@ -136,7 +162,9 @@ writers('depot stats add during HTTP ingestion: every sample of both is counted'
     await Promise.all(http);
     for (const result of results) assert.is(result.code, 0, result.stderr);
     const at_ = Date.parse(at);
-    const day = JSON.parse(await readFile(join(ctx.workspace.storageDir, 'samples', server.id, String(Math.floor(at_ / DAY))), 'utf8'));
+    const day = JSON.parse(
+      await readFile(join(ctx.workspace.storageDir, 'samples', server.id, String(Math.floor(at_ / DAY))), 'utf8'),
+    );
     const [max, sum, count] = day[String(Math.floor((at_ % DAY) / HOUR))];
     assert.is(count, posted + 6);
     assert.is(sum, posted * 5 + 1000 + 1001 + 1002 + 1003 + 1004 + 1005);

@@ -8,12 +8,26 @@ import type { RunningOrigin } from '../server/origin.ts';
 import type { RequestLog } from '../server/http/request-log.ts';
 import { createFileStorage } from '../server/storage.ts';
 import { currentTreeDir, openTree } from '../server/tree.ts';
-import { makeAccounts, makeWorkspace, rawRequest, startTestOrigin, until, type Accounts, type Workspace } from './helpers.ts';
+import {
+  makeAccounts,
+  makeWorkspace,
+  rawRequest,
+  startTestOrigin,
+  until,
+  type Accounts,
+  type Workspace,
+} from './helpers.ts';
 import { templateOf } from './openapi-conformance.ts';
 
 // SPEC 5, 7, 8 and issue 5's HTTP conventions, over loopback against the real origin.
 
-const ctx = {} as { workspace: Workspace; accounts: Accounts; origin: RunningOrigin; log: RequestLog[]; versionId: string };
+const ctx = {} as {
+  workspace: Workspace;
+  accounts: Accounts;
+  origin: RunningOrigin;
+  log: RequestLog[];
+  versionId: string;
+};
 
 async function setup() {
   ctx.workspace = await makeWorkspace();
@@ -64,7 +78,9 @@ conventions.before(setup);
 conventions.after(teardown);
 
 conventions('the samples cover every GET operation of the OpenAPI document', () => {
-  const documented = Object.entries(OPENAPI_DOCUMENT.paths ?? {}).filter(([, item]) => item.get).map(([template]) => template);
+  const documented = Object.entries(OPENAPI_DOCUMENT.paths ?? {})
+    .filter(([, item]) => item.get)
+    .map(([template]) => template);
   const sampled = new Set(getSamples().map((path) => templateOf(path.split('?')[0]!)));
   assert.equal([...sampled].sort(), documented.sort());
 });
@@ -75,10 +91,19 @@ conventions('HEAD answers like GET, without a body, wherever GET is', async () =
     const bytes = await full.arrayBuffer();
     assert.is(head.status, 200, path);
     assert.is((await head.arrayBuffer()).byteLength, 0, path);
-    for (const name of ['content-type', 'etag', 'cache-control', 'content-disposition', 'content-encoding', 'vary', 'access-control-allow-origin']) {
+    for (const name of [
+      'content-type',
+      'etag',
+      'cache-control',
+      'content-disposition',
+      'content-encoding',
+      'vary',
+      'access-control-allow-origin',
+    ]) {
       assert.is(head.headers.get(name), full.headers.get(name), `${path}: ${name}`);
     }
-    if (!full.headers.get('content-encoding')) assert.is(Number(head.headers.get('content-length')), bytes.byteLength, path);
+    if (!full.headers.get('content-encoding'))
+      assert.is(Number(head.headers.get('content-length')), bytes.byteLength, path);
   }
 });
 
@@ -88,7 +113,10 @@ conventions('other methods get 405 with Allow; OPTIONS answers the methods', asy
       const response = await get(path, { method });
       assert.is(response.status, 405, `${method} ${path}`);
       assert.is(response.headers.get('allow'), 'GET, HEAD, OPTIONS');
-      assert.match(((await response.json()) as { error: string }).error, `${method} is not allowed on ${path.split('?')[0]}; allowed: GET, HEAD, OPTIONS`);
+      assert.match(
+        ((await response.json()) as { error: string }).error,
+        `${method} is not allowed on ${path.split('?')[0]}; allowed: GET, HEAD, OPTIONS`,
+      );
     }
     const options = await get(path, { method: 'OPTIONS' });
     assert.is(options.status, 204, path);
@@ -102,7 +130,18 @@ conventions('other methods get 405 with Allow; OPTIONS answers the methods', asy
 });
 
 conventions('unknown paths answer a JSON 404 that names the path, never HTML', async () => {
-  for (const path of ['/', '/index.html', '/versions', '/api', '/api/plugin-versions/latest', '/api/plugin-versions/latest/papermc/21/extra', '/brand', '/api/image/brand/papermc/x', '/favicon.ico', '/api/servers']) {
+  for (const path of [
+    '/',
+    '/index.html',
+    '/versions',
+    '/api',
+    '/api/plugin-versions/latest',
+    '/api/plugin-versions/latest/papermc/21/extra',
+    '/brand',
+    '/api/image/brand/papermc/x',
+    '/favicon.ico',
+    '/api/servers',
+  ]) {
     for (const method of ['GET', 'POST']) {
       const response = await get(path, { method });
       assert.is(response.status, 404, `${method} ${path}`);
@@ -161,7 +200,12 @@ conventions('JSON and SVG come as br or gzip as Accept-Encoding asks, the same b
       assert.is(answer.headers['content-encoding'], expected, `${path} with ${accept}`);
       assert.is(answer.headers.vary, 'accept-encoding');
       assert.is(Number(answer.headers['content-length']), answer.body.length);
-      const decoded = expected === 'br' ? brotliDecompressSync(answer.body) : expected === 'gzip' ? gunzipSync(answer.body) : answer.body;
+      const decoded =
+        expected === 'br'
+          ? brotliDecompressSync(answer.body)
+          : expected === 'gzip'
+            ? gunzipSync(answer.body)
+            : answer.body;
       assert.ok(decoded.equals(identity.body), `${path} with ${accept}: decoded bytes differ`);
       if (expected) assert.ok(answer.body.length < identity.body.length * 0.6, `${path}: ${expected} saves little`);
       if (expected) assert.is(answer.headers.etag, `${(identity.headers.etag as string).slice(0, -1)}-${expected}"`);
@@ -174,7 +218,11 @@ conventions('JSON and SVG come as br or gzip as Accept-Encoding asks, the same b
     }
   }
   // Small answers and binary ones are never compressed.
-  for (const path of ['/api/plugin-versions/latest/papermc', '/brand/papermc/light.png', `/api/plugin-versions/download/${ctx.versionId}`]) {
+  for (const path of [
+    '/api/plugin-versions/latest/papermc',
+    '/brand/papermc/light.png',
+    `/api/plugin-versions/download/${ctx.versionId}`,
+  ]) {
     const answer = await rawRequest(url(path), { headers: { 'accept-encoding': 'br, gzip' } });
     assert.is(answer.headers['content-encoding'], undefined, path);
   }
@@ -190,46 +238,81 @@ conventions('CORS on exactly the public endpoints; nosniff on every answer', asy
   };
   for (const path of getSamples().filter((p) => p !== '/healthz')) assert.ok(await isPublic(path), path);
   // Errors of public endpoints are readable by pages too.
-  for (const path of ['/api/plugin-versions/latest/forge', '/api/image/brand/spigot', '/api/charts/example?days=0']) assert.ok(await isPublic(path), path);
+  for (const path of ['/api/plugin-versions/latest/forge', '/api/image/brand/spigot', '/api/charts/example?days=0'])
+    assert.ok(await isPublic(path), path);
   // Private answers, ingestion and operations never carry CORS.
   assert.not.ok(await isPublic(`/api/servers/${privateServer.id}/chart/players`, { headers: owner() }));
   assert.not.ok(await isPublic(`/api/servers/${privateServer.id}/chart/players`));
-  assert.not.ok(await isPublic(`/api/servers/${publicServer.id}/stats`, { method: 'POST', headers: { authorization: `Bearer ${publicServer.ingestKey}` }, body: '{"players":3}' }));
+  assert.not.ok(
+    await isPublic(`/api/servers/${publicServer.id}/stats`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${publicServer.ingestKey}` },
+      body: '{"players":3}',
+    }),
+  );
   assert.not.ok(await isPublic('/healthz'));
   assert.not.ok(await isPublic('/nope'));
   // Preflight: public endpoints allow any origin to GET; the private chart allows none.
-  const preflight = await get('/api/plugin-versions/latest/papermc', { method: 'OPTIONS', headers: { origin: 'https://example.org', 'access-control-request-method': 'GET' } });
+  const preflight = await get('/api/plugin-versions/latest/papermc', {
+    method: 'OPTIONS',
+    headers: { origin: 'https://example.org', 'access-control-request-method': 'GET' },
+  });
   assert.is(preflight.headers.get('access-control-allow-origin'), '*');
   assert.is(preflight.headers.get('access-control-allow-methods'), 'GET, HEAD');
-  const privatePreflight = await get(`/api/servers/${privateServer.id}/chart/players`, { method: 'OPTIONS', headers: { origin: 'https://example.org' } });
+  const privatePreflight = await get(`/api/servers/${privateServer.id}/chart/players`, {
+    method: 'OPTIONS',
+    headers: { origin: 'https://example.org' },
+  });
   assert.is(privatePreflight.status, 204);
   assert.is(privatePreflight.headers.get('access-control-allow-origin'), null);
   // Browsers may read the rate limit fields of limited answers.
   const limited = await get('/api/plugin-versions');
-  assert.match(limited.headers.get('access-control-expose-headers')!, /RateLimit-Policy, RateLimit, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After/);
+  assert.match(
+    limited.headers.get('access-control-expose-headers')!,
+    /RateLimit-Policy, RateLimit, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After/,
+  );
 });
 
-conventions('Range: a unit other than bytes is ignored; a 416 carries the CORS, nosniff and rate-limit fields of its endpoint', async () => {
-  for (const path of ['/api/plugin-versions/download/latest/velocity', '/api/plugin-versions/download/latest/VeLoCiTy']) {
-    const whole = await rawRequest(url(path));
-    for (const range of ['items=0-5', 'lines=0-', 'items=99999999-']) {
-      const answer = await rawRequest(url(path), { headers: { range } });
-      assert.is(answer.status, 200, `${path} ${range}`);
-      assert.is(answer.headers['content-range'], undefined);
-      assert.ok(answer.body.equals(whole.body), `${path} ${range}: the whole file`);
+conventions(
+  'Range: a unit other than bytes is ignored; a 416 carries the CORS, nosniff and rate-limit fields of its endpoint',
+  async () => {
+    for (const path of [
+      '/api/plugin-versions/download/latest/velocity',
+      '/api/plugin-versions/download/latest/VeLoCiTy',
+    ]) {
+      const whole = await rawRequest(url(path));
+      for (const range of ['items=0-5', 'lines=0-', 'items=99999999-']) {
+        const answer = await rawRequest(url(path), { headers: { range } });
+        assert.is(answer.status, 200, `${path} ${range}`);
+        assert.is(answer.headers['content-range'], undefined);
+        assert.ok(answer.body.equals(whole.body), `${path} ${range}: the whole file`);
+      }
+      assert.is(
+        (await rawRequest(url(path), { headers: { range: 'Bytes=0-5' } })).status,
+        206,
+        'units are case-insensitive',
+      );
+      const outside = await rawRequest(url(path), { headers: { range: `bytes=${whole.body.length + 10}-` } });
+      assert.is(outside.status, 416, path);
+      assert.is(outside.headers['content-range'], `bytes */${whole.body.length}`);
+      assert.is(outside.headers['content-type'], 'application/json; charset=utf-8');
+      for (const name of [
+        'x-content-type-options',
+        'access-control-allow-origin',
+        'access-control-expose-headers',
+        'ratelimit-policy',
+        'ratelimit',
+        'x-ratelimit-limit',
+        'x-ratelimit-remaining',
+        'x-ratelimit-reset',
+      ]) {
+        assert.ok(whole.headers[name], `${path}: the 200 has ${name}`);
+        assert.ok(outside.headers[name], `${path}: the 416 has ${name}`);
+      }
+      assert.is(outside.headers.etag, undefined, 'no validator of the file on an error');
     }
-    assert.is((await rawRequest(url(path), { headers: { range: 'Bytes=0-5' } })).status, 206, 'units are case-insensitive');
-    const outside = await rawRequest(url(path), { headers: { range: `bytes=${whole.body.length + 10}-` } });
-    assert.is(outside.status, 416, path);
-    assert.is(outside.headers['content-range'], `bytes */${whole.body.length}`);
-    assert.is(outside.headers['content-type'], 'application/json; charset=utf-8');
-    for (const name of ['x-content-type-options', 'access-control-allow-origin', 'access-control-expose-headers', 'ratelimit-policy', 'ratelimit', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) {
-      assert.ok(whole.headers[name], `${path}: the 200 has ${name}`);
-      assert.ok(outside.headers[name], `${path}: the 416 has ${name}`);
-    }
-    assert.is(outside.headers.etag, undefined, 'no validator of the file on an error');
-  }
-});
+  },
+);
 
 conventions('/healthz answers 200 with the tree served, never cached', async () => {
   const response = await get('/healthz');
@@ -248,7 +331,10 @@ conventions('one log line per request with method, path, status, time, cache and
     ['/api/image/brand/folia?size=321', undefined],
     ['/api/image/brand/folia?size=321', undefined],
     [`/api/servers/${privateServer.id}/chart/players?days=3`, { headers: owner() }],
-    [`/api/servers/${publicServer.id}/stats`, { method: 'POST', headers: { authorization: `Bearer ${publicServer.ingestKey}` }, body: '{"players":5}' }],
+    [
+      `/api/servers/${publicServer.id}/stats`,
+      { method: 'POST', headers: { authorization: `Bearer ${publicServer.ingestKey}` }, body: '{"players":5}' },
+    ],
     ['/nope?token=abc', undefined],
   ];
   for (const [path, init] of requests) await (await get(path, init)).arrayBuffer();

@@ -5,13 +5,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ROOT, findProgram, pluginJar, startRedis, workspaceEnv, type CliResult, type RedisServer, type Workspace } from './helpers.ts';
+import {
+  ROOT,
+  findProgram,
+  pluginJar,
+  startRedis,
+  workspaceEnv,
+  type CliResult,
+  type RedisServer,
+  type Workspace,
+} from './helpers.ts';
 
 // The user's entry points as written: every file package.json's scripts name exists, and every
 // `npm run` command of README.md's code blocks runs through npm, exactly as README writes it (its
 // placeholders filled in), in a scratch copy of the project.
 
-const SCRIPTS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+const SCRIPTS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> })
+  .scripts;
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 
 /** The `npm run ...` commands of README's sh code blocks, continuation lines joined, comments dropped. */
@@ -43,16 +53,36 @@ scripts('every script README runs exists, and README documents each operator com
     const script = command.split(/\s+/)[2]!;
     assert.ok(script in SCRIPTS, `README runs npm run ${script}, which package.json does not define`);
   }
-  for (const pattern of [/^npm run build$/, /^npm run demo$/, /^npm run depot -- release /, /^npm run depot -- user add /, /^npm run depot -- server add /, /^npm run depot -- stats add /, /^npm run depot -- migrate/]) {
-    assert.ok(COMMANDS.some((c) => pattern.test(c)), `README's code blocks have no command matching ${pattern}: ${COMMANDS.join(' | ')}`);
+  for (const pattern of [
+    /^npm run build$/,
+    /^npm run demo$/,
+    /^npm run depot -- release /,
+    /^npm run depot -- user add /,
+    /^npm run depot -- server add /,
+    /^npm run depot -- stats add /,
+    /^npm run depot -- migrate/,
+  ]) {
+    assert.ok(
+      COMMANDS.some((c) => pattern.test(c)),
+      `README's code blocks have no command matching ${pattern}: ${COMMANDS.join(' | ')}`,
+    );
   }
 });
 scripts.run();
 
 const REDIS = findProgram('redis-server');
-if (!REDIS) console.warn('entry-points.test.ts: redis-server not installed, `npm run depot -- migrate` not run (apt-get install -y redis-server; .ci/run does)');
+if (!REDIS)
+  console.warn(
+    'entry-points.test.ts: redis-server not installed, `npm run depot -- migrate` not run (apt-get install -y redis-server; .ci/run does)',
+  );
 
-type Scratch = { dir: string; workspace: Workspace; env: NodeJS.ProcessEnv; values: Record<string, string>; redis: RedisServer | null };
+type Scratch = {
+  dir: string;
+  workspace: Workspace;
+  env: NodeJS.ProcessEnv;
+  values: Record<string, string>;
+  redis: RedisServer | null;
+};
 const ctx = {} as Scratch;
 
 /** The project's files (not node_modules, dist/ or state) in a temp folder, node_modules linked. */
@@ -69,8 +99,11 @@ async function copyProject(): Promise<string> {
 /** `command` through sh in the scratch copy, as an operator types it. */
 function shell(command: string, env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
   return new Promise((done) => {
-    execFile('sh', ['-c', command], { cwd: ctx.dir, env: { ...ctx.env, ...env }, timeout: 180_000 }, (error, stdout, stderr) =>
-      done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    execFile(
+      'sh',
+      ['-c', command],
+      { cwd: ctx.dir, env: { ...ctx.env, ...env }, timeout: 180_000 },
+      (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -103,7 +136,14 @@ readme.before(async () => {
   ctx.redis = REDIS ? await startRedis(REDIS) : null;
   // The scratch copy's own folders (what the defaults name too), the site off and the shared build cache.
   const remove = () => rm(ctx.dir, { recursive: true, force: true });
-  ctx.workspace = { dir: ctx.dir, dataDir: join(ctx.dir, 'data'), distDir: join(ctx.dir, 'dist'), storageDir: join(ctx.dir, '.storage'), site: false, remove };
+  ctx.workspace = {
+    dir: ctx.dir,
+    dataDir: join(ctx.dir, 'data'),
+    distDir: join(ctx.dir, 'dist'),
+    storageDir: join(ctx.dir, '.storage'),
+    site: false,
+    remove,
+  };
   ctx.env = workspaceEnv(ctx.workspace);
   delete ctx.env.REDIS_URL;
   const jar = join(ctx.dir, 'ReadmePlugin-1.4.0.jar');
@@ -155,7 +195,9 @@ readme('npm run depot -- release <file.jar> --version 1.4.0 --java 21 --software
 readme('npm run depot -- release "$JAR" --version "$VERSION" ... (the CI release flow)', async () => {
   const jar = join(ctx.dir, 'CiPlugin.jar');
   await writeFile(jar, pluginJar('ci-1.4.1'));
-  const record = jsonAfterBanner((await runReadme(/^npm run depot -- release "\$JAR"/, { JAR: jar, VERSION: '1.4.1' })).stdout);
+  const record = jsonAfterBanner(
+    (await runReadme(/^npm run depot -- release "\$JAR"/, { JAR: jar, VERSION: '1.4.1' })).stdout,
+  );
   assert.is(record.pluginVersion, '1.4.1');
   assert.is(record.fileName, 'CiPlugin.jar');
 });
@@ -181,7 +223,9 @@ readme('npm run depot -- stats add <serverId> <players> [--at ISO-8601]', async 
 
 readme('npm run depot -- migrate [--to redis://host:6379]', async () => {
   if (!ctx.redis) return console.warn('  (skipped: no redis-server)');
-  const report = jsonAfterBanner((await runReadme(/^npm run depot -- migrate/)).stdout) as { copied: Record<string, number> };
+  const report = jsonAfterBanner((await runReadme(/^npm run depot -- migrate/)).stdout) as {
+    copied: Record<string, number>;
+  };
   assert.equal(report.copied, { servers: 1, tokens: 1, samples: 1 });
 });
 readme.run();

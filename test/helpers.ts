@@ -22,7 +22,14 @@ export { ROOT, findProgram, freePort, startRedis, type RedisServer } from './pro
 // Every answer any test receives over HTTP must be what the OpenAPI document promises.
 checkEveryAnswer();
 
-export type Workspace = { dir: string; dataDir: string; distDir: string; storageDir: string; site: boolean; remove: () => Promise<void> };
+export type Workspace = {
+  dir: string;
+  dataDir: string;
+  distDir: string;
+  storageDir: string;
+  site: boolean;
+  remove: () => Promise<void>;
+};
 
 /**
  * Rendered brand images shared by every test build (keyed by inputs, so sharing is safe): only the
@@ -42,7 +49,14 @@ export async function makeWorkspace(options: { build?: boolean; site?: boolean }
   const site = options.site ?? false;
   await cp(join(ROOT, 'data'), dataDir, { recursive: true });
   if (options.build !== false) await runBuild({ dataDir, distDir, cacheDir: SHARED_BUILD_CACHE, site });
-  return { dir, dataDir, distDir, storageDir: join(dir, 'storage'), site, remove: () => rm(dir, { recursive: true, force: true }) };
+  return {
+    dir,
+    dataDir,
+    distDir,
+    storageDir: join(dir, 'storage'),
+    site,
+    remove: () => rm(dir, { recursive: true, force: true }),
+  };
 }
 
 /**
@@ -55,8 +69,17 @@ export function liveContext(tree: Tree): AppContext {
 }
 
 /** The origin in-process on a free loopback port; state in memory unless the test shares files with the CLI. */
-export async function startTestOrigin(workspace: Workspace, options: Partial<OriginOptions> = {}): Promise<RunningOrigin> {
-  return startOrigin({ distDir: workspace.distDir, host: '127.0.0.1', port: 0, storage: createMemoryStorage(), ...options });
+export async function startTestOrigin(
+  workspace: Workspace,
+  options: Partial<OriginOptions> = {},
+): Promise<RunningOrigin> {
+  return startOrigin({
+    distDir: workspace.distDir,
+    host: '127.0.0.1',
+    port: 0,
+    storage: createMemoryStorage(),
+    ...options,
+  });
 }
 
 export type CliResult = { code: number; stdout: string; stderr: string };
@@ -73,12 +96,22 @@ export function runBuildCommand(workspace: Workspace, env: Record<string, string
 
 /** The configuration our scripts read: the workspace's folders, the shared build cache, the site on or off, and `env`. */
 export function workspaceEnv(workspace: Workspace, env: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const folders = { DATA_DIR: workspace.dataDir, DIST_DIR: workspace.distDir, STORAGE_DIR: workspace.storageDir, BUILD_CACHE_DIR: SHARED_BUILD_CACHE };
+  const folders = {
+    DATA_DIR: workspace.dataDir,
+    DIST_DIR: workspace.distDir,
+    STORAGE_DIR: workspace.storageDir,
+    BUILD_CACHE_DIR: SHARED_BUILD_CACHE,
+  };
   return { ...process.env, ...folders, SITE: workspace.site ? 'on' : 'off', ...env };
 }
 
 /** One of our scripts in a child process, with the workspace's folders (and `env`) as its configuration. */
-function runScript(script: string, args: string[], workspace: Workspace, env: Record<string, string>): Promise<CliResult> {
+function runScript(
+  script: string,
+  args: string[],
+  workspace: Workspace,
+  env: Record<string, string>,
+): Promise<CliResult> {
   return new Promise((done) => {
     execFile(
       process.execPath,
@@ -89,11 +122,25 @@ function runScript(script: string, args: string[], workspace: Workspace, env: Re
   });
 }
 
-export type ScriptProcess = { child: ChildProcess; stdout: () => string; stderr: () => string; exited: Promise<number | null> };
+export type ScriptProcess = {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+};
 
 /** Like runDepot and runBuildCommand, for a test that signals the script while it runs (e.g. build/main.ts). */
-export function spawnScript(script: string, args: string[], workspace: Workspace, env: Record<string, string> = {}): ScriptProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, script), ...args], { cwd: ROOT, env: workspaceEnv(workspace, env), stdio: ['ignore', 'pipe', 'pipe'] });
+export function spawnScript(
+  script: string,
+  args: string[],
+  workspace: Workspace,
+  env: Record<string, string> = {},
+): ScriptProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, script), ...args], {
+    cwd: ROOT,
+    env: workspaceEnv(workspace, env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk));
@@ -115,17 +162,30 @@ export async function snapshotFiles(dir: string): Promise<Record<string, string>
   const files: Record<string, string> = {};
   for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
     const path = join(entry.parentPath, entry.name);
-    files[path.slice(dir.length + 1)] = entry.isFile() ? createHash('sha256').update(await readFile(path)).digest('hex') : entry.isDirectory() ? 'folder' : 'other';
+    files[path.slice(dir.length + 1)] = entry.isFile()
+      ? createHash('sha256')
+          .update(await readFile(path))
+          .digest('hex')
+      : entry.isDirectory()
+        ? 'folder'
+        : 'other';
   }
   return files;
 }
 
 /** Corrupts a fresh copy of data/, then checks that `load` refuses it with a DataError matching `message`. */
-export async function assertRefusesData(corrupt: (dataDir: string) => Promise<unknown>, load: (dataDir: string) => Promise<unknown>, message: RegExp) {
+export async function assertRefusesData(
+  corrupt: (dataDir: string) => Promise<unknown>,
+  load: (dataDir: string) => Promise<unknown>,
+  message: RegExp,
+) {
   const workspace = await makeWorkspace({ build: false });
   try {
     await corrupt(workspace.dataDir);
-    const error = await load(workspace.dataDir).then(() => null, (e: unknown) => e);
+    const error = await load(workspace.dataDir).then(
+      () => null,
+      (e: unknown) => e,
+    );
     assert.instance(error, DataError);
     assert.match((error as Error).message, message);
   } finally {
@@ -160,21 +220,36 @@ export async function makeAccounts(workspace: Workspace, env: Record<string, str
 export type RawAnswer = { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer };
 
 /** A request over node:http, which (unlike fetch) hands back the bytes exactly as sent: compressed stays compressed. */
-export function rawRequest(url: string, options: { method?: string; headers?: Record<string, string> } = {}): Promise<RawAnswer> {
+export function rawRequest(
+  url: string,
+  options: { method?: string; headers?: Record<string, string> } = {},
+): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
-    const request = httpRequest(url, { method: options.method ?? 'GET', headers: options.headers, agent: false }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }));
-      response.on('error', reject);
-    });
+    const request = httpRequest(
+      url,
+      { method: options.method ?? 'GET', headers: options.headers, agent: false },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }),
+        );
+        response.on('error', reject);
+      },
+    );
     request.on('error', reject);
     request.setTimeout(30_000, () => request.destroy(new Error(`${url}: no answer in 30 s`)));
     request.end();
   });
 }
 
-export type OriginProcess = { child: ChildProcess; url: string; stdout: string[]; stderr: string[]; exited: Promise<number | null> };
+export type OriginProcess = {
+  child: ChildProcess;
+  url: string;
+  stdout: string[];
+  stderr: string[];
+  exited: Promise<number | null>;
+};
 
 /**
  * `server/main.ts` as operators run it, in a child process on a free loopback port. With `npmStart`
@@ -182,9 +257,20 @@ export type OriginProcess = { child: ChildProcess; url: string; stdout: string[]
  * (the child's pid is the group's id), as systemd or a terminal runs it; stdout then also holds
  * npm's banner lines besides the origin's JSON lines.
  */
-export async function spawnOrigin(workspace: Workspace, env: Record<string, string> = {}, options: { npmStart?: boolean } = {}): Promise<OriginProcess> {
-  const [command, args] = options.npmStart ? ['npm', ['start']] : [process.execPath, ['--import', 'tsx', 'server/main.ts']];
-  const folders = { DIST_DIR: workspace.distDir, DATA_DIR: workspace.dataDir, STORAGE_DIR: workspace.storageDir, BUILD_CACHE_DIR: SHARED_BUILD_CACHE };
+export async function spawnOrigin(
+  workspace: Workspace,
+  env: Record<string, string> = {},
+  options: { npmStart?: boolean } = {},
+): Promise<OriginProcess> {
+  const [command, args] = options.npmStart
+    ? ['npm', ['start']]
+    : [process.execPath, ['--import', 'tsx', 'server/main.ts']];
+  const folders = {
+    DIST_DIR: workspace.distDir,
+    DATA_DIR: workspace.dataDir,
+    STORAGE_DIR: workspace.storageDir,
+    BUILD_CACHE_DIR: SHARED_BUILD_CACHE,
+  };
   const child = spawn(command as string, args as string[], {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...folders, SITE: workspace.site ? 'on' : 'off', ...env },
@@ -210,7 +296,13 @@ export async function spawnOrigin(workspace: Workspace, env: Record<string, stri
   return { child, url: (JSON.parse(listening) as { url: string }).url, stdout, stderr, exited };
 }
 
-export type NginxServer = { url: string; pid: number; errors: () => Promise<string>; reload: () => Promise<void>; stop: () => Promise<void> };
+export type NginxServer = {
+  url: string;
+  pid: number;
+  errors: () => Promise<string>;
+  reload: () => Promise<void>;
+  stop: () => Promise<void>;
+};
 
 /**
  * Debian's nginx in the foreground on a loopback port, with a minimal main config that includes
@@ -219,9 +311,15 @@ export type NginxServer = { url: string; pid: number; errors: () => Promise<stri
 export async function startNginx(program: string, include: string, port: number): Promise<NginxServer> {
   const dir = await mkdtemp(join(tmpdir(), 'depot-nginx-'));
   await writeFile(join(dir, 'nginx.conf'), standaloneNginxConfig(dir, include));
-  const child = spawn(program, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(program, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   const errors = () => readFile(join(dir, 'error.log'), 'utf8').catch(() => '');
-  const answers = () => fetch(`http://127.0.0.1:${port}/healthz`).then(() => true, () => false);
+  const answers = () =>
+    fetch(`http://127.0.0.1:${port}/healthz`).then(
+      () => true,
+      () => false,
+    );
   const deadline = Date.now() + 10_000;
   while (!(await answers())) {
     if (child.exitCode !== null || Date.now() > deadline) throw new Error(`nginx did not start: ${await errors()}`);

@@ -5,7 +5,13 @@ import { isLatestMap, pickLatest } from '../server/versions/latest.ts';
 import type { PluginVersionRecord } from '../server/versions/schema.ts';
 import type { JavaVersion, ServerSoftware } from '../server/versions/software.ts';
 
-function record(id: string, software: ServerSoftware[], java: JavaVersion, createdAt: string, pluginVersion = '1.0.0'): PluginVersionRecord {
+function record(
+  id: string,
+  software: ServerSoftware[],
+  java: JavaVersion,
+  createdAt: string,
+  pluginVersion = '1.0.0',
+): PluginVersionRecord {
   return {
     id: `plugin-1-${id}`,
     serverSoftware: software,
@@ -49,7 +55,10 @@ for (const [software, java, expected] of cases) {
 pick('ties in createdAt are broken the same way whatever the input order', () => {
   const reversed = createCatalog([...VERSIONS].reverse(), []);
   assert.is(pickLatest(reversed.latest, 'Spigot', '8')?.id, 'plugin-1-e');
-  const sameVersion = [record('x1', ['Quilt'], '21', '2026-01-01T00:00:00.000Z'), record('x2', ['Quilt'], '21', '2026-01-01T00:00:00.000Z')];
+  const sameVersion = [
+    record('x1', ['Quilt'], '21', '2026-01-01T00:00:00.000Z'),
+    record('x2', ['Quilt'], '21', '2026-01-01T00:00:00.000Z'),
+  ];
   assert.is(pickLatest(createCatalog(sameVersion, []).latest, 'Quilt')?.id, 'plugin-1-x2');
   assert.is(pickLatest(createCatalog(sameVersion.reverse(), []).latest, 'Quilt')?.id, 'plugin-1-x2');
 });

@@ -20,7 +20,12 @@ ajv.addSchema({ ...OPENAPI_DOCUMENT, $id: 'openapi' });
 
 const TEMPLATES = Object.keys(doc.paths).map((template) => ({
   template,
-  pattern: new RegExp(`^${template.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&')).join('[^/]+')}$`),
+  pattern: new RegExp(
+    `^${template
+      .split(/\{[^}]+\}/)
+      .map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&'))
+      .join('[^/]+')}$`,
+  ),
 }));
 
 /** The documented path template a request path falls under (`{id}` is one segment). */
@@ -47,23 +52,34 @@ export async function checkAnswer(method: string, url: string, response: Respons
   checkedAnswers++;
   const template = templateOf(path);
   // The human site's pages, scripts and styles are files of the tree, outside the API.
-  if (!template && SITE_TYPES.includes(type ?? '') && (method === 'GET' || method === 'HEAD') && response.status === 200) return;
+  if (
+    !template &&
+    SITE_TYPES.includes(type ?? '') &&
+    (method === 'GET' || method === 'HEAD') &&
+    response.status === 200
+  )
+    return;
   if (!template) {
-    if (response.status !== 404) fail('an undocumented path must answer 404 (or be a page, script or style of the site)');
+    if (response.status !== 404)
+      fail('an undocumented path must answer 404 (or be a page, script or style of the site)');
     return checkJson(body, 'openapi#/components/schemas/Error', fail);
   }
   const item = doc.paths[template]!;
-  const allowed = Object.keys(item).map((m) => m.toUpperCase()).flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m]));
+  const allowed = Object.keys(item)
+    .map((m) => m.toUpperCase())
+    .flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m]));
   if (method === 'OPTIONS') {
     if (response.status !== 204) fail('OPTIONS must answer 204');
-    if (response.headers.get('allow') !== [...allowed, 'OPTIONS'].join(', ')) fail(`Allow ${response.headers.get('allow')} is not the documented methods`);
+    if (response.headers.get('allow') !== [...allowed, 'OPTIONS'].join(', '))
+      fail(`Allow ${response.headers.get('allow')} is not the documented methods`);
     return;
   }
   const operationName = method === 'HEAD' ? 'get' : method.toLowerCase();
   const operation = item[operationName];
   if (!operation) {
     if (response.status !== 405) fail(`an undocumented method must answer 405`);
-    if (response.headers.get('allow') !== [...allowed, 'OPTIONS'].join(', ')) fail(`Allow ${response.headers.get('allow')} is not the documented methods`);
+    if (response.headers.get('allow') !== [...allowed, 'OPTIONS'].join(', '))
+      fail(`Allow ${response.headers.get('allow')} is not the documented methods`);
     return checkJson(body, 'openapi#/components/schemas/Error', fail);
   }
   const status = String(response.status);
@@ -76,12 +92,18 @@ export async function checkAnswer(method: string, url: string, response: Respons
       if (header.required) fail(`required header ${name} missing`);
       continue;
     }
-    if (header.schema?.pattern && !new RegExp(header.schema.pattern).test(value)) fail(`header ${name}: ${value} does not match ${header.schema.pattern}`);
+    if (header.schema?.pattern && !new RegExp(header.schema.pattern).test(value))
+      fail(`header ${name}: ${value} does not match ${header.schema.pattern}`);
   }
   if (!spec!.content || status === '304') return;
-  if (!type || !(type in spec!.content)) fail(`content type ${type} not documented (documented: ${Object.keys(spec!.content).join(', ')})`);
+  if (!type || !(type in spec!.content))
+    fail(`content type ${type} not documented (documented: ${Object.keys(spec!.content).join(', ')})`);
   if (type === 'application/json' && body !== undefined) {
-    checkJson(body, `openapi#/${pointer('paths', template, operationName, 'responses', status, 'content', 'application/json', 'schema')}`, fail);
+    checkJson(
+      body,
+      `openapi#/${pointer('paths', template, operationName, 'responses', status, 'content', 'application/json', 'schema')}`,
+      fail,
+    );
   }
 }
 

@@ -6,7 +6,11 @@ import type { RunningOrigin } from '../server/origin.ts';
 import { checkAnswer } from './openapi-conformance.ts';
 import { makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
 
-type Operation = { parameters?: { name: string; in: string; schema: Record<string, unknown> }[]; responses: Record<string, unknown>; security?: unknown[] };
+type Operation = {
+  parameters?: { name: string; in: string; schema: Record<string, unknown> }[];
+  responses: Record<string, unknown>;
+  security?: unknown[];
+};
 const paths = OPENAPI_DOCUMENT.paths as Record<string, Record<string, Operation>>;
 
 const ctx = {} as { workspace: Workspace; origin: RunningOrigin };
@@ -21,19 +25,24 @@ document.after(async () => {
   await ctx.workspace.remove();
 });
 
-document('/api/openapi.json is a valid OpenAPI 3.1 document, precomputed, equal to the one built from the schemas', async () => {
-  const response = await fetch(`${ctx.origin.url}/api/openapi.json`);
-  assert.is(response.status, 200);
-  const served = await response.json();
-  assert.equal(served, JSON.parse(JSON.stringify(OPENAPI_DOCUMENT)));
-  const validator = new Validator();
-  const result = await validator.validate(served as Parameters<Validator['validate']>[0]);
-  assert.ok(result.valid, JSON.stringify(result.errors));
-  assert.is(validator.version, '3.1');
-});
+document(
+  '/api/openapi.json is a valid OpenAPI 3.1 document, precomputed, equal to the one built from the schemas',
+  async () => {
+    const response = await fetch(`${ctx.origin.url}/api/openapi.json`);
+    assert.is(response.status, 200);
+    const served = await response.json();
+    assert.equal(served, JSON.parse(JSON.stringify(OPENAPI_DOCUMENT)));
+    const validator = new Validator();
+    const result = await validator.validate(served as Parameters<Validator['validate']>[0]);
+    assert.ok(result.valid, JSON.stringify(result.errors));
+    assert.is(validator.version, '3.1');
+  },
+);
 
 document('every endpoint of SPEC 4, ingestion and operations is documented, with its method', () => {
-  const operations = Object.entries(paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
+  const operations = Object.entries(paths).flatMap(([path, item]) =>
+    Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
+  );
   assert.equal(operations.sort(), [
     'GET /api/charts/example',
     'GET /api/image/brand',
@@ -54,7 +63,8 @@ document('every endpoint of SPEC 4, ingestion and operations is documented, with
 });
 
 document('parameters carry the validation rules: ranges, defaults and allowed values', () => {
-  const params = (path: string, method = 'get') => Object.fromEntries((paths[path]![method]!.parameters ?? []).map((p) => [`${p.in}:${p.name}`, p.schema]));
+  const params = (path: string, method = 'get') =>
+    Object.fromEntries((paths[path]![method]!.parameters ?? []).map((p) => [`${p.in}:${p.name}`, p.schema]));
   const chart = params('/api/servers/{id}/chart/players');
   assert.equal(chart['query:days'], { type: 'integer', minimum: 1, maximum: 365, default: 7 });
   assert.equal(chart['query:width'], { type: 'integer', minimum: 200, maximum: 2000, default: 800 });
@@ -65,7 +75,11 @@ document('parameters carry the validation rules: ranges, defaults and allowed va
   assert.equal(brand['query:size'], { type: 'integer', minimum: 1, maximum: 2048 });
   assert.equal((brand['query:format'] as { enum: string[] }).enum, ['png', 'webp', 'jpg', 'gif', 'svg']);
   assert.equal((brand['query:download'] as { enum: string[] }).enum.sort(), ['0', '1', 'false', 'true']);
-  assert.equal((params('/api/plugin-versions/latest/{serverSoftware}/{javaVersion}')['path:javaVersion'] as { enum: string[] }).enum, ['8', '11', '17', '21']);
+  assert.equal(
+    (params('/api/plugin-versions/latest/{serverSoftware}/{javaVersion}')['path:javaVersion'] as { enum: string[] })
+      .enum,
+    ['8', '11', '17', '21'],
+  );
 });
 
 document('the rate limit, errors and auth are documented where they apply', () => {
@@ -87,29 +101,81 @@ document.run();
 
 const conformance = suite('OpenAPI conformance check');
 const json = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
-  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=utf-8', etag: '"a"', 'cache-control': 'public', ...headers } });
+  new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', etag: '"a"', 'cache-control': 'public', ...headers },
+  });
 const refusals: [string, string, string, () => Response, RegExp][] = [
   ['an undocumented status', 'GET', '/api/plugin-versions', () => json({ error: 'x' }, 418), /status not documented/],
-  ['a body off the schema', 'GET', '/api/plugin-versions/latest/papermc', () => json({ version: { id: 'nope' } }), /body does not match the schema/],
+  [
+    'a body off the schema',
+    'GET',
+    '/api/plugin-versions/latest/papermc',
+    () => json({ version: { id: 'nope' } }),
+    /body does not match the schema/,
+  ],
   ['an extra field', 'GET', '/api/image/brand', () => json({ brands: {}, extra: 1 }), /body does not match the schema/],
-  ['a missing ETag', 'GET', '/api/plugin-versions', () => new Response('{}', { headers: { 'content-type': 'application/json', 'cache-control': 'x' } }), /required header ETag missing/],
-  ['an undocumented content type', 'GET', '/api/plugin-versions/download/latest/papermc', () => new Response('<html>', { headers: { 'content-type': 'text/html', etag: '"a"', 'cache-control': 'x' } }), /content type text\/html not documented/],
+  [
+    'a missing ETag',
+    'GET',
+    '/api/plugin-versions',
+    () => new Response('{}', { headers: { 'content-type': 'application/json', 'cache-control': 'x' } }),
+    /required header ETag missing/,
+  ],
+  [
+    'an undocumented content type',
+    'GET',
+    '/api/plugin-versions/download/latest/papermc',
+    () => new Response('<html>', { headers: { 'content-type': 'text/html', etag: '"a"', 'cache-control': 'x' } }),
+    /content type text\/html not documented/,
+  ],
   ['a 200 for an unknown path', 'GET', '/nope', () => json({ ok: true }), /an undocumented path must answer 404/],
-  ['a site page for a POST', 'POST', '/versions', () => new Response('<p>', { headers: { 'content-type': 'text/html' } }), /an undocumented path must answer 404/],
+  [
+    'a site page for a POST',
+    'POST',
+    '/versions',
+    () => new Response('<p>', { headers: { 'content-type': 'text/html' } }),
+    /an undocumented path must answer 404/,
+  ],
   ['a 404 body that is not the error shape', 'GET', '/nope', () => json({ message: 'x' }, 404), /body does not match/],
-  ['a 200 for an undocumented method', 'DELETE', '/api/plugin-versions', () => json({}), /an undocumented method must answer 405/],
-  ['a wrong Allow', 'DELETE', '/api/plugin-versions', () => json({ error: 'x' }, 405, { allow: 'GET' }), /Allow GET is not the documented methods/],
-  ['a malformed rate limit header', 'GET', '/api/plugin-versions', () => json({ versions: [], lastUpdated: '2026-01-01T00:00:00.000Z' }, 200, { 'x-ratelimit-remaining': 'lots' }), /X-RateLimit-Remaining/],
+  [
+    'a 200 for an undocumented method',
+    'DELETE',
+    '/api/plugin-versions',
+    () => json({}),
+    /an undocumented method must answer 405/,
+  ],
+  [
+    'a wrong Allow',
+    'DELETE',
+    '/api/plugin-versions',
+    () => json({ error: 'x' }, 405, { allow: 'GET' }),
+    /Allow GET is not the documented methods/,
+  ],
+  [
+    'a malformed rate limit header',
+    'GET',
+    '/api/plugin-versions',
+    () => json({ versions: [], lastUpdated: '2026-01-01T00:00:00.000Z' }, 200, { 'x-ratelimit-remaining': 'lots' }),
+    /X-RateLimit-Remaining/,
+  ],
 ];
 for (const [name, method, path, answer, message] of refusals) {
   conformance(`refuses ${name}`, async () => {
-    const error = await checkAnswer(method, `http://127.0.0.1${path}`, answer()).then(() => null, (e: Error) => e);
+    const error = await checkAnswer(method, `http://127.0.0.1${path}`, answer()).then(
+      () => null,
+      (e: Error) => e,
+    );
     assert.ok(error, 'accepted');
     assert.match(error!.message, message);
   });
 }
 conformance('accepts a documented answer', async () => {
-  await checkAnswer('GET', 'http://127.0.0.1/api/plugin-versions', json({ versions: [], lastUpdated: '2026-01-01T00:00:00.000Z' }));
+  await checkAnswer(
+    'GET',
+    'http://127.0.0.1/api/plugin-versions',
+    json({ versions: [], lastUpdated: '2026-01-01T00:00:00.000Z' }),
+  );
   await checkAnswer('GET', 'http://127.0.0.1/nope', json({ error: 'No endpoint at /nope' }, 404));
 });
 conformance.run();

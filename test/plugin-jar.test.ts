@@ -6,9 +6,21 @@ import { makePluginJar, type PluginJarContents } from '../build/plugin-jar.ts';
 const MakePluginJar = suite('makePluginJar');
 
 const cases: [string, PluginJarContents, string[]][] = [
-  ['a descriptor only', { files: { 'plugin.yml': 'name: A\nversion: 1.0.0\nmain: a.A\n' } }, ['META-INF/MANIFEST.MF', 'plugin.yml']],
-  ['manifest attributes and several files, in order', { manifest: { 'Created-By': 'test' }, files: { 'bungee.yml': 'x', 'README.txt': 'y' } }, ['META-INF/MANIFEST.MF', 'bungee.yml', 'README.txt']],
-  ['filler last', { files: { 'plugin.yml': 'z' }, filler: 4096 }, ['META-INF/MANIFEST.MF', 'plugin.yml', 'assets/blob.bin']],
+  [
+    'a descriptor only',
+    { files: { 'plugin.yml': 'name: A\nversion: 1.0.0\nmain: a.A\n' } },
+    ['META-INF/MANIFEST.MF', 'plugin.yml'],
+  ],
+  [
+    'manifest attributes and several files, in order',
+    { manifest: { 'Created-By': 'test' }, files: { 'bungee.yml': 'x', 'README.txt': 'y' } },
+    ['META-INF/MANIFEST.MF', 'bungee.yml', 'README.txt'],
+  ],
+  [
+    'filler last',
+    { files: { 'plugin.yml': 'z' }, filler: 4096 },
+    ['META-INF/MANIFEST.MF', 'plugin.yml', 'assets/blob.bin'],
+  ],
 ];
 
 for (const [name, contents, entries] of cases) {
@@ -20,7 +32,9 @@ for (const [name, contents, entries] of cases) {
 }
 
 MakePluginJar('the manifest starts with Manifest-Version and ends with a blank line', () => {
-  const manifest = strFromU8(unzipSync(makePluginJar({ manifest: { 'Created-By': 'test' }, files: {} }))['META-INF/MANIFEST.MF']!);
+  const manifest = strFromU8(
+    unzipSync(makePluginJar({ manifest: { 'Created-By': 'test' }, files: {} }))['META-INF/MANIFEST.MF']!,
+  );
   assert.is(manifest, 'Manifest-Version: 1.0\r\nCreated-By: test\r\n\r\n');
 });
 

@@ -28,11 +28,18 @@ export async function freePort(): Promise<number> {
 
 /** Starts a server process and waits until it answers `probe` with a 2xx (bounded), then hands back a stopper. */
 export async function startProcess(command: string, args: string[], probe: string, env: NodeJS.ProcessEnv = {}) {
-  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const deadline = Date.now() + 20_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`${command} exited with ${child.exitCode}`);
-    const ok = await fetch(probe).then((r) => r.arrayBuffer().then(() => r.ok), () => false);
+    const ok = await fetch(probe).then(
+      (r) => r.arrayBuffer().then(() => r.ok),
+      () => false,
+    );
     if (ok) return { child, stop: () => stopProcess(child) };
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -64,12 +71,19 @@ export type RedisServer = {
  * outages. Nothing is saved unless `keepIn` names a folder: then its data survives a restart (an
  * append-only file).
  */
-export async function startRedis(program: string, options: { port?: number; keepIn?: string } = {}): Promise<RedisServer> {
+export async function startRedis(
+  program: string,
+  options: { port?: number; keepIn?: string } = {},
+): Promise<RedisServer> {
   const port = options.port ?? (await freePort());
   let child: ChildProcess | null = null;
-  const persistence = options.keepIn ? ['--dir', options.keepIn, '--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
+  const persistence = options.keepIn
+    ? ['--dir', options.keepIn, '--appendonly', 'yes', '--appendfsync', 'always']
+    : ['--appendonly', 'no'];
   const start = async () => {
-    child = spawn(program, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence], { stdio: 'ignore' });
+    child = spawn(program, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence], {
+      stdio: 'ignore',
+    });
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {
       if (await ping(port)) return;
@@ -79,9 +93,15 @@ export async function startRedis(program: string, options: { port?: number; keep
   };
   await start();
   const signal = (name: NodeJS.Signals) => () => void (child as ChildProcess | null)?.kill(name);
-  return { url: `redis://127.0.0.1:${port}`, stop: async () => {
-    if (child) await stopProcess(child);
-  }, start, freeze: signal('SIGSTOP'), thaw: signal('SIGCONT') };
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    stop: async () => {
+      if (child) await stopProcess(child);
+    },
+    start,
+    freeze: signal('SIGSTOP'),
+    thaw: signal('SIGCONT'),
+  };
 }
 
 function ping(port: number): Promise<boolean> {

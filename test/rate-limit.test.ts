@@ -3,7 +3,16 @@ import * as assert from 'uvu/assert';
 import { parseRateLimit } from '../server/http/rate-limit-policy.ts';
 import type { OriginOptions, RunningOrigin } from '../server/origin.ts';
 import { createFileStorage } from '../server/storage.ts';
-import { findProgram, makeWorkspace, runDepot, startRedis, startTestOrigin, until, type RedisServer, type Workspace } from './helpers.ts';
+import {
+  findProgram,
+  makeWorkspace,
+  runDepot,
+  startRedis,
+  startTestOrigin,
+  until,
+  type RedisServer,
+  type Workspace,
+} from './helpers.ts';
 
 const parsing = suite('parseRateLimit');
 const policies: [string, unknown][] = [
@@ -19,7 +28,8 @@ for (const [text, expected] of policies) parsing(`${text}`, () => assert.equal(p
 parsing.run();
 
 const ctx = {} as { workspace: Workspace; origin: RunningOrigin; now: number };
-const get = (path: string, headers: Record<string, string> = {}, method = 'GET') => fetch(ctx.origin.url + path, { headers, method });
+const get = (path: string, headers: Record<string, string> = {}, method = 'GET') =>
+  fetch(ctx.origin.url + path, { headers, method });
 async function start(options: Partial<OriginOptions> = {}) {
   ctx.now = Date.parse('2026-11-22T10:00:00Z');
   ctx.origin = await startTestOrigin(ctx.workspace, {
@@ -46,28 +56,38 @@ limit.before(async () => {
 limit.after(() => ctx.workspace.remove());
 limit.after.each(() => ctx.origin.close());
 
-limit('the 100th request passes, the 101st gets 429 with Retry-After and the RateLimit fields; a new window lets requests through', async () => {
-  await start();
-  const first = await get('/api/plugin-versions/latest/papermc');
-  assert.is(first.headers.get('ratelimit-policy'), '"default";q=100;w=900');
-  assert.is(first.headers.get('ratelimit'), '"default";r=99;t=900');
-  assert.is(first.headers.get('x-ratelimit-limit'), '100');
-  assert.is(first.headers.get('x-ratelimit-remaining'), '99');
-  assert.match(first.headers.get('access-control-expose-headers')!, /RateLimit-Policy, RateLimit, X-RateLimit-Limit/);
-  assert.equal(new Set(await spend('/api/plugin-versions', 99)), new Set([200]));
-  ctx.now += 60_000;
-  const over = await get('/api/plugin-versions/download/latest/velocity');
-  assert.is(over.status, 429);
-  assert.is(over.headers.get('retry-after'), '840');
-  assert.is(over.headers.get('x-ratelimit-remaining'), '0');
-  assert.is(((await over.json()) as { error: string }).error, 'Rate limit of 100 requests per 900 seconds exceeded; retry in 840 seconds');
-  assert.is((await get('/api/image/brand/papermc?size=333&format=webp')).status, 429, 'an image that would need rendering');
-  assert.is((await get('/api/charts/example?days=3')).status, 429);
-  ctx.now += 840_000;
-  const next = await get('/api/plugin-versions');
-  assert.is(next.status, 200);
-  assert.is(next.headers.get('x-ratelimit-remaining'), '99');
-});
+limit(
+  'the 100th request passes, the 101st gets 429 with Retry-After and the RateLimit fields; a new window lets requests through',
+  async () => {
+    await start();
+    const first = await get('/api/plugin-versions/latest/papermc');
+    assert.is(first.headers.get('ratelimit-policy'), '"default";q=100;w=900');
+    assert.is(first.headers.get('ratelimit'), '"default";r=99;t=900');
+    assert.is(first.headers.get('x-ratelimit-limit'), '100');
+    assert.is(first.headers.get('x-ratelimit-remaining'), '99');
+    assert.match(first.headers.get('access-control-expose-headers')!, /RateLimit-Policy, RateLimit, X-RateLimit-Limit/);
+    assert.equal(new Set(await spend('/api/plugin-versions', 99)), new Set([200]));
+    ctx.now += 60_000;
+    const over = await get('/api/plugin-versions/download/latest/velocity');
+    assert.is(over.status, 429);
+    assert.is(over.headers.get('retry-after'), '840');
+    assert.is(over.headers.get('x-ratelimit-remaining'), '0');
+    assert.is(
+      ((await over.json()) as { error: string }).error,
+      'Rate limit of 100 requests per 900 seconds exceeded; retry in 840 seconds',
+    );
+    assert.is(
+      (await get('/api/image/brand/papermc?size=333&format=webp')).status,
+      429,
+      'an image that would need rendering',
+    );
+    assert.is((await get('/api/charts/example?days=3')).status, 429);
+    ctx.now += 840_000;
+    const next = await get('/api/plugin-versions');
+    assert.is(next.status, 200);
+    assert.is(next.headers.get('x-ratelimit-remaining'), '99');
+  },
+);
 
 limit('precomputed and cached brand images do not count, and are served over the limit', async () => {
   await start();
@@ -81,10 +101,14 @@ limit('precomputed and cached brand images do not count, and are served over the
   assert.is((await get('/api/image/brand/folia?size=77')).status, 200);
 });
 
-limit('an owner\'s private chart is not limited; a public chart is', async () => {
+limit("an owner's private chart is not limited; a public chart is", async () => {
   const owner = JSON.parse((await runDepot(['user', 'add', 'rita'], ctx.workspace)).stdout) as { token: string };
-  const secret = JSON.parse((await runDepot(['server', 'add', '--owner', 'rita', '--private'], ctx.workspace)).stdout) as { id: string };
-  const open = JSON.parse((await runDepot(['server', 'add', '--owner', 'rita'], ctx.workspace)).stdout) as { id: string };
+  const secret = JSON.parse(
+    (await runDepot(['server', 'add', '--owner', 'rita', '--private'], ctx.workspace)).stdout,
+  ) as { id: string };
+  const open = JSON.parse((await runDepot(['server', 'add', '--owner', 'rita'], ctx.workspace)).stdout) as {
+    id: string;
+  };
   await start();
   const auth = { authorization: `Bearer ${owner.token}` };
   assert.equal(new Set(await spend(`/api/servers/${secret.id}/chart/players`, 120, auth)), new Set([200]));
@@ -105,29 +129,32 @@ limit('a forged X-Forwarded-For gains nothing from an untrusted peer, and is hon
   for (const headers of forged) trusted.push((await get('/api/plugin-versions', headers)).status);
   assert.equal(new Set(trusted), new Set([200]));
 });
-limit('behind a trusted proxy, an X-Forwarded-For entry that is not an address is a client of its own, never the proxy', async () => {
-  await start({ trustProxy: ['127.0.0.1', '::1'], rateLimit: { limit: 5, windowSeconds: 900 } });
-  const from = (entry: string) => ({ 'x-forwarded-for': `203.0.113.9, ${entry}` });
-  const remaining = async (headers: Record<string, string>) => {
-    const response = await get('/api/plugin-versions', headers);
-    await response.arrayBuffer();
-    return response.status === 429 ? 'refused' : response.headers.get('x-ratelimit-remaining');
-  };
-  // Each kind of garbage spends its own budget...
-  for (const entry of ['garbage', '012.1.2.3', '0x7f.0.0.1', '127.1', '2130706433', 'fe80::1%eth0']) {
-    assert.equal(new Set(await spend('/api/plugin-versions', 5, from(entry))), new Set([200]), entry);
-    assert.is(await remaining(from(entry)), 'refused', entry);
-  }
-  // ...and none of the proxy's, nor of the clients it forwards with real addresses.
-  assert.is(await remaining({}), '4', 'the proxy itself');
-  assert.is(await remaining(from('198.51.100.20')), '4', 'a client with an address');
-  // A port is not part of the client: 1.2.3.4:5678, 1.2.3.4:80 and 1.2.3.4 share one budget, as do [::1]:80 and ::1.
-  assert.is(await remaining(from('198.51.100.30:5678')), '4');
-  assert.is(await remaining(from('198.51.100.30:80')), '3');
-  assert.is(await remaining(from('198.51.100.30')), '2');
-  assert.is(await remaining(from('[2001:db8::7]:443')), '4');
-  assert.is(await remaining(from('2001:db8::7')), '3');
-});
+limit(
+  'behind a trusted proxy, an X-Forwarded-For entry that is not an address is a client of its own, never the proxy',
+  async () => {
+    await start({ trustProxy: ['127.0.0.1', '::1'], rateLimit: { limit: 5, windowSeconds: 900 } });
+    const from = (entry: string) => ({ 'x-forwarded-for': `203.0.113.9, ${entry}` });
+    const remaining = async (headers: Record<string, string>) => {
+      const response = await get('/api/plugin-versions', headers);
+      await response.arrayBuffer();
+      return response.status === 429 ? 'refused' : response.headers.get('x-ratelimit-remaining');
+    };
+    // Each kind of garbage spends its own budget...
+    for (const entry of ['garbage', '012.1.2.3', '0x7f.0.0.1', '127.1', '2130706433', 'fe80::1%eth0']) {
+      assert.equal(new Set(await spend('/api/plugin-versions', 5, from(entry))), new Set([200]), entry);
+      assert.is(await remaining(from(entry)), 'refused', entry);
+    }
+    // ...and none of the proxy's, nor of the clients it forwards with real addresses.
+    assert.is(await remaining({}), '4', 'the proxy itself');
+    assert.is(await remaining(from('198.51.100.20')), '4', 'a client with an address');
+    // A port is not part of the client: 1.2.3.4:5678, 1.2.3.4:80 and 1.2.3.4 share one budget, as do [::1]:80 and ::1.
+    assert.is(await remaining(from('198.51.100.30:5678')), '4');
+    assert.is(await remaining(from('198.51.100.30:80')), '3');
+    assert.is(await remaining(from('198.51.100.30')), '2');
+    assert.is(await remaining(from('[2001:db8::7]:443')), '4');
+    assert.is(await remaining(from('2001:db8::7')), '3');
+  },
+);
 
 limit('a refund goes to the window the request was charged in, not to the next one', async () => {
   const windowMs = 900_000;
@@ -135,11 +162,14 @@ limit('a refund goes to the window the request was charged in, not to the next o
   let time = boundary - 1000;
   let jumpTo: number | undefined;
   // The first reading (the charge) is one second before the boundary, every later one (the refund) one second after.
-  await start({ rateLimit: { limit: 5, windowSeconds: 900 }, now: () => {
-    const reading = time;
-    if (jumpTo !== undefined) [time, jumpTo] = [jumpTo, undefined];
-    return reading;
-  } });
+  await start({
+    rateLimit: { limit: 5, windowSeconds: 900 },
+    now: () => {
+      const reading = time;
+      if (jumpTo !== undefined) [time, jumpTo] = [jumpTo, undefined];
+      return reading;
+    },
+  });
   jumpTo = boundary + 1000;
   const image = await get('/brand/papermc/none/64.png'); // precomputed: does not count, so it is handed back
   await image.arrayBuffer();
@@ -149,21 +179,24 @@ limit('a refund goes to the window the request was charged in, not to the next o
   assert.equal(await spend('/api/plugin-versions', 6), [200, 200, 200, 200, 200, 429]);
 });
 
-limit('an image or chart request answered with an error counts, and keeps its status over the limit; a precomputed image carries no count', async () => {
-  await start({ rateLimit: { limit: 3, windowSeconds: 900 } });
-  const badSize = await get('/api/image/brand/papermc?size=0');
-  assert.is(badSize.status, 400);
-  assert.is(badSize.headers.get('x-ratelimit-remaining'), '2');
-  assert.is((await get('/api/image/brand/nosuchbrand')).headers.get('x-ratelimit-remaining'), '1');
-  const precomputed = await get('/brand/papermc/none/64.png');
-  assert.is(precomputed.status, 200);
-  assert.is(precomputed.headers.get('x-ratelimit-remaining'), null, 'not charged, so no count to show');
-  assert.is((await get('/api/charts/example')).headers.get('x-ratelimit-remaining'), '0');
-  const over = await get('/api/image/brand/papermc?size=0');
-  assert.is(over.status, 400, 'the error, not a 429');
-  assert.is(over.headers.get('x-ratelimit-remaining'), '0');
-  assert.is((await get('/api/image/brand/papermc?size=333')).status, 429);
-});
+limit(
+  'an image or chart request answered with an error counts, and keeps its status over the limit; a precomputed image carries no count',
+  async () => {
+    await start({ rateLimit: { limit: 3, windowSeconds: 900 } });
+    const badSize = await get('/api/image/brand/papermc?size=0');
+    assert.is(badSize.status, 400);
+    assert.is(badSize.headers.get('x-ratelimit-remaining'), '2');
+    assert.is((await get('/api/image/brand/nosuchbrand')).headers.get('x-ratelimit-remaining'), '1');
+    const precomputed = await get('/brand/papermc/none/64.png');
+    assert.is(precomputed.status, 200);
+    assert.is(precomputed.headers.get('x-ratelimit-remaining'), null, 'not charged, so no count to show');
+    assert.is((await get('/api/charts/example')).headers.get('x-ratelimit-remaining'), '0');
+    const over = await get('/api/image/brand/papermc?size=0');
+    assert.is(over.status, 400, 'the error, not a 429');
+    assert.is(over.headers.get('x-ratelimit-remaining'), '0');
+    assert.is((await get('/api/image/brand/papermc?size=333')).status, 429);
+  },
+);
 
 limit('HEAD counts like GET', async () => {
   await start();
@@ -196,7 +229,10 @@ limit.run();
 
 // Shared state: two origins, one Redis (Debian's redis-server, which .ci/run installs).
 const REDIS = findProgram('redis-server');
-if (!REDIS) console.warn('rate-limit.test.ts: redis-server not installed, Redis tests not run (apt-get install -y redis-server; .ci/run does)');
+if (!REDIS)
+  console.warn(
+    'rate-limit.test.ts: redis-server not installed, Redis tests not run (apt-get install -y redis-server; .ci/run does)',
+  );
 else {
   const shared = suite('rate limit in Redis (REDIS_URL)');
   const redis = {} as { server: RedisServer; warnings: string[]; other: RunningOrigin };
@@ -215,7 +251,12 @@ else {
   const startPair = async () => {
     redis.warnings = [];
     await start({ redisUrl: redis.server.url, warn: (line) => redis.warnings.push(line) });
-    redis.other = await startTestOrigin(ctx.workspace, { rateLimit: { limit: 100, windowSeconds: 900 }, now: () => ctx.now, redisUrl: redis.server.url, warn: () => {} });
+    redis.other = await startTestOrigin(ctx.workspace, {
+      rateLimit: { limit: 100, windowSeconds: 900 },
+      now: () => ctx.now,
+      redisUrl: redis.server.url,
+      warn: () => {},
+    });
   };
   const getOther = (path: string) => fetch(redis.other.url + path);
 
@@ -238,44 +279,65 @@ else {
     assert.is((await get('/api/plugin-versions')).headers.get('x-ratelimit-remaining'), '98');
   });
 
-  shared('Redis down: requests are served, unlimited, with a warning; Redis back: counting resumes without a restart', async () => {
-    await startPair();
-    ctx.now = Date.parse('2026-11-22T12:00:00Z');
-    assert.is((await get('/api/plugin-versions')).headers.get('x-ratelimit-remaining'), '99');
-    await redis.server.stop();
-    const during = await get('/api/plugin-versions');
-    assert.is(during.status, 200);
-    assert.is(during.headers.get('x-ratelimit-remaining'), null);
-    assert.ok(redis.warnings.some((line) => /\[rate-limit\] store unavailable, requests are not limited/.test(line)), redis.warnings.join('\n'));
-    await until(() => redis.warnings.some((line) => /\[redis\] redis:\/\/127\.0\.0\.1:\d+ unavailable/.test(line)), 'the Redis outage is logged');
-    await redis.server.start();
-    let remaining: string | null = null;
-    await until(async () => (remaining = (await get('/api/plugin-versions')).headers.get('x-ratelimit-remaining')) !== null, 'counting resumes');
-    assert.is(remaining, '99', 'counting resumed in the restarted (empty) Redis');
-    assert.ok(redis.warnings.some((line) => /\[redis\] .* back/.test(line)));
-  });
-  shared('Redis frozen: one request waits for the command timeout, the next are served unlimited at once; thawed: counting resumes', async () => {
-    await startPair();
-    ctx.now = Date.parse('2026-11-22T13:00:00Z');
-    assert.is((await get('/api/plugin-versions')).headers.get('x-ratelimit-remaining'), '99');
-    redis.server.freeze();
-    try {
-      const first = performance.now();
-      assert.is((await get('/api/plugin-versions')).status, 200);
-      assert.ok(performance.now() - first < 2500, 'the first waits at most about the 1 s command timeout');
-      const rest = performance.now();
-      for (let i = 0; i < 5; i++) {
-        const answer = await get('/api/plugin-versions');
-        assert.is(answer.status, 200);
-        assert.is(answer.headers.get('x-ratelimit-remaining'), null, 'unlimited while the store rests');
+  shared(
+    'Redis down: requests are served, unlimited, with a warning; Redis back: counting resumes without a restart',
+    async () => {
+      await startPair();
+      ctx.now = Date.parse('2026-11-22T12:00:00Z');
+      assert.is((await get('/api/plugin-versions')).headers.get('x-ratelimit-remaining'), '99');
+      await redis.server.stop();
+      const during = await get('/api/plugin-versions');
+      assert.is(during.status, 200);
+      assert.is(during.headers.get('x-ratelimit-remaining'), null);
+      assert.ok(
+        redis.warnings.some((line) => /\[rate-limit\] store unavailable, requests are not limited/.test(line)),
+        redis.warnings.join('\n'),
+      );
+      await until(
+        () => redis.warnings.some((line) => /\[redis\] redis:\/\/127\.0\.0\.1:\d+ unavailable/.test(line)),
+        'the Redis outage is logged',
+      );
+      await redis.server.start();
+      let remaining: string | null = null;
+      await until(
+        async () => (remaining = (await get('/api/plugin-versions')).headers.get('x-ratelimit-remaining')) !== null,
+        'counting resumes',
+      );
+      assert.is(remaining, '99', 'counting resumed in the restarted (empty) Redis');
+      assert.ok(redis.warnings.some((line) => /\[redis\] .* back/.test(line)));
+    },
+  );
+  shared(
+    'Redis frozen: one request waits for the command timeout, the next are served unlimited at once; thawed: counting resumes',
+    async () => {
+      await startPair();
+      ctx.now = Date.parse('2026-11-22T13:00:00Z');
+      assert.is((await get('/api/plugin-versions')).headers.get('x-ratelimit-remaining'), '99');
+      redis.server.freeze();
+      try {
+        const first = performance.now();
+        assert.is((await get('/api/plugin-versions')).status, 200);
+        assert.ok(performance.now() - first < 2500, 'the first waits at most about the 1 s command timeout');
+        const rest = performance.now();
+        for (let i = 0; i < 5; i++) {
+          const answer = await get('/api/plugin-versions');
+          assert.is(answer.status, 200);
+          assert.is(answer.headers.get('x-ratelimit-remaining'), null, 'unlimited while the store rests');
+        }
+        assert.ok(
+          performance.now() - rest < 1000,
+          `the next five took ${Math.round(performance.now() - rest)} ms: the store is not asked`,
+        );
+      } finally {
+        redis.server.thaw();
       }
-      assert.ok(performance.now() - rest < 1000, `the next five took ${Math.round(performance.now() - rest)} ms: the store is not asked`);
-    } finally {
-      redis.server.thaw();
-    }
-    let remaining: string | null = null;
-    await until(async () => (remaining = (await get('/api/plugin-versions')).headers.get('x-ratelimit-remaining')) !== null, 'counting resumes');
-    assert.ok(Number(remaining) < 99, `the count kept in Redis goes on (${remaining} left)`);
-  });
+      let remaining: string | null = null;
+      await until(
+        async () => (remaining = (await get('/api/plugin-versions')).headers.get('x-ratelimit-remaining')) !== null,
+        'counting resumes',
+      );
+      assert.ok(Number(remaining) < 99, `the count kept in Redis goes on (${remaining} left)`);
+    },
+  );
   shared.run();
 }

@@ -16,35 +16,81 @@ refusals.before(async () => {
 refusals.after(() => ctx.workspace.remove());
 
 const refusalCases: [string, (jar: string, dir: string) => Promise<string[]>, RegExp][] = [
-  ['unknown software, listing the valid names', async (jar) => [jar, '--version', '2.0.0', '--java', '21', '--software', 'PaperMC,Forge'],
-    /--software: Unknown server software "Forge"; expected one of PaperMC, Spigot, Bukkit, Purpur, Quilt, LeafMC, Folia, CanvasMC, BungeeCord, Waterfall, Velocity/],
-  ['bad Java version', async (jar) => [jar, '--version', '2.0.0', '--java', '16', '--software', 'PaperMC'], /--java: Unknown Java version "16"; expected one of 8, 11, 17, 21/],
-  ['a version that is not semver', async (jar) => [jar, '--version', 'v2.0', '--java', '21', '--software', 'PaperMC'], /--version: must be a semantic version/],
-  ['a file that is not a JAR', async (_jar, dir) => {
-    const fake = join(dir, 'fake.jar');
-    await writeFile(fake, 'this is not a zip');
-    return [fake, '--version', '2.0.0', '--java', '21', '--software', 'PaperMC'];
-  }, /fake\.jar is not a zip\/JAR archive/],
-  ['a zip without manifest or descriptor', async (_jar, dir) => {
-    const zip = join(dir, 'data.jar');
-    await writeFile(zip, zipSync({ 'hello.txt': strToU8('hi') }));
-    return [zip, '--version', '2.0.0', '--java', '21', '--software', 'PaperMC'];
-  }, /without META-INF\/MANIFEST\.MF or a plugin descriptor/],
-  ['an exact duplicate of a released JAR', async (_jar, dir) => [join(dir, 'data/jars', (await readdir(join(dir, 'data/jars')))[0]!), '--version', '9.9.9', '--java', '21', '--software', 'PaperMC'],
-    /is already released as plugin-\d+-\w+ \(same sha256\)/],
-  ['the same version, Java and software again', async (_jar, dir) => {
-    const other = join(dir, 'again.jar');
-    await writeFile(other, pluginJar('rebuilt'));
-    return [other, '--version', '1.3.0', '--java', '21', '--software', 'Purpur,PaperMC,Folia'];
-  }, /version 1\.3\.0 for Java 21 and Purpur, PaperMC, Folia is already released as plugin-/],
-  ['a missing file', async (_jar, dir) => [join(dir, 'nope.jar'), '--version', '2.0.0', '--java', '21', '--software', 'PaperMC'], /cannot read .*nope\.jar: ENOENT/],
+  [
+    'unknown software, listing the valid names',
+    async (jar) => [jar, '--version', '2.0.0', '--java', '21', '--software', 'PaperMC,Forge'],
+    /--software: Unknown server software "Forge"; expected one of PaperMC, Spigot, Bukkit, Purpur, Quilt, LeafMC, Folia, CanvasMC, BungeeCord, Waterfall, Velocity/,
+  ],
+  [
+    'bad Java version',
+    async (jar) => [jar, '--version', '2.0.0', '--java', '16', '--software', 'PaperMC'],
+    /--java: Unknown Java version "16"; expected one of 8, 11, 17, 21/,
+  ],
+  [
+    'a version that is not semver',
+    async (jar) => [jar, '--version', 'v2.0', '--java', '21', '--software', 'PaperMC'],
+    /--version: must be a semantic version/,
+  ],
+  [
+    'a file that is not a JAR',
+    async (_jar, dir) => {
+      const fake = join(dir, 'fake.jar');
+      await writeFile(fake, 'this is not a zip');
+      return [fake, '--version', '2.0.0', '--java', '21', '--software', 'PaperMC'];
+    },
+    /fake\.jar is not a zip\/JAR archive/,
+  ],
+  [
+    'a zip without manifest or descriptor',
+    async (_jar, dir) => {
+      const zip = join(dir, 'data.jar');
+      await writeFile(zip, zipSync({ 'hello.txt': strToU8('hi') }));
+      return [zip, '--version', '2.0.0', '--java', '21', '--software', 'PaperMC'];
+    },
+    /without META-INF\/MANIFEST\.MF or a plugin descriptor/,
+  ],
+  [
+    'an exact duplicate of a released JAR',
+    async (_jar, dir) => [
+      join(dir, 'data/jars', (await readdir(join(dir, 'data/jars')))[0]!),
+      '--version',
+      '9.9.9',
+      '--java',
+      '21',
+      '--software',
+      'PaperMC',
+    ],
+    /is already released as plugin-\d+-\w+ \(same sha256\)/,
+  ],
+  [
+    'the same version, Java and software again',
+    async (_jar, dir) => {
+      const other = join(dir, 'again.jar');
+      await writeFile(other, pluginJar('rebuilt'));
+      return [other, '--version', '1.3.0', '--java', '21', '--software', 'Purpur,PaperMC,Folia'];
+    },
+    /version 1\.3\.0 for Java 21 and Purpur, PaperMC, Folia is already released as plugin-/,
+  ],
+  [
+    'a missing file',
+    async (_jar, dir) => [join(dir, 'nope.jar'), '--version', '2.0.0', '--java', '21', '--software', 'PaperMC'],
+    /cannot read .*nope\.jar: ENOENT/,
+  ],
   ['no --software', async (jar) => [jar, '--version', '2.0.0', '--java', '21'], /--software: missing --software/],
-  ['a file not named .jar', async (_jar, dir) => {
-    const zip = join(dir, 'plugin.zip');
-    await writeFile(zip, pluginJar('zip'));
-    return [zip, '--version', '2.0.0', '--java', '21', '--software', 'PaperMC'];
-  }, /cannot release .*plugin\.zip: fileName: must be a file name ending in \.jar/],
-  ['an option without its value', async (jar) => [jar, '--software', 'PaperMC', '--java', '21', '--version'], /Option '--version <value>' argument missing/],
+  [
+    'a file not named .jar',
+    async (_jar, dir) => {
+      const zip = join(dir, 'plugin.zip');
+      await writeFile(zip, pluginJar('zip'));
+      return [zip, '--version', '2.0.0', '--java', '21', '--software', 'PaperMC'];
+    },
+    /cannot release .*plugin\.zip: fileName: must be a file name ending in \.jar/,
+  ],
+  [
+    'an option without its value',
+    async (jar) => [jar, '--software', 'PaperMC', '--java', '21', '--version'],
+    /Option '--version <value>' argument missing/,
+  ],
 ];
 for (const [name, args, message] of refusalCases) {
   refusals(`refuses ${name} with exit 1 and one line`, async () => {
@@ -59,7 +105,7 @@ for (const [name, args, message] of refusalCases) {
 }
 refusals.run();
 
-const names = suite('depot release: the JAR\'s file name');
+const names = suite("depot release: the JAR's file name");
 names.before(async () => {
   ctx.workspace = await makeWorkspace({ build: false });
 });
@@ -68,25 +114,40 @@ names.after(() => ctx.workspace.remove());
 // The name is stored in the record and served in Content-Disposition: control characters would
 // split log lines and headers, and a terminal would act on C1 ones.
 const nameCases: [string, string, RegExp][] = [
-  ['a newline', 'Evil\nPlugin.jar', /file name "Evil\\u000aPlugin\.jar" contains a control character \(U\+000A\); rename the file$/],
+  [
+    'a newline',
+    'Evil\nPlugin.jar',
+    /file name "Evil\\u000aPlugin\.jar" contains a control character \(U\+000A\); rename the file$/,
+  ],
   ['a carriage return', 'Evil\r.jar', /contains a control character \(U\+000D\)/],
   ['a tab', 'Evil\tPlugin.jar', /contains a control character \(U\+0009\)/],
   ['an escape (C0)', 'Evil\u001b[31mPlugin.jar', /contains a control character \(U\+001B\)/],
   ['DEL', 'Evil\u007fPlugin.jar', /contains a control character \(U\+007F\)/],
   ['a C1 next-line', 'Evil\u0085Plugin.jar', /contains a control character \(U\+0085\)/],
   ['a C1 CSI', 'Evil\u009b31mPlugin.jar', /"Evil\\u009b31mPlugin\.jar" contains a control character \(U\+009B\)/],
-  ['a backslash (a path separator elsewhere)', 'Evil\\Plugin.jar', /fileName: must be a file name ending in \.jar, without control characters/],
+  [
+    'a backslash (a path separator elsewhere)',
+    'Evil\\Plugin.jar',
+    /fileName: must be a file name ending in \.jar, without control characters/,
+  ],
 ];
 for (const [name, fileName, message] of nameCases) {
   names(`refuses a file name with ${name}: one line, exit 1, data/ byte for byte as it was`, async () => {
     const jar = join(ctx.workspace.dir, fileName);
     await writeFile(jar, pluginJar(`name-${fileName.length}-${fileName.codePointAt(4)}`));
     const before = await snapshotFiles(ctx.workspace.dataDir);
-    const result = await runDepot(['release', jar, '--version', '7.0.0', '--java', '21', '--software', 'PaperMC'], ctx.workspace);
+    const result = await runDepot(
+      ['release', jar, '--version', '7.0.0', '--java', '21', '--software', 'PaperMC'],
+      ctx.workspace,
+    );
     assert.is(result.code, 1, result.stderr);
     assert.is(result.stdout, '');
     assert.is(result.stderr.trim().split('\n').length, 1, result.stderr);
-    assert.not.match(result.stderr, /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/, 'the refusal itself carries no control character');
+    assert.not.match(
+      result.stderr,
+      /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/,
+      'the refusal itself carries no control character',
+    );
     assert.match(result.stderr.trim(), message);
     assert.equal(await snapshotFiles(ctx.workspace.dataDir), before, 'data/ untouched');
   });
@@ -124,19 +185,44 @@ release('stores JAR and record, rebuilds, prints the record; a running origin se
       }
     }
   })();
-  const result = await runDepot(['release', jar, '--version', '2.0.0', '--java', '21', '--software', 'PaperMC,Folia', '--minecraft', '1.21.4', '--by', 'bob'], ctx.workspace);
+  const result = await runDepot(
+    [
+      'release',
+      jar,
+      '--version',
+      '2.0.0',
+      '--java',
+      '21',
+      '--software',
+      'PaperMC,Folia',
+      '--minecraft',
+      '1.21.4',
+      '--by',
+      'bob',
+    ],
+    ctx.workspace,
+  );
   releasing = false;
   await client;
   await origin.close();
 
   assert.is(result.code, 0, result.stderr);
-  const record = JSON.parse(result.stdout) as { id: string; sha256: string; fileSize: number; fileName: string; createdBy: string };
+  const record = JSON.parse(result.stdout) as {
+    id: string;
+    sha256: string;
+    fileSize: number;
+    fileName: string;
+    createdBy: string;
+  };
   assert.match(record.id, /^plugin-\d+-[A-Za-z0-9]+$/);
   assert.is(record.fileName, 'Plügin Ünïcode-2.0.0.jar');
   assert.is(record.createdBy, 'bob');
   const stored = await readFile(join(ctx.workspace.dataDir, 'jars', `${record.id}.jar`));
   assert.is(stored.length, record.fileSize);
-  assert.equal(JSON.parse(await readFile(join(ctx.workspace.dataDir, 'versions', `${record.id}.json`), 'utf8')), record);
+  assert.equal(
+    JSON.parse(await readFile(join(ctx.workspace.dataDir, 'versions', `${record.id}.json`), 'utf8')),
+    record,
+  );
   assert.ok(requests > 1, 'the client looped');
   assert.is(failures, 0, `${failures} of ${requests} requests failed`);
   assert.is(seen, record.id);
@@ -162,7 +248,9 @@ release('two releases at once: both land in the served tree', async () => {
     }),
   );
   const results = await Promise.all(
-    jars.map(([file, version]) => runDepot(['release', file, '--version', version, '--java', '11', '--software', 'Quilt'], ctx.workspace)),
+    jars.map(([file, version]) =>
+      runDepot(['release', file, '--version', version, '--java', '11', '--software', 'Quilt'], ctx.workspace),
+    ),
   );
   for (const result of results) assert.is(result.code, 0, result.stderr);
   const origin = await startTestOrigin(ctx.workspace);

@@ -5,7 +5,15 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { RunningOrigin } from '../server/origin.ts';
 import { createFileStorage } from '../server/storage.ts';
-import { makeAccounts, makeWorkspace, runDepot, spawnOrigin, startTestOrigin, type Accounts, type Workspace } from './helpers.ts';
+import {
+  makeAccounts,
+  makeWorkspace,
+  runDepot,
+  spawnOrigin,
+  startTestOrigin,
+  type Accounts,
+  type Workspace,
+} from './helpers.ts';
 
 const ctx = {} as { workspace: Workspace; accounts: Accounts; origin: RunningOrigin };
 
@@ -14,8 +22,10 @@ async function setupAccounts() {
   ctx.accounts = await makeAccounts(ctx.workspace);
 }
 
-const desc = (svg: string) => new DOMParser().parseFromString(svg, 'image/svg+xml').getElementsByTagName('desc')[0]?.textContent;
-const chart = (id: string, init?: RequestInit, query = '') => fetch(`${ctx.origin.url}/api/servers/${id}/chart/players${query}`, init);
+const desc = (svg: string) =>
+  new DOMParser().parseFromString(svg, 'image/svg+xml').getElementsByTagName('desc')[0]?.textContent;
+const chart = (id: string, init?: RequestInit, query = '') =>
+  fetch(`${ctx.origin.url}/api/servers/${id}/chart/players${query}`, init);
 const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
 const ingest = (id: string, key: string | null, body: unknown) =>
   fetch(`${ctx.origin.url}/api/servers/${id}/stats`, {
@@ -29,9 +39,15 @@ cli.before(setupAccounts);
 cli.after(() => ctx.workspace.remove());
 cli('user add prints a token once and adds a public profile shown as createdByUser', async () => {
   assert.match(ctx.accounts.owner, /^dpt_[\w-]{43}$/);
-  const users = JSON.parse(await (await import('node:fs/promises')).readFile(join(ctx.workspace.dataDir, 'users.json'), 'utf8')) as { username: string; nickname?: string }[];
+  const users = JSON.parse(
+    await (await import('node:fs/promises')).readFile(join(ctx.workspace.dataDir, 'users.json'), 'utf8'),
+  ) as { username: string; nickname?: string }[];
   assert.equal(users.find((u) => u.username === 'olivia')?.nickname, 'Olivia');
-  const stored = JSON.stringify(await createFileStorage(ctx.workspace.storageDir).getItems(await createFileStorage(ctx.workspace.storageDir).getKeys()));
+  const stored = JSON.stringify(
+    await createFileStorage(ctx.workspace.storageDir).getItems(
+      await createFileStorage(ctx.workspace.storageDir).getKeys(),
+    ),
+  );
   assert.not.ok(stored.includes(ctx.accounts.owner), 'the token itself is never stored');
   assert.not.ok(stored.includes(ctx.accounts.privateServer.ingestKey), 'nor the ingest key');
 });
@@ -48,13 +64,19 @@ const refusals: [string[], RegExp][] = [
   [['stats', 'add', 'not-a-uuid', '5'], /serverId must be a UUID/],
   [['stats', 'add', '00000000-0000-4000-8000-000000000000', '5'], /no server with id/],
   [['stats', 'add', '@server', 'many'], /players must be an integer from 0 to 1000000/],
-  [['stats', 'add', '@server', '5', '--at', '2099-01-01T00:00:00Z'], /at must not be more than 5 minutes in the future/],
+  [
+    ['stats', 'add', '@server', '5', '--at', '2099-01-01T00:00:00Z'],
+    /at must not be more than 5 minutes in the future/,
+  ],
   [['stats', 'add', '@server', '5', '--at', 'yesterday'], /--at: must be an ISO 8601 timestamp/],
   [['server', 'remove'], /unknown command "server remove"/],
 ];
 for (const [args, message] of refusals) {
   cli(`refuses ${args.join(' ')}`, async () => {
-    const result = await runDepot(args.map((a) => (a === '@server' ? ctx.accounts.publicServer.id : a)), ctx.workspace);
+    const result = await runDepot(
+      args.map((a) => (a === '@server' ? ctx.accounts.publicServer.id : a)),
+      ctx.workspace,
+    );
     assert.is(result.code, 1);
     assert.match(result.stderr, message);
   });
@@ -65,7 +87,10 @@ const http = suite('ingestion and charts over HTTP');
 let now = Date.parse('2026-11-20T12:30:00Z');
 http.before(async () => {
   await setupAccounts();
-  ctx.origin = await startTestOrigin(ctx.workspace, { storage: createFileStorage(ctx.workspace.storageDir), now: () => now });
+  ctx.origin = await startTestOrigin(ctx.workspace, {
+    storage: createFileStorage(ctx.workspace.storageDir),
+    now: () => now,
+  });
 });
 http.after(async () => {
   await ctx.origin.close();
@@ -102,31 +127,113 @@ http('the access matrix of a private chart', async () => {
   assert.is(owner.status, 200);
   assert.is((await chart(ctx.accounts.publicServer.id, bearer(ctx.accounts.other))).status, 200);
 });
-http('charts are cached for 5 minutes, and a cached private chart is still only its owner\'s', async () => {
+http("charts are cached for 5 minutes, and a cached private chart is still only its owner's", async () => {
   const { id, ingestKey } = ctx.accounts.privateServer;
   const before = await (await chart(id, bearer(ctx.accounts.owner), '?days=1')).text();
   assert.is((await ingest(id, ingestKey, { players: 99 })).status, 204);
   assert.is((await chart(id, bearer(ctx.accounts.other), '?days=1')).status, 403);
-  assert.is(await (await chart(id, bearer(ctx.accounts.owner), '?days=1')).text(), before, 'within 5 minutes: the cached chart');
+  assert.is(
+    await (await chart(id, bearer(ctx.accounts.owner), '?days=1')).text(),
+    before,
+    'within 5 minutes: the cached chart',
+  );
   now += 5 * 60_000 + 1000;
   assert.match(desc(await (await chart(id, bearer(ctx.accounts.owner), '?days=1')).text())!, /peak 99 players/);
 });
 const ingestErrors: [string, (a: Accounts) => [string, string | null, unknown], number, RegExp][] = [
   ['no key', (a) => [a.publicServer.id, null, { players: 1 }], 401, /Send the server's ingest key/],
-  ['another server\'s key', (a) => [a.publicServer.id, a.privateServer.ingestKey, { players: 1 }], 401, /Wrong ingest key/],
-  ['an unknown server', (a) => ['00000000-0000-4000-8000-000000000000', a.publicServer.ingestKey, { players: 1 }], 404, /No server with id/],
+  [
+    "another server's key",
+    (a) => [a.publicServer.id, a.privateServer.ingestKey, { players: 1 }],
+    401,
+    /Wrong ingest key/,
+  ],
+  [
+    'an unknown server',
+    (a) => ['00000000-0000-4000-8000-000000000000', a.publicServer.ingestKey, { players: 1 }],
+    404,
+    /No server with id/,
+  ],
   ['an id that is not a UUID', (a) => ['srv-1', a.publicServer.ingestKey, { players: 1 }], 400, /^id must be a UUID$/],
-  ['a body that is not JSON', (a) => [a.publicServer.id, a.publicServer.ingestKey, '{players'], 400, /^body must be JSON/],
-  ['negative players', (a) => [a.publicServer.id, a.publicServer.ingestKey, { players: -1 }], 400, /^players: must be an integer from 0 to 1000000$/],
-  ['fractional players', (a) => [a.publicServer.id, a.publicServer.ingestKey, { players: 1.5 }], 400, /^players: must be an integer/],
-  ['too many players', (a) => [a.publicServer.id, a.publicServer.ingestKey, { players: 1_000_001 }], 400, /^players: must be an integer/],
-  ['an unknown field', (a) => [a.publicServer.id, a.publicServer.ingestKey, { players: 1, extra: true }], 400, /^body: Unrecognized key: "extra"$/],
-  ['no samples', (a) => [a.publicServer.id, a.publicServer.ingestKey, { samples: [] }], 400, /^samples: must hold at least one sample$/],
-  ['1,001 samples', (a) => [a.publicServer.id, a.publicServer.ingestKey, { samples: Array.from({ length: 1001 }, () => ({ at: '2026-11-20T10:00:00Z', players: 1 })) }], 400, /^samples: must hold at most 1000 samples$/],
-  ['a sample from the future', (a) => [a.publicServer.id, a.publicServer.ingestKey, { samples: [{ at: '2026-11-20T10:00:00Z', players: 1 }, { at: '2026-11-20T13:00:00Z', players: 1 }] }], 400, /^samples\[1\]\.at must not be more than 5 minutes in the future$/],
-  ['a sample past retention', (a) => [a.publicServer.id, a.publicServer.ingestKey, { samples: [{ at: '2025-11-01T10:00:00Z', players: 1 }] }], 400, /^samples\[0\]\.at must be within the last 365 days$/],
-  ['a body over 256 KiB', (a) => [a.publicServer.id, a.publicServer.ingestKey, `{"players":1,"pad":"${'x'.repeat(300_000)}"}`], 413, /^body must be at most 262144 bytes$/],
-  ['a bad timestamp', (a) => [a.publicServer.id, a.publicServer.ingestKey, { samples: [{ at: 'noon', players: 1 }] }], 400, /^samples\[0\]\.at: must be an ISO 8601 timestamp$/],
+  [
+    'a body that is not JSON',
+    (a) => [a.publicServer.id, a.publicServer.ingestKey, '{players'],
+    400,
+    /^body must be JSON/,
+  ],
+  [
+    'negative players',
+    (a) => [a.publicServer.id, a.publicServer.ingestKey, { players: -1 }],
+    400,
+    /^players: must be an integer from 0 to 1000000$/,
+  ],
+  [
+    'fractional players',
+    (a) => [a.publicServer.id, a.publicServer.ingestKey, { players: 1.5 }],
+    400,
+    /^players: must be an integer/,
+  ],
+  [
+    'too many players',
+    (a) => [a.publicServer.id, a.publicServer.ingestKey, { players: 1_000_001 }],
+    400,
+    /^players: must be an integer/,
+  ],
+  [
+    'an unknown field',
+    (a) => [a.publicServer.id, a.publicServer.ingestKey, { players: 1, extra: true }],
+    400,
+    /^body: Unrecognized key: "extra"$/,
+  ],
+  [
+    'no samples',
+    (a) => [a.publicServer.id, a.publicServer.ingestKey, { samples: [] }],
+    400,
+    /^samples: must hold at least one sample$/,
+  ],
+  [
+    '1,001 samples',
+    (a) => [
+      a.publicServer.id,
+      a.publicServer.ingestKey,
+      { samples: Array.from({ length: 1001 }, () => ({ at: '2026-11-20T10:00:00Z', players: 1 })) },
+    ],
+    400,
+    /^samples: must hold at most 1000 samples$/,
+  ],
+  [
+    'a sample from the future',
+    (a) => [
+      a.publicServer.id,
+      a.publicServer.ingestKey,
+      {
+        samples: [
+          { at: '2026-11-20T10:00:00Z', players: 1 },
+          { at: '2026-11-20T13:00:00Z', players: 1 },
+        ],
+      },
+    ],
+    400,
+    /^samples\[1\]\.at must not be more than 5 minutes in the future$/,
+  ],
+  [
+    'a sample past retention',
+    (a) => [a.publicServer.id, a.publicServer.ingestKey, { samples: [{ at: '2025-11-01T10:00:00Z', players: 1 }] }],
+    400,
+    /^samples\[0\]\.at must be within the last 365 days$/,
+  ],
+  [
+    'a body over 256 KiB',
+    (a) => [a.publicServer.id, a.publicServer.ingestKey, `{"players":1,"pad":"${'x'.repeat(300_000)}"}`],
+    413,
+    /^body must be at most 262144 bytes$/,
+  ],
+  [
+    'a bad timestamp',
+    (a) => [a.publicServer.id, a.publicServer.ingestKey, { samples: [{ at: 'noon', players: 1 }] }],
+    400,
+    /^samples\[0\]\.at: must be an ISO 8601 timestamp$/,
+  ],
 ];
 for (const [name, request, status, message] of ingestErrors) {
   http(`ingestion: ${status} for ${name}`, async () => {
@@ -161,7 +268,11 @@ addresses.before(setupAccounts);
 addresses.after(() => ctx.workspace.remove());
 addresses('the owner is refused from an address outside the list, served from one inside', async () => {
   const storage = createFileStorage(ctx.workspace.storageDir);
-  for (const [list, status] of [[['10.0.0.0/8', '::1'], 403], [['10.0.0.0/8', '127.0.0.1/32'], 200], [['::ffff:127.0.0.1'], 200]] as const) {
+  for (const [list, status] of [
+    [['10.0.0.0/8', '::1'], 403],
+    [['10.0.0.0/8', '127.0.0.1/32'], 200],
+    [['::ffff:127.0.0.1'], 200],
+  ] as const) {
     ctx.origin = await startTestOrigin(ctx.workspace, { storage, privateChartIps: [...list] });
     const response = await chart(ctx.accounts.privateServer.id, bearer(ctx.accounts.owner));
     await ctx.origin.close();
@@ -171,8 +282,15 @@ addresses('the owner is refused from an address outside the list, served from on
 addresses('X-Forwarded-For counts only from a trusted proxy (TRUST_PROXY)', async () => {
   const storage = createFileStorage(ctx.workspace.storageDir);
   const forwarded = { headers: { authorization: `Bearer ${ctx.accounts.owner}`, 'x-forwarded-for': '198.51.100.7' } };
-  for (const [trustProxy, status] of [[[], 403], [['127.0.0.1'], 200]] as const) {
-    ctx.origin = await startTestOrigin(ctx.workspace, { storage, privateChartIps: ['198.51.100.0/24'], trustProxy: [...trustProxy] });
+  for (const [trustProxy, status] of [
+    [[], 403],
+    [['127.0.0.1'], 200],
+  ] as const) {
+    ctx.origin = await startTestOrigin(ctx.workspace, {
+      storage,
+      privateChartIps: ['198.51.100.0/24'],
+      trustProxy: [...trustProxy],
+    });
     const response = await chart(ctx.accounts.privateServer.id, forwarded);
     await ctx.origin.close();
     assert.is(response.status, status, `TRUST_PROXY=${trustProxy.join(',')}`);
@@ -187,7 +305,11 @@ durability('a sample answered 204 survives the origin being killed right after',
   const start = () => spawnOrigin(ctx.workspace);
   const first = await start();
   const { id, ingestKey } = ctx.accounts.publicServer;
-  const response = await fetch(`${first.url}/api/servers/${id}/stats`, { method: 'POST', headers: { authorization: `Bearer ${ingestKey}` }, body: '{"players":123}' });
+  const response = await fetch(`${first.url}/api/servers/${id}/stats`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ingestKey}` },
+    body: '{"players":123}',
+  });
   assert.is(response.status, 204);
   first.child.kill('SIGKILL');
   await first.exited;
@@ -204,7 +326,8 @@ durability.run();
 
 const idempotent = suite('Idempotency-Key on ingestion');
 let clock = Date.parse('2026-11-20T12:30:00Z');
-const startIdempotentOrigin = () => startTestOrigin(ctx.workspace, { storage: createFileStorage(ctx.workspace.storageDir), now: () => clock });
+const startIdempotentOrigin = () =>
+  startTestOrigin(ctx.workspace, { storage: createFileStorage(ctx.workspace.storageDir), now: () => clock });
 idempotent.before(async () => {
   await setupAccounts();
   ctx.origin = await startIdempotentOrigin();
@@ -222,25 +345,36 @@ const ingestWithKey = (key: string, body: unknown) =>
 /** How many samples the hour of `at` holds, read from STORAGE_DIR. */
 async function storedCount(at: string): Promise<number> {
   const time = Date.parse(at);
-  const file = join(ctx.workspace.storageDir, 'samples', ctx.accounts.publicServer.id, String(Math.floor(time / 86_400_000)));
+  const file = join(
+    ctx.workspace.storageDir,
+    'samples',
+    ctx.accounts.publicServer.id,
+    String(Math.floor(time / 86_400_000)),
+  );
   const day = JSON.parse(await readFile(file, 'utf8').catch(() => '{}')) as Record<string, number[]>;
   return day[String(Math.floor((time % 86_400_000) / 3_600_000))]?.[2] ?? 0;
 }
 
-idempotent('a repeat with the same key and body answers 204 again, marked as replayed, and stores nothing', async () => {
-  const body = { samples: [{ at: '2026-11-20T08:10:00Z', players: 12 }] };
-  const first = await ingestWithKey('retry-1', body);
-  assert.is(first.status, 204);
-  assert.is(first.headers.get('idempotent-replayed'), null);
-  const again = await ingestWithKey('retry-1', body);
-  assert.is(again.status, 204);
-  assert.is(again.headers.get('idempotent-replayed'), 'true');
-  assert.is(await storedCount('2026-11-20T08:10:00Z'), 1);
-});
+idempotent(
+  'a repeat with the same key and body answers 204 again, marked as replayed, and stores nothing',
+  async () => {
+    const body = { samples: [{ at: '2026-11-20T08:10:00Z', players: 12 }] };
+    const first = await ingestWithKey('retry-1', body);
+    assert.is(first.status, 204);
+    assert.is(first.headers.get('idempotent-replayed'), null);
+    const again = await ingestWithKey('retry-1', body);
+    assert.is(again.status, 204);
+    assert.is(again.headers.get('idempotent-replayed'), 'true');
+    assert.is(await storedCount('2026-11-20T08:10:00Z'), 1);
+  },
+);
 idempotent('concurrent repeats of one key store once', async () => {
   const body = { samples: [{ at: '2026-11-20T07:10:00Z', players: 3 }] };
   const answers = await Promise.all(Array.from({ length: 10 }, () => ingestWithKey('burst', body)));
-  assert.equal(answers.map((a) => a.status), Array(10).fill(204));
+  assert.equal(
+    answers.map((a) => a.status),
+    Array(10).fill(204),
+  );
   assert.is(answers.filter((a) => a.headers.get('idempotent-replayed') === 'true').length, 9);
   assert.is(await storedCount('2026-11-20T07:10:00Z'), 1);
 });

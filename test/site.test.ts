@@ -22,13 +22,19 @@ const WIDTHS = [
 const SCREENSHOTS = join(ROOT, '.screenshots');
 
 const CHROMIUM = findProgram('chromium');
-if (!CHROMIUM) console.warn('site.test.ts: chromium not installed, browser tests not run (apt-get install -y chromium; .ci/run does)');
+if (!CHROMIUM)
+  console.warn(
+    'site.test.ts: chromium not installed, browser tests not run (apt-get install -y chromium; .ci/run does)',
+  );
 else {
   const ctx = {} as { workspace: Workspace; origin: RunningOrigin; browser: Browser; tree: Tree };
 
   /** A page that records every console error, page error and failed or refused request. */
   async function openPage(options: { width?: number; height?: number } = {}) {
-    const context = await ctx.browser.newContext({ viewport: { width: options.width ?? 1280, height: options.height ?? 900 }, acceptDownloads: true });
+    const context = await ctx.browser.newContext({
+      viewport: { width: options.width ?? 1280, height: options.height ?? 900 },
+      acceptDownloads: true,
+    });
     const page = await context.newPage();
     const problems: string[] = [];
     page.on('console', (message) => {
@@ -57,52 +63,63 @@ else {
     await ctx.workspace.remove();
   });
 
-  site('every page loads with no console error and no failed request, on a phone and a desktop; screenshots kept', async () => {
-    for (const size of WIDTHS) {
-      const { page, problems, close } = await openPage(size);
+  site(
+    'every page loads with no console error and no failed request, on a phone and a desktop; screenshots kept',
+    async () => {
+      for (const size of WIDTHS) {
+        const { page, problems, close } = await openPage(size);
+        try {
+          for (const path of PAGES) {
+            const response = await page.goto(url(path), { waitUntil: 'networkidle' });
+            assert.is(response?.status(), 200, path);
+            // Lazy images below the fold load too: scroll through the page.
+            await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+            await page.waitForLoadState('networkidle');
+            assert.equal(problems, [], `${path} at ${size.width} px`);
+            const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+            assert.ok(overflow <= 0, `${path} at ${size.width} px: the page is ${overflow} px wider than the screen`);
+            await page.evaluate(() => window.scrollTo(0, 0));
+            await page.screenshot({
+              path: join(SCREENSHOTS, `${path.slice(1).replaceAll('/', '-') || 'downloads'}-${size.name}.png`),
+              fullPage: true,
+            });
+          }
+        } finally {
+          await close();
+        }
+      }
+    },
+  );
+
+  site(
+    'pages are accessible: one h1, a language, alt texts, labelled controls, keyboard focus on the skip link',
+    async () => {
+      const { page, close } = await openPage();
       try {
         for (const path of PAGES) {
-          const response = await page.goto(url(path), { waitUntil: 'networkidle' });
-          assert.is(response?.status(), 200, path);
-          // Lazy images below the fold load too: scroll through the page.
-          await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
-          await page.waitForLoadState('networkidle');
-          assert.equal(problems, [], `${path} at ${size.width} px`);
-          const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-          assert.ok(overflow <= 0, `${path} at ${size.width} px: the page is ${overflow} px wider than the screen`);
-          await page.evaluate(() => window.scrollTo(0, 0));
-          await page.screenshot({ path: join(SCREENSHOTS, `${path.slice(1).replaceAll('/', '-') || 'downloads'}-${size.name}.png`), fullPage: true });
+          await page.goto(url(path));
+          const report = await page.evaluate(() => ({
+            lang: document.documentElement.lang,
+            h1: document.querySelectorAll('h1').length,
+            imagesWithoutAlt: [...document.images].filter((img) => !img.alt.trim()).map((img) => img.src),
+            unlabelled: [...document.querySelectorAll<HTMLInputElement | HTMLSelectElement>('input, select')]
+              .filter((control) => control.labels?.length === 0 && !control.getAttribute('aria-label'))
+              .map((control) => control.outerHTML),
+            unnamedButtons: [...document.querySelectorAll('button')].filter(
+              (b) => !(b.getAttribute('aria-label') || b.textContent?.trim()),
+            ).length,
+          }));
+          assert.equal(report, { lang: 'en', h1: 1, imagesWithoutAlt: [], unlabelled: [], unnamedButtons: 0 }, path);
+          await page.keyboard.press('Tab');
+          assert.is(await page.evaluate(() => document.activeElement?.textContent), 'Skip to content', path);
         }
       } finally {
         await close();
       }
-    }
-  });
+    },
+  );
 
-  site('pages are accessible: one h1, a language, alt texts, labelled controls, keyboard focus on the skip link', async () => {
-    const { page, close } = await openPage();
-    try {
-      for (const path of PAGES) {
-        await page.goto(url(path));
-        const report = await page.evaluate(() => ({
-          lang: document.documentElement.lang,
-          h1: document.querySelectorAll('h1').length,
-          imagesWithoutAlt: [...document.images].filter((img) => !img.alt.trim()).map((img) => img.src),
-          unlabelled: [...document.querySelectorAll<HTMLInputElement | HTMLSelectElement>('input, select')]
-            .filter((control) => control.labels?.length === 0 && !control.getAttribute('aria-label'))
-            .map((control) => control.outerHTML),
-          unnamedButtons: [...document.querySelectorAll('button')].filter((b) => !(b.getAttribute('aria-label') || b.textContent?.trim())).length,
-        }));
-        assert.equal(report, { lang: 'en', h1: 1, imagesWithoutAlt: [], unlabelled: [], unnamedButtons: 0 }, path);
-        await page.keyboard.press('Tab');
-        assert.is(await page.evaluate(() => document.activeElement?.textContent), 'Skip to content', path);
-      }
-    } finally {
-      await close();
-    }
-  });
-
-  site('the downloads page\'s button downloads the real JAR', async () => {
+  site("the downloads page's button downloads the real JAR", async () => {
     const { page, problems, close } = await openPage();
     try {
       await page.goto(url('/'));
@@ -132,11 +149,16 @@ else {
       await page.getByRole('link', { name: 'Java 21', exact: true }).click();
       await page.waitForURL(url('/versions/papermc/21'));
       assert.is(await rows().count(), paper.filter((v) => v.javaVersion === '21').length);
-      assert.equal(await rows().locator('td:nth-child(3)').allInnerTexts(), paper.filter((v) => v.javaVersion === '21').map(() => '21'));
+      assert.equal(
+        await rows().locator('td:nth-child(3)').allInnerTexts(),
+        paper.filter((v) => v.javaVersion === '21').map(() => '21'),
+      );
       await page.getByRole('link', { name: 'All', exact: true }).first().click();
       await page.waitForURL(url('/versions/all/21'));
       await page.getByLabel('Search these versions').fill('velocity');
-      const velocity = ctx.tree.catalog.versions.filter((v) => v.javaVersion === '21' && v.serverSoftware.includes('Velocity'));
+      const velocity = ctx.tree.catalog.versions.filter(
+        (v) => v.javaVersion === '21' && v.serverSoftware.includes('Velocity'),
+      );
       assert.is(await rows().count(), velocity.length);
       assert.match(await page.locator('#version-search-count').innerText(), `${velocity.length} of `);
       assert.equal(problems, []);
@@ -164,10 +186,15 @@ else {
       assert.is(svg.documentElement?.getAttribute('width'), '600');
       assert.match(await (await fetch(url(src))).text(), /#1a1a1a/);
       const embed = await page.locator('#cp-svg').innerText();
-      assert.is(embed, `<img src="${ctx.origin.url}/api/servers/4f9c2a7e-1b2d-4c3e-8f90-a1b2c3d4e5f6/chart/players?days=30&width=600&theme=dark" width="600" height="400" alt="Players on my server">`);
+      assert.is(
+        embed,
+        `<img src="${ctx.origin.url}/api/servers/4f9c2a7e-1b2d-4c3e-8f90-a1b2c3d4e5f6/chart/players?days=30&width=600&theme=dark" width="600" height="400" alt="Players on my server">`,
+      );
       assert.match(await page.locator('#cp-png').innerText(), /theme=dark&format=png"/);
       await page.getByLabel('Days').fill('400');
-      await page.waitForFunction(() => document.getElementById('cp-error')?.textContent?.includes('days must be a whole number from 1 to 365'));
+      await page.waitForFunction(() =>
+        document.getElementById('cp-error')?.textContent?.includes('days must be a whole number from 1 to 365'),
+      );
       assert.is(await chart.getAttribute('src'), src, 'an invalid value does not redraw');
       assert.equal(problems, []);
     } finally {
@@ -175,7 +202,7 @@ else {
     }
   });
 
-  site('the brand builder\'s URL returns the image it describes', async () => {
+  site("the brand builder's URL returns the image it describes", async () => {
     const { page, problems, close } = await openPage();
     try {
       await page.goto(url('/brands'));
@@ -189,10 +216,15 @@ else {
       assert.is(response.headers.get('content-type'), 'image/webp');
       const meta = await sharp(Buffer.from(await response.arrayBuffer())).metadata();
       assert.equal([meta.format, meta.width], ['webp', 300]);
-      await page.waitForFunction(() => (document.getElementById('bb-preview') as HTMLImageElement).naturalWidth === 300);
+      await page.waitForFunction(
+        () => (document.getElementById('bb-preview') as HTMLImageElement).naturalWidth === 300,
+      );
       await page.getByLabel('Serve as a download').check();
       const download = await page.locator('#bb-url').innerText();
-      assert.match((await fetch(url(download))).headers.get('content-disposition')!, /^attachment; filename="velocity-blue-300\.webp"$/);
+      assert.match(
+        (await fetch(url(download))).headers.get('content-disposition')!,
+        /^attachment; filename="velocity-blue-300\.webp"$/,
+      );
       await page.getByLabel('Width in px').fill('5000');
       assert.match(await page.locator('#bb-error').innerText(), /from 1 to 2048/);
       assert.is(await page.locator('#bb-url').innerText(), download, 'an invalid width leaves the last good URL');

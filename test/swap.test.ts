@@ -16,11 +16,17 @@ async function buildWith(nickname: string | null): Promise<string> {
   const users = JSON.parse(ctx.users) as { nickname?: string }[];
   if (nickname !== null) users[0]!.nickname = nickname;
   await writeFile(join(ctx.workspace.dataDir, 'users.json'), nickname === null ? ctx.users : JSON.stringify(users));
-  const { treeDir } = await runBuild({ dataDir: ctx.workspace.dataDir, distDir: ctx.workspace.distDir, cacheDir: SHARED_BUILD_CACHE, site: false });
+  const { treeDir } = await runBuild({
+    dataDir: ctx.workspace.dataDir,
+    distDir: ctx.workspace.distDir,
+    cacheDir: SHARED_BUILD_CACHE,
+    site: false,
+  });
   return basename(treeDir);
 }
 
-const trees = () => readdir(join(ctx.workspace.distDir, TREES_DIR)).then((names) => names.filter((n) => !n.startsWith('.')).sort());
+const trees = () =>
+  readdir(join(ctx.workspace.distDir, TREES_DIR)).then((names) => names.filter((n) => !n.startsWith('.')).sort());
 
 const prune = suite('swapTree: pruning old trees');
 prune.before(async () => {
@@ -29,15 +35,18 @@ prune.before(async () => {
 });
 prune.after(() => ctx.workspace.remove());
 
-prune('a rebuild that reuses a tree (data/ reverted) counts as made current now: the tree live a moment ago is kept', async () => {
-  const a = await buildWith(null);
-  const b = await buildWith('Second');
-  const d = await buildWith('Third');
-  assert.equal(await trees(), [a, b, d].sort());
-  assert.is(await buildWith(null), a, 'data/ reverted: the first tree is reused');
-  assert.equal(await trees(), [a, b, d].sort(), 'nothing pruned yet: two trees besides the current one');
-  const c = await buildWith('Fourth');
-  // Made current in the order a, b, d, a, c: the two before c are a (a moment ago) and d; b goes.
-  assert.equal(await trees(), [a, c, d].sort(), `a=${a} b=${b} d=${d} c=${c}`);
-});
+prune(
+  'a rebuild that reuses a tree (data/ reverted) counts as made current now: the tree live a moment ago is kept',
+  async () => {
+    const a = await buildWith(null);
+    const b = await buildWith('Second');
+    const d = await buildWith('Third');
+    assert.equal(await trees(), [a, b, d].sort());
+    assert.is(await buildWith(null), a, 'data/ reverted: the first tree is reused');
+    assert.equal(await trees(), [a, b, d].sort(), 'nothing pruned yet: two trees besides the current one');
+    const c = await buildWith('Fourth');
+    // Made current in the order a, b, d, a, c: the two before c are a (a moment ago) and d; b goes.
+    assert.equal(await trees(), [a, c, d].sort(), `a=${a} b=${b} d=${d} c=${c}`);
+  },
+);
 prune.run();

@@ -27,7 +27,10 @@ import {
 // origin processes that share one redis-server. .ci/run installs nginx and redis-server.
 const NGINX = findProgram('nginx');
 const REDIS = findProgram('redis-server');
-if (!NGINX || !REDIS) console.warn('topology.test.ts: nginx or redis-server not installed, topology tests not run (apt-get install -y nginx redis-server; .ci/run does)');
+if (!NGINX || !REDIS)
+  console.warn(
+    'topology.test.ts: nginx or redis-server not installed, topology tests not run (apt-get install -y nginx redis-server; .ci/run does)',
+  );
 else {
   const ctx = {} as {
     workspace: Workspace;
@@ -40,7 +43,10 @@ else {
     accounts: Accounts;
   };
   const startOrigins = async () => {
-    ctx.origins = [await spawnOrigin(ctx.workspace, { ...ctx.env, PORT: String(ctx.ports[0]) }), await spawnOrigin(ctx.workspace, { ...ctx.env, PORT: String(ctx.ports[1]) })];
+    ctx.origins = [
+      await spawnOrigin(ctx.workspace, { ...ctx.env, PORT: String(ctx.ports[0]) }),
+      await spawnOrigin(ctx.workspace, { ...ctx.env, PORT: String(ctx.ports[1]) }),
+    ];
   };
   const stopOrigins = async () => {
     for (const origin of ctx.origins) {
@@ -61,7 +67,8 @@ else {
     const result = await runBuildCommand(ctx.workspace, ctx.env);
     assert.is(result.code, 0, result.stderr);
   };
-  const nginxGet = (path: string, headers: Record<string, string> = {}, method = 'GET') => rawRequest(ctx.nginx.url + path, { method, headers });
+  const nginxGet = (path: string, headers: Record<string, string> = {}, method = 'GET') =>
+    rawRequest(ctx.nginx.url + path, { method, headers });
   const ingest = (id: string, key: string, players: number, client = '192.0.2.1') =>
     fetch(`${ctx.nginx.url}/api/servers/${id}/stats`, {
       method: 'POST',
@@ -69,7 +76,8 @@ else {
       body: JSON.stringify({ players }),
     });
   /** GET requests an origin logged for `path`. */
-  const requestLines = (origin: OriginProcess, path: string) => origin.stdout.filter((line) => line.includes(`"method":"GET","path":"${path}"`)).length;
+  const requestLines = (origin: OriginProcess, path: string) =>
+    origin.stdout.filter((line) => line.includes(`"method":"GET","path":"${path}"`)).length;
 
   contractSuite('nginx in front of two origins sharing Redis', {
     start: async () => {
@@ -98,22 +106,35 @@ else {
   topology('nginx answers precomputed routes itself and spreads the rest over both origins', async () => {
     for (let i = 0; i < 20; i++) assert.is((await nginxGet('/api/plugin-versions/latest/purpur/17')).status, 200);
     for (let i = 0; i < 20; i++) assert.is((await nginxGet('/api/plugin-versions/latest/Purpur/17')).status, 200);
-    await until(() => ctx.origins.every((origin) => requestLines(origin, '/api/plugin-versions/latest/Purpur/17') >= 5), 'both origins answered live requests');
-    assert.equal(ctx.origins.map((origin) => requestLines(origin, '/api/plugin-versions/latest/purpur/17')), [0, 0], 'no precomputed answer reached an origin');
+    await until(
+      () => ctx.origins.every((origin) => requestLines(origin, '/api/plugin-versions/latest/Purpur/17') >= 5),
+      'both origins answered live requests',
+    );
+    assert.equal(
+      ctx.origins.map((origin) => requestLines(origin, '/api/plugin-versions/latest/purpur/17')),
+      [0, 0],
+      'no precomputed answer reached an origin',
+    );
   });
 
-  topology('servers, tokens and samples are shared: a sample ingested through one origin is in the other\'s chart', async () => {
-    const { privateServer, owner } = ctx.accounts;
-    for (let i = 0; i < 4; i++) assert.is((await ingest(privateServer.id, privateServer.ingestKey, 100 + i)).status, 204);
-    for (let i = 0; i < 2; i++) {
-      // days differ, so neither answer comes from the shared chart cache; each origin renders one.
-      const chart = await nginxGet(`/api/servers/${privateServer.id}/chart/players?days=${i + 1}`, { authorization: `Bearer ${owner}` });
-      assert.is(chart.status, 200);
-      assert.is(chart.headers['cache-control'], 'private, max-age=300');
-      assert.match(chart.body.toString(), /peak 103 players/);
-    }
-    assert.is((await nginxGet(`/api/servers/${privateServer.id}/chart/players`)).status, 403);
-  });
+  topology(
+    "servers, tokens and samples are shared: a sample ingested through one origin is in the other's chart",
+    async () => {
+      const { privateServer, owner } = ctx.accounts;
+      for (let i = 0; i < 4; i++)
+        assert.is((await ingest(privateServer.id, privateServer.ingestKey, 100 + i)).status, 204);
+      for (let i = 0; i < 2; i++) {
+        // days differ, so neither answer comes from the shared chart cache; each origin renders one.
+        const chart = await nginxGet(`/api/servers/${privateServer.id}/chart/players?days=${i + 1}`, {
+          authorization: `Bearer ${owner}`,
+        });
+        assert.is(chart.status, 200);
+        assert.is(chart.headers['cache-control'], 'private, max-age=300');
+        assert.match(chart.body.toString(), /peak 103 players/);
+      }
+      assert.is((await nginxGet(`/api/servers/${privateServer.id}/chart/players`)).status, 403);
+    },
+  );
 
   topology('one origin killed: static answers never fail, dynamic ones go to the other origin', async () => {
     const { publicServer } = ctx.accounts;
@@ -132,80 +153,134 @@ else {
       }
     }
     assert.equal(Object.fromEntries([...statuses].map(([what, list]) => [what, [...new Set(list)]])), {
-      static: [200], 'static jar': [200], live: [200], chart: [200], ingest: [204],
+      static: [200],
+      'static jar': [200],
+      live: [200],
+      chart: [200],
+      ingest: [204],
     });
     ctx.origins[1] = await spawnOrigin(ctx.workspace, { ...ctx.env, PORT: String(ctx.ports[1]) });
     // nginx tries a failed origin again after fail_timeout (10 s).
-    await until(async () => {
-      await nginxGet('/api/plugin-versions/latest/Purpur/17');
-      return requestLines(ctx.origins[1]!, '/api/plugin-versions/latest/Purpur/17') > 0;
-    }, 'nginx sends requests to the restarted origin', 20_000);
-  });
-
-  topology('Redis stopped: files and metadata served, the limit fails open with a warning, charts and ingestion 503; Redis back: all recover without restarts', async () => {
-    const { publicServer } = ctx.accounts;
-    await ctx.redis.stop();
-    for (let i = 0; i < 4; i++) {
-      assert.is((await nginxGet('/api/plugin-versions')).status, 200);
-      assert.is((await nginxGet('/api/plugin-versions/latest/Folia')).status, 200, 'live metadata, from the tree');
-      assert.is((await nginxGet(`/api/image/brand/leafmc?size=${90 + i}&format=png`)).status, 200, 'an image rendered without the shared cache');
-      const started = performance.now();
-      const chart = await nginxGet(`/api/servers/${publicServer.id}/chart/players?days=${20 + i}`);
-      const ingested = await ingest(publicServer.id, publicServer.ingestKey, 1);
-      assert.ok(performance.now() - started < 4000, 'refused promptly, not after a hang');
-      assert.is(chart.status, 503);
-      assert.match(JSON.parse(chart.body.toString()).error, /^Shared storage is unavailable/);
-      assert.is(chart.headers['retry-after'], '5');
-      assert.is(ingested.status, 503);
-    }
     await until(
-      () => ctx.origins.every((origin) => origin.stdout.some((line) => line.includes('[rate-limit] store unavailable, requests are not limited'))),
-      'both origins warn that the limit fails open',
+      async () => {
+        await nginxGet('/api/plugin-versions/latest/Purpur/17');
+        return requestLines(ctx.origins[1]!, '/api/plugin-versions/latest/Purpur/17') > 0;
+      },
+      'nginx sends requests to the restarted origin',
+      20_000,
     );
-    await ctx.redis.start();
-    await until(async () => (await ingest(publicServer.id, publicServer.ingestKey, 77)).status === 204, 'ingestion recovers');
-    let charts: number[] = [];
-    await until(async () => {
-      charts = await Promise.all([0, 1].map(async (i) => (await nginxGet(`/api/servers/${publicServer.id}/chart/players?days=${40 + i}`)).status));
-      return charts.every((status) => status === 200);
-    }, 'charts recover on both origins');
   });
 
-  topology('SPEC 8 at scale: the 101st request over both origins gets 429; nginx limits the static API routes', async () => {
-    // A release of the configuration: rebuild, reload nginx, restart the origins, as README's flow.
-    ctx.env = topologyEnv('100/15m');
-    await build();
-    await ctx.nginx.reload();
-    await stopOrigins();
-    await startOrigins();
-    const dynamic = { 'x-forwarded-for': '198.51.100.1' };
-    for (let i = 0; i < 100; i++) {
-      const answer = await nginxGet(i % 2 ? '/api/plugin-versions/latest/PaperMC' : '/api/plugin-versions/latest/Velocity', dynamic);
-      assert.is(answer.status, 200, `request ${i + 1}`);
-      assert.is(answer.headers['x-ratelimit-remaining'], String(99 - i), `request ${i + 1}: one count over both origins`);
-    }
-    const over = await nginxGet('/api/plugin-versions/latest/PaperMC', dynamic);
-    assert.is(over.status, 429);
-    assert.match(JSON.parse(over.body.toString()).error, /^Rate limit of 100 requests per 900 seconds exceeded/);
-    const counted = (origin: OriginProcess) => requestLines(origin, '/api/plugin-versions/latest/PaperMC') + requestLines(origin, '/api/plugin-versions/latest/Velocity');
-    await until(() => ctx.origins.every((origin) => counted(origin) >= 30), 'both origins counted');
+  topology(
+    'Redis stopped: files and metadata served, the limit fails open with a warning, charts and ingestion 503; Redis back: all recover without restarts',
+    async () => {
+      const { publicServer } = ctx.accounts;
+      await ctx.redis.stop();
+      for (let i = 0; i < 4; i++) {
+        assert.is((await nginxGet('/api/plugin-versions')).status, 200);
+        assert.is((await nginxGet('/api/plugin-versions/latest/Folia')).status, 200, 'live metadata, from the tree');
+        assert.is(
+          (await nginxGet(`/api/image/brand/leafmc?size=${90 + i}&format=png`)).status,
+          200,
+          'an image rendered without the shared cache',
+        );
+        const started = performance.now();
+        const chart = await nginxGet(`/api/servers/${publicServer.id}/chart/players?days=${20 + i}`);
+        const ingested = await ingest(publicServer.id, publicServer.ingestKey, 1);
+        assert.ok(performance.now() - started < 4000, 'refused promptly, not after a hang');
+        assert.is(chart.status, 503);
+        assert.match(JSON.parse(chart.body.toString()).error, /^Shared storage is unavailable/);
+        assert.is(chart.headers['retry-after'], '5');
+        assert.is(ingested.status, 503);
+      }
+      await until(
+        () =>
+          ctx.origins.every((origin) =>
+            origin.stdout.some((line) => line.includes('[rate-limit] store unavailable, requests are not limited')),
+          ),
+        'both origins warn that the limit fails open',
+      );
+      await ctx.redis.start();
+      await until(
+        async () => (await ingest(publicServer.id, publicServer.ingestKey, 77)).status === 204,
+        'ingestion recovers',
+      );
+      let charts: number[] = [];
+      await until(async () => {
+        charts = await Promise.all(
+          [0, 1].map(
+            async (i) => (await nginxGet(`/api/servers/${publicServer.id}/chart/players?days=${40 + i}`)).status,
+          ),
+        );
+        return charts.every((status) => status === 200);
+      }, 'charts recover on both origins');
+    },
+  );
 
-    const other = { 'x-forwarded-for': '198.51.100.2' };
-    assert.is((await nginxGet('/api/plugin-versions/latest/PaperMC', other)).status, 200, 'another client has its own limit');
-    const statuses: number[] = [];
-    for (let i = 0; i < 101; i++) statuses.push((await nginxGet('/api/plugin-versions', other)).status);
-    assert.equal(new Set(statuses.slice(0, 100)), new Set([200]));
-    const limited = await nginxGet('/api/plugin-versions', other);
-    assert.is(limited.status, 429, 'nginx refuses the static route past its burst');
-    assert.match(JSON.parse(limited.body.toString()).error, /^Rate limit of 100 requests per 900 seconds exceeded/);
-    assert.ok(Number(limited.headers['retry-after']) > 0);
-    assert.is((await nginxGet('/brand/papermc/light/64.png', other)).status, 200, 'precomputed brand images do not count');
+  topology(
+    'SPEC 8 at scale: the 101st request over both origins gets 429; nginx limits the static API routes',
+    async () => {
+      // A release of the configuration: rebuild, reload nginx, restart the origins, as README's flow.
+      ctx.env = topologyEnv('100/15m');
+      await build();
+      await ctx.nginx.reload();
+      await stopOrigins();
+      await startOrigins();
+      const dynamic = { 'x-forwarded-for': '198.51.100.1' };
+      for (let i = 0; i < 100; i++) {
+        const answer = await nginxGet(
+          i % 2 ? '/api/plugin-versions/latest/PaperMC' : '/api/plugin-versions/latest/Velocity',
+          dynamic,
+        );
+        assert.is(answer.status, 200, `request ${i + 1}`);
+        assert.is(
+          answer.headers['x-ratelimit-remaining'],
+          String(99 - i),
+          `request ${i + 1}: one count over both origins`,
+        );
+      }
+      const over = await nginxGet('/api/plugin-versions/latest/PaperMC', dynamic);
+      assert.is(over.status, 429);
+      assert.match(JSON.parse(over.body.toString()).error, /^Rate limit of 100 requests per 900 seconds exceeded/);
+      const counted = (origin: OriginProcess) =>
+        requestLines(origin, '/api/plugin-versions/latest/PaperMC') +
+        requestLines(origin, '/api/plugin-versions/latest/Velocity');
+      await until(() => ctx.origins.every((origin) => counted(origin) >= 30), 'both origins counted');
 
-    // IPv6 clients count by their /64 at nginx, as at the origin.
-    const v6 = (address: string) => ({ 'x-forwarded-for': address });
-    for (let i = 0; i < 100; i++) assert.is((await nginxGet('/api/plugin-versions', v6(`2001:db8:5:6::${(i % 2) + 1}`))).status, 200);
-    assert.is((await nginxGet('/api/plugin-versions', v6('2001:db8:5:6::abcd'))).status, 429, 'the same /64 shares one budget');
-    assert.is((await nginxGet('/api/plugin-versions', v6('2001:db8:5:7::1'))).status, 200, 'the next /64 has its own');
-  });
+      const other = { 'x-forwarded-for': '198.51.100.2' };
+      assert.is(
+        (await nginxGet('/api/plugin-versions/latest/PaperMC', other)).status,
+        200,
+        'another client has its own limit',
+      );
+      const statuses: number[] = [];
+      for (let i = 0; i < 101; i++) statuses.push((await nginxGet('/api/plugin-versions', other)).status);
+      assert.equal(new Set(statuses.slice(0, 100)), new Set([200]));
+      const limited = await nginxGet('/api/plugin-versions', other);
+      assert.is(limited.status, 429, 'nginx refuses the static route past its burst');
+      assert.match(JSON.parse(limited.body.toString()).error, /^Rate limit of 100 requests per 900 seconds exceeded/);
+      assert.ok(Number(limited.headers['retry-after']) > 0);
+      assert.is(
+        (await nginxGet('/brand/papermc/light/64.png', other)).status,
+        200,
+        'precomputed brand images do not count',
+      );
+
+      // IPv6 clients count by their /64 at nginx, as at the origin.
+      const v6 = (address: string) => ({ 'x-forwarded-for': address });
+      for (let i = 0; i < 100; i++)
+        assert.is((await nginxGet('/api/plugin-versions', v6(`2001:db8:5:6::${(i % 2) + 1}`))).status, 200);
+      assert.is(
+        (await nginxGet('/api/plugin-versions', v6('2001:db8:5:6::abcd'))).status,
+        429,
+        'the same /64 shares one budget',
+      );
+      assert.is(
+        (await nginxGet('/api/plugin-versions', v6('2001:db8:5:7::1'))).status,
+        200,
+        'the next /64 has its own',
+      );
+    },
+  );
   topology.run();
 }

@@ -25,33 +25,42 @@ follow.before(async () => {
 });
 follow.after(() => ctx.workspace.remove());
 
-follow('a tree that fails to open is said once, then at most once a minute; another tree is tried at once', async () => {
-  const good = (await currentTreeDir(ctx.workspace.distDir))!;
-  let time = Date.parse('2026-11-23T12:00:00Z');
-  const said: string[] = [];
-  const follower = followCurrentTree(ctx.workspace.distDir, await openTree(good), (_error, dir) => said.push(dir), { intervalMs: 10, now: () => time });
-  try {
-    await brokenTree('broken-1');
-    await pointAt('broken-1');
-    await until(() => said.length > 0, 'the broken tree was reported');
-    await new Promise((resolve) => setTimeout(resolve, 400)); // some 40 polls
-    assert.equal(said, [join(ctx.workspace.distDir, TREES_DIR, 'broken-1')]);
-    assert.is(follower.current().dir, good, 'still serving the previous tree');
-    time += 61_000;
-    await until(() => said.length === 2, 'reported again a minute later');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    assert.is(said.length, 2);
-    await brokenTree('broken-2');
-    await pointAt('broken-2');
-    await until(() => said.length === 3, 'another broken tree is reported at once');
-    assert.is(said[2], join(ctx.workspace.distDir, TREES_DIR, 'broken-2'));
-    // A good tree is picked up without waiting for the back-off of the broken one.
-    await cp(good, join(ctx.workspace.distDir, TREES_DIR, 'good-copy'), { recursive: true });
-    await pointAt('good-copy');
-    await until(() => follower.current().dir === join(ctx.workspace.distDir, TREES_DIR, 'good-copy'), 'the good tree is served');
-    assert.is(said.length, 3);
-  } finally {
-    follower.stop();
-  }
-});
+follow(
+  'a tree that fails to open is said once, then at most once a minute; another tree is tried at once',
+  async () => {
+    const good = (await currentTreeDir(ctx.workspace.distDir))!;
+    let time = Date.parse('2026-11-23T12:00:00Z');
+    const said: string[] = [];
+    const follower = followCurrentTree(ctx.workspace.distDir, await openTree(good), (_error, dir) => said.push(dir), {
+      intervalMs: 10,
+      now: () => time,
+    });
+    try {
+      await brokenTree('broken-1');
+      await pointAt('broken-1');
+      await until(() => said.length > 0, 'the broken tree was reported');
+      await new Promise((resolve) => setTimeout(resolve, 400)); // some 40 polls
+      assert.equal(said, [join(ctx.workspace.distDir, TREES_DIR, 'broken-1')]);
+      assert.is(follower.current().dir, good, 'still serving the previous tree');
+      time += 61_000;
+      await until(() => said.length === 2, 'reported again a minute later');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.is(said.length, 2);
+      await brokenTree('broken-2');
+      await pointAt('broken-2');
+      await until(() => said.length === 3, 'another broken tree is reported at once');
+      assert.is(said[2], join(ctx.workspace.distDir, TREES_DIR, 'broken-2'));
+      // A good tree is picked up without waiting for the back-off of the broken one.
+      await cp(good, join(ctx.workspace.distDir, TREES_DIR, 'good-copy'), { recursive: true });
+      await pointAt('good-copy');
+      await until(
+        () => follower.current().dir === join(ctx.workspace.distDir, TREES_DIR, 'good-copy'),
+        'the good tree is served',
+      );
+      assert.is(said.length, 3);
+    } finally {
+      follower.stop();
+    }
+  },
+);
 follow.run();

@@ -7,7 +7,11 @@ import type { RunningOrigin } from '../server/origin.ts';
 import { JAVA_VERSIONS, SERVER_SOFTWARE } from '../server/versions/software.ts';
 import { makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
 
-type Context = { workspace: Workspace; origin: RunningOrigin; get: (path: string, init?: RequestInit) => Promise<Response> };
+type Context = {
+  workspace: Workspace;
+  origin: RunningOrigin;
+  get: (path: string, init?: RequestInit) => Promise<Response>;
+};
 const ctx = {} as Context;
 
 async function setup() {
@@ -55,7 +59,17 @@ list('lists every version with the SPEC 2.1 fields, newest first', async () => {
   assert.is(body.lastUpdated, '2026-10-30T18:45:00.000Z');
   for (const v of body.versions) {
     assert.match(v.id, /^plugin-\d+-[A-Za-z0-9]+$/);
-    for (const field of ['serverSoftware', 'pluginVersion', 'javaVersion', 'fileName', 'fileSize', 'createdAt', 'updatedAt', 'createdBy', 'isLatest']) {
+    for (const field of [
+      'serverSoftware',
+      'pluginVersion',
+      'javaVersion',
+      'fileName',
+      'fileSize',
+      'createdAt',
+      'updatedAt',
+      'createdBy',
+      'isLatest',
+    ]) {
       assert.ok(field in v, `${v.id} has ${field}`);
     }
     assert.ok(JAVA_VERSIONS.includes(v.javaVersion as never));
@@ -141,7 +155,10 @@ latest('isLatest: latest for one software but not another', async () => {
 const notFoundCases: [string, RegExp][] = [
   ['/api/plugin-versions/latest/spigot/21', /^No plugin version found for Spigot/],
   ['/api/plugin-versions/download/latest/quilt/8', /^No plugin version found for Quilt/],
-  ['/api/plugin-versions/latest/paper', /Unknown server software "paper"; expected one of PaperMC, Spigot, Bukkit, Purpur, Quilt, LeafMC, Folia, CanvasMC, BungeeCord, Waterfall, Velocity/],
+  [
+    '/api/plugin-versions/latest/paper',
+    /Unknown server software "paper"; expected one of PaperMC, Spigot, Bukkit, Purpur, Quilt, LeafMC, Folia, CanvasMC, BungeeCord, Waterfall, Velocity/,
+  ],
   ['/api/plugin-versions/download/latest/forge', /Unknown server software "forge"/],
   ['/api/plugin-versions/latest/papermc/16', /Unknown Java version "16"; expected one of 8, 11, 17, 21/],
   ['/api/plugin-versions/download/latest/velocity/java21', /Unknown Java version/],
@@ -218,7 +235,9 @@ download('If-None-Match answers 304 without a body; a stale tag gets the file', 
   const stale = await ctx.get(path, { headers: { 'if-none-match': '"stale"' } });
   assert.is(stale.status, 200);
   const metadata = await ctx.get('/api/plugin-versions/latest/papermc');
-  const again = await ctx.get('/api/plugin-versions/latest/papermc', { headers: { 'if-none-match': metadata.headers.get('etag')! } });
+  const again = await ctx.get('/api/plugin-versions/latest/papermc', {
+    headers: { 'if-none-match': metadata.headers.get('etag')! },
+  });
   assert.is(again.status, 304);
 });
 

@@ -21,28 +21,40 @@ import { withState } from './state.ts';
  * shows as createdByUser) and a new API token, printed once and stored only as its digest.
  */
 export async function addUser(args: string[], config: Config) {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { nickname: { type: 'string' }, image: { type: 'string' } } });
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { nickname: { type: 'string' }, image: { type: 'string' } },
+  });
   const users = await loadUsers(config.dataDir);
   const profile = UserProfile.safeParse({ id: `user-${randomUUID()}`, username: positionals[0] ?? '', ...values });
   if (!profile.success) throw new RefusedError(describeIssues(profile.error.issues));
-  if (users.some((u) => u.username === profile.data.username)) throw new RefusedError(`user ${profile.data.username} exists already`);
+  if (users.some((u) => u.username === profile.data.username))
+    throw new RefusedError(`user ${profile.data.username} exists already`);
   const token = newSecret('dpt');
   await withState(config, ({ storage }) => userTokenStore(storage).add(profile.data.username, token));
-  await writeFileAtomic(join(config.dataDir, 'users.json'), `${JSON.stringify(UserProfiles.parse([...users, profile.data]), null, 2)}\n`);
+  await writeFileAtomic(
+    join(config.dataDir, 'users.json'),
+    `${JSON.stringify(UserProfiles.parse([...users, profile.data]), null, 2)}\n`,
+  );
   await runBuild({ ...config, cacheDir: config.buildCacheDir, log: (line) => console.error(line) });
   return { id: profile.data.id, username: profile.data.username, token };
 }
 
 /** `server add --owner <username> [--private] [--name N]`: a UUID and an ingest key, printed once. */
 export async function addServer(args: string[], config: Config) {
-  const { values } = parseArgs({ args, options: { owner: { type: 'string' }, private: { type: 'boolean', default: false }, name: { type: 'string' } } });
+  const { values } = parseArgs({
+    args,
+    options: { owner: { type: 'string' }, private: { type: 'boolean', default: false }, name: { type: 'string' } },
+  });
   const owner = values.owner;
   if (!owner) throw new RefusedError('--owner: missing, e.g. --owner alice');
   const users = await loadUsers(config.dataDir);
   if (!users.some((u) => u.username === owner)) {
     throw new RefusedError(`--owner: no user ${JSON.stringify(owner)}; add one with: depot user add ${owner}`);
   }
-  if (values.name !== undefined && (values.name.length === 0 || values.name.length > 100)) throw new RefusedError('--name: must be 1 to 100 characters');
+  if (values.name !== undefined && (values.name.length === 0 || values.name.length > 100))
+    throw new RefusedError('--name: must be 1 to 100 characters');
   const ingestKey = newSecret('dpk');
   const server = {
     id: randomUUID(),
@@ -64,10 +76,15 @@ export async function addStats(args: string[], config: Config) {
   if (!serverId.success) throw new RefusedError('serverId must be a UUID');
   const sample = await withState(config, async ({ storage, redis }) => {
     if (!(await serverStore(storage).get(serverId.data))) throw new RefusedError(`no server with id ${serverId.data}`);
-    if (!/^\d{1,7}$/.test(players ?? '') || Number(players) > 1_000_000) throw new RefusedError('players must be an integer from 0 to 1000000');
+    if (!/^\d{1,7}$/.test(players ?? '') || Number(players) > 1_000_000)
+      throw new RefusedError('players must be an integer from 0 to 1000000');
     const count = Number(players);
-    const result = samplesFromBody({ samples: [{ at: values.at ?? new Date().toISOString(), players: count }] }, Date.now());
-    if ('error' in result) throw new RefusedError(result.error.replace(/^samples\[0\]\./, '--').replace(/^--players/, 'players'));
+    const result = samplesFromBody(
+      { samples: [{ at: values.at ?? new Date().toISOString(), players: count }] },
+      Date.now(),
+    );
+    if ('error' in result)
+      throw new RefusedError(result.error.replace(/^samples\[0\]\./, '--').replace(/^--players/, 'players'));
     await sampleStore(storage, redis).add(serverId.data, result.samples);
     return result.samples[0]!;
   });

@@ -30,10 +30,17 @@ async function main(argv: string[]): Promise<number> {
         return print(await { user: addUser, server: addServer, stats: addStats }[command](rest, config));
       }
     }
-    console.error(command ? `depot: unknown command ${JSON.stringify([command, ...args.slice(0, 1)].join(' '))}\n${USAGE}` : USAGE);
+    console.error(
+      command ? `depot: unknown command ${JSON.stringify([command, ...args.slice(0, 1)].join(' '))}\n${USAGE}` : USAGE,
+    );
     return 1;
   } catch (error) {
-    if (error instanceof RefusedError || error instanceof DataError || error instanceof BuildLockTimeoutError || String((error as NodeJS.ErrnoException).code).startsWith('ERR_PARSE_ARGS')) {
+    if (
+      error instanceof RefusedError ||
+      error instanceof DataError ||
+      error instanceof BuildLockTimeoutError ||
+      String((error as NodeJS.ErrnoException).code).startsWith('ERR_PARSE_ARGS')
+    ) {
       console.error(`depot ${command}: ${(error as Error).message}`);
       return 1;
     }

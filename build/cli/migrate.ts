@@ -11,10 +11,20 @@ import { RefusedError } from './release.ts';
 import { withState } from './state.ts';
 
 /** What the embedded store holds that Redis must get; caches (charts, brand images) fill again by themselves. */
-const KINDS: { prefix: string; name: 'servers' | 'tokens' | 'samples'; schema: z.ZodType; expiresAt?: (key: string) => number }[] = [
+const KINDS: {
+  prefix: string;
+  name: 'servers' | 'tokens' | 'samples';
+  schema: z.ZodType;
+  expiresAt?: (key: string) => number;
+}[] = [
   { prefix: 'servers:', name: 'servers', schema: ServerRecord },
   { prefix: 'user-tokens:', name: 'tokens', schema: TokenRecord },
-  { prefix: 'samples:', name: 'samples', schema: DayRecord, expiresAt: (key) => dayExpiresAt(Number(key.split(':').at(-1))) },
+  {
+    prefix: 'samples:',
+    name: 'samples',
+    schema: DayRecord,
+    expiresAt: (key) => dayExpiresAt(Number(key.split(':').at(-1))),
+  },
 ];
 /** Caches are not copied (they fill again); `charts:` and `brand-images:` are where they lived before `cache:`. */
 const CACHES = [`${CACHE_PREFIX}:`, 'charts:', 'brand-images:'];
@@ -28,10 +38,13 @@ const CACHES = [`${CACHE_PREFIX}:`, 'charts:', 'brand-images:'];
 export async function migrateToRedis(args: string[], config: Config) {
   const { values } = parseArgs({ args, options: { to: { type: 'string' } } });
   const url = values.to ?? config.redisUrl;
-  if (!url || !/^rediss?:\/\//.test(url)) throw new RefusedError('--to: missing; give the Redis URL, e.g. --to redis://127.0.0.1:6379 (or set REDIS_URL)');
+  if (!url || !/^rediss?:\/\//.test(url))
+    throw new RefusedError('--to: missing; give the Redis URL, e.g. --to redis://127.0.0.1:6379 (or set REDIS_URL)');
   const source = createFileStorage(config.storageDir);
   try {
-    return await withState({ storageDir: config.storageDir, redisUrl: url }, ({ redis }) => copyToRedis(source, redis!, { from: config.storageDir, to: redactUrl(url) }));
+    return await withState({ storageDir: config.storageDir, redisUrl: url }, ({ redis }) =>
+      copyToRedis(source, redis!, { from: config.storageDir, to: redactUrl(url) }),
+    );
   } finally {
     await source.dispose();
   }
@@ -41,7 +54,16 @@ export async function migrateToRedis(args: string[], config: Config) {
 async function copyToRedis(source: Storage, redis: Redis, names: { from: string; to: string }) {
   const keys = await source.getKeys();
   const copied = { servers: 0, tokens: 0, samples: 0 };
-  const result = { ...names, copied, unchanged: 0, expired: 0, cachesLeft: 0, idempotencyLeft: 0, conflicts: [] as string[], invalid: [] as string[] };
+  const result = {
+    ...names,
+    copied,
+    unchanged: 0,
+    expired: 0,
+    cachesLeft: 0,
+    idempotencyLeft: 0,
+    conflicts: [] as string[],
+    invalid: [] as string[],
+  };
   const now = Date.now() / 1000;
   for (const [index, key] of keys.entries()) {
     if (index > 0 && index % 1000 === 0) console.error(`[migrate] ${index}/${keys.length} keys`);
@@ -66,7 +88,10 @@ async function copyToRedis(source: Storage, redis: Redis, names: { from: string;
     // The same JSON the storage driver writes, set only where Redis has nothing yet (NX).
     const value = JSON.stringify(record.data);
     const target = redisKey(key);
-    const written = expiresAt === undefined ? await redis.set(target, value, 'NX') : await redis.set(target, value, 'EXAT', expiresAt, 'NX');
+    const written =
+      expiresAt === undefined
+        ? await redis.set(target, value, 'NX')
+        : await redis.set(target, value, 'EXAT', expiresAt, 'NX');
     if (written === 'OK') copied[kind.name]++;
     else if ((await redis.get(target)) === value) result.unchanged++;
     else result.conflicts.push(key);

@@ -14,12 +14,19 @@ import { writeFileAtomic } from '../../server/write-atomic.ts';
 export class RefusedError extends Error {}
 
 const ReleaseOptions = z.object({
-  file: z.string({ error: 'missing the JAR file: depot release <file.jar> --version X.Y.Z --java 21 --software PaperMC' }),
+  file: z.string({
+    error: 'missing the JAR file: depot release <file.jar> --version X.Y.Z --java 21 --software PaperMC',
+  }),
   version: SemVer,
   java: JavaVersion,
   software: z
     .string({ error: 'missing --software, e.g. --software PaperMC,Folia' })
-    .transform((list) => list.split(',').map((name) => name.trim()).filter(Boolean))
+    .transform((list) =>
+      list
+        .split(',')
+        .map((name) => name.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(ServerSoftwareName).min(1)),
   minecraft: z.string().min(1).max(32).optional(),
   proxy: z.string().min(1).max(32).optional(),
@@ -66,13 +73,19 @@ export function parseReleaseArgs(args: string[]): ReleaseOptions {
  * Adds a JAR and its record to data/ and rebuilds. The JAR lands first and the record last, each
  * atomically: the record is the commit point, so a crash leaves at most an unreferenced JAR.
  */
-export async function releaseJar(options: ReleaseOptions, dirs: { dataDir: string; distDir: string; buildCacheDir?: string; site?: boolean }, now: Date) {
+export async function releaseJar(
+  options: ReleaseOptions,
+  dirs: { dataDir: string; distDir: string; buildCacheDir?: string; site?: boolean },
+  now: Date,
+) {
   const file = shownPath(options.file);
   // The name is served in Content-Disposition and written to logs: refuse it before reading anything.
   const control = CONTROL_CHARACTER.exec(basename(options.file));
   if (control) {
     const code = `U+${control[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
-    throw new RefusedError(`the JAR's file name ${shownPath(basename(options.file))} contains a control character (${code}); rename the file`);
+    throw new RefusedError(
+      `the JAR's file name ${shownPath(basename(options.file))} contains a control character (${code}); rename the file`,
+    );
   }
   const bytes = await readFile(options.file).catch((error: NodeJS.ErrnoException) => {
     throw new RefusedError(`cannot read ${file}: ${error.code ?? error.message}`);
@@ -93,7 +106,9 @@ export async function releaseJar(options: ReleaseOptions, dirs: { dataDir: strin
       [...v.serverSoftware].sort().join() === [...options.software].sort().join(),
   );
   if (sameRelease) {
-    throw new RefusedError(`version ${options.version} for Java ${options.java} and ${options.software.join(', ')} is already released as ${sameRelease.id}`);
+    throw new RefusedError(
+      `version ${options.version} for Java ${options.java} and ${options.software.join(', ')} is already released as ${sameRelease.id}`,
+    );
   }
   const at = now.toISOString();
   const parsed = PluginVersionRecord.safeParse({

@@ -7,10 +7,14 @@ import { RefusedError } from './release.ts';
  * The state the origins share (STORAGE_DIR, or Redis with REDIS_URL), for one CLI command: Redis
  * must answer within 5 s, and the store is closed once `use` is done.
  */
-export async function withState<T>(config: Pick<Config, 'storageDir' | 'redisUrl'>, use: (state: StateStore) => Promise<T>): Promise<T> {
+export async function withState<T>(
+  config: Pick<Config, 'storageDir' | 'redisUrl'>,
+  use: (state: StateStore) => Promise<T>,
+): Promise<T> {
   const state = openStateStore(config, (line) => console.error(line));
   try {
-    if (state.redis && !(await redisReady(state.redis, 5000))) throw new RefusedError(`Redis at ${redactUrl(config.redisUrl!)} is not reachable`);
+    if (state.redis && !(await redisReady(state.redis, 5000)))
+      throw new RefusedError(`Redis at ${redactUrl(config.redisUrl!)} is not reachable`);
     return await use(state);
   } finally {
     await state.redis?.quit().catch(() => {});

@@ -18,7 +18,11 @@ export function isOriginal(source: Pick<ImageSource, 'format'>, request: ImageRe
  * at the requested width from the vector, never by enlarging a bitmap; a PNG source resized by
  * width, aspect kept. JPEG, which has no alpha, is flattened onto the variant's background.
  */
-export async function renderBrandImage(source: ImageSource, request: ImageRequest, background: 'light' | 'dark'): Promise<Uint8Array> {
+export async function renderBrandImage(
+  source: ImageSource,
+  request: ImageRequest,
+  background: 'light' | 'dark',
+): Promise<Uint8Array> {
   if (request.format === 'svg') return scaleSvg(source, request.size ?? source.width);
   const width = request.size ?? source.width;
   const image =

@@ -20,28 +20,43 @@ type ImageAnswer = { brand: BrandName; variant: string; size?: number; format?: 
 export function brandRoutes(ctx: AppContext): H3 {
   const app = new H3();
   app.get('/api/image/brand', (event) =>
-    sendJson(event, { brands: Object.fromEntries(BRAND_NAMES.map((b) => [b, variantsOf(b)])) }, CACHE_CONTROL.brandList),
+    sendJson(
+      event,
+      { brands: Object.fromEntries(BRAND_NAMES.map((b) => [b, variantsOf(b)])) },
+      CACHE_CONTROL.brandList,
+    ),
   );
   app.get('/api/image/brand/:brand', async (event) => {
     const brand = requireBrand(getRouterParam(event, 'brand', { decode: true }));
     const query = await validateQuery(event, BrandQuery);
     const variant = (query.variant ?? 'default').toLowerCase();
-    return answerImage(ctx, event, { brand, variant, size: query.size, format: query.format, download: query.download ?? false });
+    return answerImage(ctx, event, {
+      brand,
+      variant,
+      size: query.size,
+      format: query.format,
+      download: query.download ?? false,
+    });
   });
   app.get('/brand/:brand/:variant/:file', (event) => {
     const brand = requireBrand(getRouterParam(event, 'brand', { decode: true }));
     // Names are case-insensitive (README): /brand/PAPERMC/LIGHT/64.PNG is /brand/papermc/light/64.png.
     const file = (getRouterParam(event, 'file', { decode: true }) ?? '').toLowerCase();
-    if (!SizedFileName.safeParse(file).success) throw notFound(`No image at ${event.url.pathname}: expected <size>.<png|webp|jpg|gif|svg> with a size from 1 to ${MAX_SIZE}`);
+    if (!SizedFileName.safeParse(file).success)
+      throw notFound(
+        `No image at ${event.url.pathname}: expected <size>.<png|webp|jpg|gif|svg> with a size from 1 to ${MAX_SIZE}`,
+      );
     const [size, format] = file.split('.') as [string, OutputFormat];
-    if (Number(size) > MAX_SIZE) throw new HTTPError({ status: 400, message: `size must be an integer from 1 to ${MAX_SIZE}` });
+    if (Number(size) > MAX_SIZE)
+      throw new HTTPError({ status: 400, message: `size must be an integer from 1 to ${MAX_SIZE}` });
     const variant = (getRouterParam(event, 'variant', { decode: true }) ?? '').toLowerCase();
     return answerImage(ctx, event, { brand, variant, size: Number(size), format, download: false });
   });
   app.get('/brand/:brand/:file', (event) => {
     const brand = requireBrand(getRouterParam(event, 'brand', { decode: true }));
     const file = (getRouterParam(event, 'file', { decode: true }) ?? '').toLowerCase();
-    if (!VariantFileName.safeParse(file).success) throw notFound(`No image at ${event.url.pathname}: expected <variant>.<png|webp|jpg|gif|svg>`);
+    if (!VariantFileName.safeParse(file).success)
+      throw notFound(`No image at ${event.url.pathname}: expected <variant>.<png|webp|jpg|gif|svg>`);
     const [variant, format] = file.split('.') as [string, OutputFormat];
     return answerImage(ctx, event, { brand, variant, format, download: false });
   });
@@ -50,7 +65,10 @@ export function brandRoutes(ctx: AppContext): H3 {
 
 function requireBrand(name: string | undefined): BrandName {
   const brand = findBrand(name ?? '');
-  if (!brand) throw notFound(`Unknown brand ${JSON.stringify(name)}; available: ${BRAND_NAMES.join(', ')}`, { availableBrands: BRAND_NAMES });
+  if (!brand)
+    throw notFound(`Unknown brand ${JSON.stringify(name)}; available: ${BRAND_NAMES.join(', ')}`, {
+      availableBrands: BRAND_NAMES,
+    });
   return brand;
 }
 
@@ -60,11 +78,17 @@ async function answerImage(ctx: AppContext, event: H3Event, answer: ImageAnswer)
   const tree = ctx.tree();
   const source = tree.brands.get(brandKey(brand, variant));
   if (!spec || !source) {
-    throw notFound(`Unknown variant ${JSON.stringify(variant)} of ${brand}; available: ${variantsOf(brand).join(', ')}`, { availableVariants: variantsOf(brand) });
+    throw notFound(
+      `Unknown variant ${JSON.stringify(variant)} of ${brand}; available: ${variantsOf(brand).join(', ')}`,
+      { availableVariants: variantsOf(brand) },
+    );
   }
   const format = answer.format ?? source.format;
   if (format === 'svg' && source.format !== 'svg') {
-    throw new HTTPError({ status: 400, message: `format svg is only available for SVG sources; ${brand} ${variant} is PNG: use png, webp, jpg or gif` });
+    throw new HTTPError({
+      status: 400,
+      message: `format svg is only available for SVG sources; ${brand} ${variant} is PNG: use png, webp, jpg or gif`,
+    });
   }
   const request: ImageRequest = { size, format };
   const original = isOriginal(source, request);
@@ -84,7 +108,14 @@ async function answerImage(ctx: AppContext, event: H3Event, answer: ImageAnswer)
     event.context.answeredFrom = 'cache';
     return sendRepresentation(event, { status: 200, headers, size: 0, body: new Uint8Array(0) });
   }
-  const bytes = await imageBytes(ctx, event, { key, original, path: brandImagePath(brand, variant, format, size), background: spec.background, request, source });
+  const bytes = await imageBytes(ctx, event, {
+    key,
+    original,
+    path: brandImagePath(brand, variant, format, size),
+    background: spec.background,
+    request,
+    source,
+  });
   return sendRepresentation(event, { status: 200, headers, size: bytes.length, body: bytes });
 }
 

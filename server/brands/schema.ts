@@ -8,7 +8,10 @@ const FORMATS = [...RASTER_FORMAT_NAMES, 'svg'] as const;
 
 /** SPEC 4.7's query. The variant is checked against the brand afterwards (404, not 400). */
 export const BrandQuery = z.object({
-  variant: z.string({ error: 'must be one variant name' }).optional().meta({ description: 'A variant of the brand (SPEC 2.8), any letter case; default `default`' }),
+  variant: z
+    .string({ error: 'must be one variant name' })
+    .optional()
+    .meta({ description: 'A variant of the brand (SPEC 2.8), any letter case; default `default`' }),
   size: queryInt(1, MAX_SIZE, 'Output width in pixels; the height keeps the aspect ratio. Omitted: the original size'),
   format: z
     .enum(FORMATS, { error: `must be one of ${FORMATS.join(', ')} (svg only for SVG sources)` })
@@ -25,8 +28,14 @@ export type BrandQuery = z.output<typeof BrandQuery>;
 export const BrandParam = z.string().meta({ description: `One of ${BRAND_NAMES.join(', ')}, any letter case` });
 
 /** Clean static links: `<size>.<ext>` under a variant, `<variant>.<ext>` under a brand. */
-export const SizedFileName = z.string().regex(/^[1-9]\d{0,3}\.(png|webp|jpg|gif|svg)$/).meta({ description: '<size>.<png|webp|jpg|gif|svg>, size from 1 to 2048' });
-export const VariantFileName = z.string().regex(/^[a-z-]+\.(png|webp|jpg|gif|svg)$/).meta({ description: '<variant>.<png|webp|jpg|gif|svg>: the original size; any letter case' });
+export const SizedFileName = z
+  .string()
+  .regex(/^[1-9]\d{0,3}\.(png|webp|jpg|gif|svg)$/)
+  .meta({ description: '<size>.<png|webp|jpg|gif|svg>, size from 1 to 2048' });
+export const VariantFileName = z
+  .string()
+  .regex(/^[a-z-]+\.(png|webp|jpg|gif|svg)$/)
+  .meta({ description: '<variant>.<png|webp|jpg|gif|svg>: the original size; any letter case' });
 
 /** SPEC 2.7, with the variants in SPEC 2.8's order. */
 export const BrandList = z
@@ -39,4 +48,4 @@ export const BrandNotFound = z
   .meta({ id: 'BrandNotFound', description: 'Unknown brand: the error and every brand name' });
 export const VariantNotFound = z
   .object({ error: z.string(), availableVariants: z.array(z.string()) })
-  .meta({ id: 'VariantNotFound', description: 'Unknown variant: the error and the brand\'s variants' });
+  .meta({ id: 'VariantNotFound', description: "Unknown variant: the error and the brand's variants" });

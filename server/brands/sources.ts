@@ -21,7 +21,8 @@ export const BrandSourceRecord = z.strictObject({
 export type BrandSourceRecord = z.infer<typeof BrandSourceRecord>;
 
 export const brandKey = (brand: string, variant: string) => `${brand}/${variant}`;
-export const sourceFile = (source: Pick<BrandSourceRecord, 'sha256' | 'format'>) => `files/${source.sha256}.${source.format}`;
+export const sourceFile = (source: Pick<BrandSourceRecord, 'sha256' | 'format'>) =>
+  `files/${source.sha256}.${source.format}`;
 
 export type LoadedBrandSource = BrandSourceRecord & { bytes: Uint8Array };
 
@@ -60,10 +61,14 @@ async function checkSource(file: string) {
   const { width = 0, height = 0 } = meta;
   if (meta.format !== expected) throw new DataError(`${file}: format: ${meta.format}, expected ${expected}`);
   if (width > SOURCE_LIMITS.maxSide || height > SOURCE_LIMITS.maxSide || width * height > SOURCE_LIMITS.maxPixels) {
-    throw new DataError(`${file}: dimensions: ${width}x${height} exceed ${SOURCE_LIMITS.maxSide} px a side or ${SOURCE_LIMITS.maxPixels} pixels`);
+    throw new DataError(
+      `${file}: dimensions: ${width}x${height} exceed ${SOURCE_LIMITS.maxSide} px a side or ${SOURCE_LIMITS.maxPixels} pixels`,
+    );
   }
   if (expected === 'png' && width < SOURCE_LIMITS.minRasterWidth) {
-    throw new DataError(`${file}: width: ${width} px, a PNG source needs at least ${SOURCE_LIMITS.minRasterWidth} so sizes up to 1024 are downscaled`);
+    throw new DataError(
+      `${file}: width: ${width} px, a PNG source needs at least ${SOURCE_LIMITS.minRasterWidth} so sizes up to 1024 are downscaled`,
+    );
   }
   return { format: expected, width, height, sha256: sha256Hex(bytes), bytes: new Uint8Array(bytes) } as const;
 }

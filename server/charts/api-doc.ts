@@ -1,6 +1,15 @@
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject, ZodOpenApiResponseObject } from 'zod-openapi';
-import { COMPRESSIBLE_HEADERS, INTERNAL_ERROR, LIMITED_ANSWERS, NOT_MODIFIED, RATE_LIMIT_HEADERS, STORAGE_UNAVAILABLE, binaryContent, errorAnswer } from '../http/api-doc.ts';
+import {
+  COMPRESSIBLE_HEADERS,
+  INTERNAL_ERROR,
+  LIMITED_ANSWERS,
+  NOT_MODIFIED,
+  RATE_LIMIT_HEADERS,
+  STORAGE_UNAVAILABLE,
+  binaryContent,
+  errorAnswer,
+} from '../http/api-doc.ts';
 import { ChartQuery, PlayersBody, SamplesBody, ServerPath } from './schema.ts';
 
 const CHART: ZodOpenApiResponseObject = {
@@ -8,7 +17,9 @@ const CHART: ZodOpenApiResponseObject = {
   headers: { ...COMPRESSIBLE_HEADERS, ...RATE_LIMIT_HEADERS },
   content: binaryContent(['image/svg+xml', 'image/png']),
 };
-const BAD_QUERY = errorAnswer('days, width, height, theme or format outside their values (the error names each), or an id that is not a UUID');
+const BAD_QUERY = errorAnswer(
+  'days, width, height, theme or format outside their values (the error names each), or an id that is not a UUID',
+);
 
 /** SPEC 4.9, 4.10 and player-count ingestion (DESIGN). */
 export const CHART_PATHS: ZodOpenApiPathsObject = {
@@ -25,14 +36,14 @@ export const CHART_PATHS: ZodOpenApiPathsObject = {
       tags: ['player charts'],
       summary: 'Peak and average players of a server (SPEC 4.9)',
       description:
-        'Public servers: anyone, rate limited. Private servers: only the owner\'s token, only from PRIVATE_CHART_IPS when set, not rate limited, `Cache-Control: private`.',
+        "Public servers: anyone, rate limited. Private servers: only the owner's token, only from PRIVATE_CHART_IPS when set, not rate limited, `Cache-Control: private`.",
       security: [{}, { ownerToken: [] }],
       requestParams: { path: ServerPath, query: ChartQuery },
       responses: {
         '200': CHART,
         '304': NOT_MODIFIED,
         '400': BAD_QUERY,
-        '403': errorAnswer('A private chart without its owner\'s token, or from an address outside PRIVATE_CHART_IPS'),
+        '403': errorAnswer("A private chart without its owner's token, or from an address outside PRIVATE_CHART_IPS"),
         '404': errorAnswer('No server with this id'),
         ...LIMITED_ANSWERS,
         '503': STORAGE_UNAVAILABLE,
@@ -48,18 +59,30 @@ export const CHART_PATHS: ZodOpenApiPathsObject = {
         path: ServerPath,
         header: z.object({
           'idempotency-key': z.string().min(1).max(255).optional().meta({
-            description: 'Any unique string (a UUID): a repeat of the request with the same key within 24 hours answers 204 again (with `Idempotent-Replayed: true`) and stores nothing',
+            description:
+              'Any unique string (a UUID): a repeat of the request with the same key within 24 hours answers 204 again (with `Idempotent-Replayed: true`) and stores nothing',
           }),
         }),
       },
       requestBody: { required: true, content: { 'application/json': { schema: z.union([PlayersBody, SamplesBody]) } } },
       responses: {
         '204': {
-          description: 'Stored: the samples survive a crash from here on (or, with a repeated Idempotency-Key, stored before)',
-          headers: { 'Idempotent-Replayed': { description: '`true` when this answers a repeated Idempotency-Key and nothing was stored', schema: { type: 'string' } } },
+          description:
+            'Stored: the samples survive a crash from here on (or, with a repeated Idempotency-Key, stored before)',
+          headers: {
+            'Idempotent-Replayed': {
+              description: '`true` when this answers a repeated Idempotency-Key and nothing was stored',
+              schema: { type: 'string' },
+            },
+          },
         },
-        '400': errorAnswer('A body that is not JSON or not one of the two shapes (the error names the field), an id that is not a UUID, or a malformed Idempotency-Key'),
-        '401': { ...errorAnswer('No ingest key, or not this server\'s'), headers: { 'WWW-Authenticate': { description: 'Bearer', schema: { type: 'string' } } } },
+        '400': errorAnswer(
+          'A body that is not JSON or not one of the two shapes (the error names the field), an id that is not a UUID, or a malformed Idempotency-Key',
+        ),
+        '401': {
+          ...errorAnswer("No ingest key, or not this server's"),
+          headers: { 'WWW-Authenticate': { description: 'Bearer', schema: { type: 'string' } } },
+        },
         '404': errorAnswer('No server with this id'),
         '409': errorAnswer('Another request with this Idempotency-Key is being stored (with Retry-After)'),
         '413': errorAnswer('A body over 256 KiB'),

@@ -30,7 +30,8 @@ const count = (n: number) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
  */
 function chartId(series: Series, width: number, height: number, theme: string): string {
   let checksum = 0;
-  for (const p of series.points) checksum = (checksum * 31 + (p.peak ?? -1) * 7 + Math.round((p.average ?? -1) * 10)) % 2147483647;
+  for (const p of series.points)
+    checksum = (checksum * 31 + (p.peak ?? -1) * 7 + Math.round((p.average ?? -1) * 10)) % 2147483647;
   const key = `${series.points[0]?.start}|${series.points.length}|${width}|${height}|${theme}|${checksum}`;
   return `pc${sha256Hex(key).slice(0, 10)}`;
 }
@@ -93,7 +94,11 @@ export function drawPlayerChart(series: Series, { width, height, theme }: DrawOp
   const spacing = points.length > 1 ? plotW / (points.length - 1) : plotW;
   const every = Math.max(1, Math.ceil(labelWidth / spacing));
   const xLabels = points
-    .map((point, i) => (i % every === 0 ? `<text class="x-label" x="${num(x(i))}" y="${num(baseline + 20)}" text-anchor="middle" font-size="11" fill="${colours.muted}">${escapeXml(dateLabel(point.start, period))}</text>` : ''))
+    .map((point, i) =>
+      i % every === 0
+        ? `<text class="x-label" x="${num(x(i))}" y="${num(baseline + 20)}" text-anchor="middle" font-size="11" fill="${colours.muted}">${escapeXml(dateLabel(point.start, period))}</text>`
+        : '',
+    )
     .join('');
 
   const radius = points.length > 200 ? 1.2 : points.length > 60 ? 2 : 3;
@@ -110,7 +115,8 @@ export function drawPlayerChart(series: Series, { width, height, theme }: DrawOp
       const path = run.map((i) => `${xs[i]} ${ys[i]}`).join(' L');
       areas += `<path class="area-${key}" d="M${xs[run[0]!]} ${base} L${path} L${xs[run.at(-1)!]} ${base} Z" fill="url(#${id}-${key})"/>`;
       lines += `<path class="line-${key}" d="M${path}" fill="none" stroke="${colour}" stroke-width="2" stroke-linejoin="round" stroke-linecap="round"/>`;
-      for (const i of run) markers += `<circle class="marker-${key}" cx="${xs[i]}" cy="${ys[i]}" r="${radius}" fill="${colour}"/>`;
+      for (const i of run)
+        markers += `<circle class="marker-${key}" cx="${xs[i]}" cy="${ys[i]}" r="${radius}" fill="${colour}"/>`;
     }
     return areas + lines + markers;
   }).join('');
@@ -132,5 +138,8 @@ export function drawPlayerChart(series: Series, { width, height, theme }: DrawOp
       `<linearGradient id="${id}-${key}" x1="0" y1="0" x2="0" y2="1"><stop offset="0" stop-color="${colours[key]}" stop-opacity="0.25"/><stop offset="1" stop-color="${colours[key]}" stop-opacity="0"/></linearGradient>`,
   ).join('');
 
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="${id}-title ${id}-desc" ${FONT}><title id="${id}-title">Players over ${escapeXml(span)}</title><desc id="${id}-desc">${escapeXml(description)}</desc><defs>${gradients}</defs><rect class="background" width="${width}" height="${height}" fill="${colours.background}"/>${legend}${grid.join('')}${xLabels}${series_}${noData}</svg>`;
+  const open = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="${id}-title ${id}-desc" ${FONT}>`;
+  const about = `<title id="${id}-title">Players over ${escapeXml(span)}</title><desc id="${id}-desc">${escapeXml(description)}</desc>`;
+  const background = `<rect class="background" width="${width}" height="${height}" fill="${colours.background}"/>`;
+  return `${open}${about}<defs>${gradients}</defs>${background}${legend}${grid.join('')}${xLabels}${series_}${noData}</svg>`;
 }

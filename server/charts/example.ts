@@ -22,7 +22,12 @@ export function exampleBuckets(days: number, now: number): HourBucket[] {
     const weekend = date.getUTCDay() === 0 || date.getUTCDay() === 6 ? 1.35 : 1;
     const average = Math.round(60 * daily * weekend * (0.85 + 0.3 * noise(hour)));
     const samples = 12;
-    buckets.push({ hour: hour * 3_600_000, max: average + Math.round(12 * noise(hour + 7)), sum: average * samples, count: samples });
+    buckets.push({
+      hour: hour * 3_600_000,
+      max: average + Math.round(12 * noise(hour + 7)),
+      sum: average * samples,
+      count: samples,
+    });
   }
   return buckets;
 }

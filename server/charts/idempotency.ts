@@ -10,10 +10,15 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;
 const CLAIM_MS = 60_000;
 
 /** Idempotency-Key: what a client may send (Stripe's limit of 255, printable ASCII). */
-export const IdempotencyKey = z.string().regex(/^[\x20-\x7e]{1,255}$/, { error: 'Idempotency-Key must be 1 to 255 printable ASCII characters' });
+export const IdempotencyKey = z
+  .string()
+  .regex(/^[\x20-\x7e]{1,255}$/, { error: 'Idempotency-Key must be 1 to 255 printable ASCII characters' });
 
 /** The embedded store's record per server: digest of each key -> [when, digest of its body]. */
-const RememberedKeys = z.record(z.string().regex(/^[0-9a-f]{32}$/), z.tuple([z.number(), z.string().regex(/^[0-9a-f]{32}$/)]));
+const RememberedKeys = z.record(
+  z.string().regex(/^[0-9a-f]{32}$/),
+  z.tuple([z.number(), z.string().regex(/^[0-9a-f]{32}$/)]),
+);
 type RememberedKeys = z.infer<typeof RememberedKeys>;
 
 /**
@@ -42,7 +47,13 @@ export function idempotencyStore(storage: Storage, redis?: Redis) {
   };
 
   /** Redis, shared by every origin: a claim set only if absent, then the outcome for 24 hours. */
-  const onceInRedis = async (redis: Redis, serverId: string, key: string, body: string, store: () => Promise<void>): Promise<Outcome> => {
+  const onceInRedis = async (
+    redis: Redis,
+    serverId: string,
+    key: string,
+    body: string,
+    store: () => Promise<void>,
+  ): Promise<Outcome> => {
     const slot = redisKey(`idempotency:${serverId}:${digest(key)}`);
     const unavailable = (error: unknown) => Promise.reject(new StorageUnavailableError(error));
     const claimed = await redis.set(slot, `pending ${digest(body)}`, 'PX', CLAIM_MS, 'NX').catch(unavailable);
@@ -69,7 +80,9 @@ export function idempotencyStore(storage: Storage, redis?: Redis) {
       return serialised(serverId, async () => {
         const recordKey = `idempotency:${serverId}`;
         const parsed = RememberedKeys.safeParse(await storage.getItem(recordKey));
-        const remembered: RememberedKeys = Object.fromEntries(Object.entries(parsed.success ? parsed.data : {}).filter(([, [at]]) => at > now - IDEMPOTENCY_WINDOW_MS));
+        const remembered: RememberedKeys = Object.fromEntries(
+          Object.entries(parsed.success ? parsed.data : {}).filter(([, [at]]) => at > now - IDEMPOTENCY_WINDOW_MS),
+        );
         const earlier = remembered[digest(key)];
         if (earlier) return earlier[1] === digest(body) ? 'replayed' : 'conflict';
         await store();

@@ -17,11 +17,15 @@ export function samplesFromBody(input: unknown, now: number): { samples: Sample[
   if (!body.success) return { error: describeIssues(body.error.issues, 'body') };
   const data = body.data;
   const single = 'players' in data;
-  const samples = 'players' in data ? [{ at: now, players: data.players }] : data.samples.map((s) => ({ at: Date.parse(s.at), players: s.players }));
+  const samples =
+    'players' in data
+      ? [{ at: now, players: data.players }]
+      : data.samples.map((s) => ({ at: Date.parse(s.at), players: s.players }));
   for (const [i, sample] of samples.entries()) {
     const field = single ? 'players' : `samples[${i}].at`;
     if (sample.at > now + FUTURE_SLACK_MS) return { error: `${field} must not be more than 5 minutes in the future` };
-    if (sample.at < now - RETENTION_DAYS * DAY) return { error: `${field} must be within the last ${RETENTION_DAYS} days` };
+    if (sample.at < now - RETENTION_DAYS * DAY)
+      return { error: `${field} must be within the last ${RETENTION_DAYS} days` };
   }
   return { samples };
 }

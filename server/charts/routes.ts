@@ -27,7 +27,12 @@ export function chartRoutes(ctx: AppContext): H3 {
   app.get('/api/charts/example', async (event) => {
     const query = await validateQuery(event, ChartQuery);
     const series = aggregate(exampleBuckets(query.days, EXAMPLE_NOW), { days: query.days, now: EXAMPLE_NOW });
-    return sendChart(event, await chartBytes(ctx, drawPlayerChart(series, query), query.format), query.format, CACHE_CONTROL.chart);
+    return sendChart(
+      event,
+      await chartBytes(ctx, drawPlayerChart(series, query), query.format),
+      query.format,
+      CACHE_CONTROL.chart,
+    );
   });
 
   app.get('/api/servers/:id/chart/players', async (event) => {
@@ -48,7 +53,11 @@ export function chartRoutes(ctx: AppContext): H3 {
     event.context.answeredFrom = 'rendered';
     const now = ctx.now();
     const buckets = await ctx.samples.range(server.id, now - (query.days + 1) * DAY, now);
-    const bytes = await chartBytes(ctx, drawPlayerChart(aggregate(buckets, { days: query.days, now }), query), query.format);
+    const bytes = await chartBytes(
+      ctx,
+      drawPlayerChart(aggregate(buckets, { days: query.days, now }), query),
+      query.format,
+    );
     await ctx.chartCache.set(key, bytes, CHART_TTL_SECONDS);
     return sendChart(event, bytes, query.format, cacheControl);
   });
@@ -56,7 +65,7 @@ export function chartRoutes(ctx: AppContext): H3 {
   app.post('/api/servers/:id/stats', async (event) => {
     const server = await findServer(ctx, event);
     const key = bearerToken(event);
-    if (!key) throw unauthorized('Send the server\'s ingest key as Authorization: Bearer <key>');
+    if (!key) throw unauthorized("Send the server's ingest key as Authorization: Bearer <key>");
     if (!secretMatches(server.ingestKeyHash, key)) throw unauthorized('Wrong ingest key for this server');
     const idempotencyKey = idempotencyKeyOf(event);
     const body = await readJson(event);
@@ -66,9 +75,19 @@ export function chartRoutes(ctx: AppContext): H3 {
     if (idempotencyKey === null) await store();
     else {
       const outcome = await ctx.idempotency.once(server.id, idempotencyKey, JSON.stringify(body), store, ctx.now());
-      if (outcome === 'conflict') throw new HTTPError({ status: 422, message: 'Idempotency-Key was used with another body in the last 24 hours; send new samples with a new key' });
-      if (outcome === 'in-progress') throw new HTTPError({ status: 409, message: 'A request with this Idempotency-Key is still being stored; retry in a moment', headers: { 'retry-after': '1' } });
-      if (outcome === 'replayed') return new Response(null, { status: 204, headers: { ...PRIVATE_HEADERS, 'idempotent-replayed': 'true' } });
+      if (outcome === 'conflict')
+        throw new HTTPError({
+          status: 422,
+          message: 'Idempotency-Key was used with another body in the last 24 hours; send new samples with a new key',
+        });
+      if (outcome === 'in-progress')
+        throw new HTTPError({
+          status: 409,
+          message: 'A request with this Idempotency-Key is still being stored; retry in a moment',
+          headers: { 'retry-after': '1' },
+        });
+      if (outcome === 'replayed')
+        return new Response(null, { status: 204, headers: { ...PRIVATE_HEADERS, 'idempotent-replayed': 'true' } });
     }
     return new Response(null, { status: 204, headers: PRIVATE_HEADERS });
   });
@@ -85,9 +104,10 @@ async function findServer(ctx: AppContext, event: H3Event): Promise<ServerRecord
 /** SPEC 5.3: a private chart answers only its owner, and only from PRIVATE_CHART_IPS when set. */
 async function requireOwner(ctx: AppContext, event: H3Event, server: ServerRecord): Promise<void> {
   const token = bearerToken(event);
-  if (!token) throw forbidden('This chart is private: send its owner\'s token as Authorization: Bearer <token>');
+  if (!token) throw forbidden("This chart is private: send its owner's token as Authorization: Bearer <token>");
   if ((await ctx.tokens.authenticate(token)) !== server.owner) throw forbidden('This chart is private to its owner');
-  if (!ctx.privateChartsFrom(requestClient(event, ctx.trustProxy).address)) throw forbidden('Private charts cannot be read from this address');
+  if (!ctx.privateChartsFrom(requestClient(event, ctx.trustProxy).address))
+    throw forbidden('Private charts cannot be read from this address');
 }
 
 /** The optional Idempotency-Key header: null when absent, 400 when malformed. */
@@ -108,7 +128,11 @@ async function readJson(event: H3Event): Promise<unknown> {
     text = await event.req.text();
   } catch (error) {
     if (!HTTPError.isError(error) || error.status !== 413) throw error;
-    throw new HTTPError({ status: 413, message: `body must be at most ${MAX_BODY_BYTES} bytes`, headers: { connection: 'close' } });
+    throw new HTTPError({
+      status: 413,
+      message: `body must be at most ${MAX_BODY_BYTES} bytes`,
+      headers: { connection: 'close' },
+    });
   }
   try {
     return JSON.parse(text);

@@ -7,7 +7,10 @@ import { DAY, HOUR } from './time.ts';
 export const RETENTION_DAYS = 365;
 
 /** One UTC day of a server: hour of day -> [max, sum, count] of its samples. */
-export const DayRecord = z.record(z.string().regex(/^(?:[01]?\d|2[0-3])$/), z.tuple([z.int().nonnegative(), z.int().nonnegative(), z.int().positive()]));
+export const DayRecord = z.record(
+  z.string().regex(/^(?:[01]?\d|2[0-3])$/),
+  z.tuple([z.int().nonnegative(), z.int().nonnegative(), z.int().positive()]),
+);
 type DayRecord = z.infer<typeof DayRecord>;
 
 export type Sample = { at: number; players: number };
@@ -38,7 +41,9 @@ end
 redis.call('SET', KEYS[1], cjson.encode(day), 'EXAT', ARGV[1])
 return 1`;
 
-type FoldingRedis = Redis & { foldPlayerSamples(key: string, expiresAt: number, ...hoursAndPlayers: number[]): Promise<number> };
+type FoldingRedis = Redis & {
+  foldPlayerSamples(key: string, expiresAt: number, ...hoursAndPlayers: number[]): Promise<number>;
+};
 
 /**
  * Player counts folded into hourly buckets, one storage item per server and UTC day. With Redis
@@ -49,7 +54,8 @@ type FoldingRedis = Redis & { foldPlayerSamples(key: string, expiresAt: number, 
  * resolves once a write holding all its samples is on disk: an answered sample survives a crash.
  */
 export function sampleStore(storage: Storage, redis?: Redis) {
-  if (redis && !('foldPlayerSamples' in redis)) redis.defineCommand('foldPlayerSamples', { numberOfKeys: 1, lua: FOLD_IN_REDIS });
+  if (redis && !('foldPlayerSamples' in redis))
+    redis.defineCommand('foldPlayerSamples', { numberOfKeys: 1, lua: FOLD_IN_REDIS });
   const dayKey = (serverId: string, day: number) => `samples:${serverId}:${day}`;
   const hourOf = (at: number) => Math.floor((at % DAY) / HOUR);
 
@@ -85,7 +91,9 @@ export function sampleStore(storage: Storage, redis?: Redis) {
   const addToDay = (key: string, retiredKey: string, samples: Sample[]): Promise<void> => {
     const day = days.get(key) ?? { waiting: [], writing: false };
     days.set(key, day);
-    const written = new Promise<void>((resolve, reject) => day.waiting.push({ samples, written: (error) => (error ? reject(error) : resolve()) }));
+    const written = new Promise<void>((resolve, reject) =>
+      day.waiting.push({ samples, written: (error) => (error ? reject(error) : resolve()) }),
+    );
     if (!day.writing) void drain(key, retiredKey);
     return written;
   };
@@ -102,13 +110,23 @@ export function sampleStore(storage: Storage, redis?: Redis) {
           [...byDay].map(([day, daySamples]) =>
             // Retention: Redis drops the day once it has left the 365-day window.
             (redis as FoldingRedis)
-              .foldPlayerSamples(redisKey(dayKey(serverId, day)), dayExpiresAt(day), ...daySamples.flatMap((s) => [hourOf(s.at), s.players]))
-              .catch((error: unknown) => Promise.reject(error instanceof ReplyError ? error : new StorageUnavailableError(error))),
+              .foldPlayerSamples(
+                redisKey(dayKey(serverId, day)),
+                dayExpiresAt(day),
+                ...daySamples.flatMap((s) => [hourOf(s.at), s.players]),
+              )
+              .catch((error: unknown) =>
+                Promise.reject(error instanceof ReplyError ? error : new StorageUnavailableError(error)),
+              ),
           ),
         );
         return;
       }
-      await Promise.all([...byDay].map(([day, daySamples]) => addToDay(dayKey(serverId, day), dayKey(serverId, day - RETENTION_DAYS - 1), daySamples)));
+      await Promise.all(
+        [...byDay].map(([day, daySamples]) =>
+          addToDay(dayKey(serverId, day), dayKey(serverId, day - RETENTION_DAYS - 1), daySamples),
+        ),
+      );
     },
     /** Hourly buckets from `from` to `to` (epoch ms), oldest first. */
     async range(serverId: string, from: number, to: number): Promise<HourBucket[]> {

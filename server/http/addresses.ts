@@ -15,7 +15,10 @@ export function addressAllowList(entries: readonly string[]): (address: string |
 }
 
 function cidrOf(address: ipaddr.IPv4 | ipaddr.IPv6): [ipaddr.IPv4 | ipaddr.IPv6, number] {
-  const plain = address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() ? (address as ipaddr.IPv6).toIPv4Address() : address;
+  const plain =
+    address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()
+      ? (address as ipaddr.IPv6).toIPv4Address()
+      : address;
   return [plain, plain.kind() === 'ipv4' ? 32 : 128];
 }
 

@@ -6,7 +6,9 @@ const reporters = new Map<string, (line: string) => void>();
 function reportOnce(what: string, error: unknown): void {
   let report = reporters.get(what);
   if (!report) reporters.set(what, (report = throttledLog((line) => console.error(line))));
-  report(`[${what}] failed after the answer; ignored (said at most once a minute): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  report(
+    `[${what}] failed after the answer; ignored (said at most once a minute): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+  );
 }
 
 /**
@@ -15,11 +17,16 @@ function reportOnce(what: string, error: unknown): void {
  * an unhandled rejection into an exit, so one bad request would take every client down with it.
  * The error is reported to stderr (once a minute per `what`) and swallowed.
  */
-export function guarded<A extends unknown[]>(what: string, work: (...args: A) => unknown, report: (what: string, error: unknown) => void = reportOnce): (...args: A) => void {
+export function guarded<A extends unknown[]>(
+  what: string,
+  work: (...args: A) => unknown,
+  report: (what: string, error: unknown) => void = reportOnce,
+): (...args: A) => void {
   return (...args) => {
     try {
       const result = work(...args);
-      if (result && typeof (result as Promise<unknown>).then === 'function') (result as Promise<unknown>).then(undefined, (error: unknown) => report(what, error));
+      if (result && typeof (result as Promise<unknown>).then === 'function')
+        (result as Promise<unknown>).then(undefined, (error: unknown) => report(what, error));
     } catch (error) {
       report(what, error);
     }

@@ -5,14 +5,28 @@ import type { ZodOpenApiResponseObject, ZodOpenApiResponsesObject } from 'zod-op
 // adds, and the answers every endpoint of a kind can give.
 
 /** SPEC 2.9: every error is this object (brand and variant misses add one field). */
-export const ErrorBody = z.object({ error: z.string() }).meta({ id: 'Error', description: 'SPEC 2.9: a message naming the bad parameter and what is allowed' });
+export const ErrorBody = z
+  .object({ error: z.string() })
+  .meta({ id: 'Error', description: 'SPEC 2.9: a message naming the bad parameter and what is allowed' });
 
-const header = (description: string, schema: Record<string, unknown> = { type: 'string' }, required = false) => ({ description, schema, required });
+const header = (description: string, schema: Record<string, unknown> = { type: 'string' }, required = false) => ({
+  description,
+  schema,
+  required,
+});
 const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
 
 export const HEADER_COMPONENTS = {
-  ETag: header('Strong validator of the bytes; send it back in If-None-Match for a 304', { type: 'string', pattern: '^"[^"]+"$' }, true),
-  CacheControl: header('How long the answer may be kept (README: Cache-Control per endpoint)', { type: 'string' }, true),
+  ETag: header(
+    'Strong validator of the bytes; send it back in If-None-Match for a 304',
+    { type: 'string', pattern: '^"[^"]+"$' },
+    true,
+  ),
+  CacheControl: header(
+    'How long the answer may be kept (README: Cache-Control per endpoint)',
+    { type: 'string' },
+    true,
+  ),
   Vary: header('Accept-Encoding on JSON and SVG answers, which come as br, gzip or identity'),
   RateLimitPolicy: header('IETF RateLimit-Policy: "default";q=<requests>;w=<window seconds>'),
   RateLimit: header('IETF RateLimit: "default";r=<requests left>;t=<seconds to the next window>'),
@@ -39,7 +53,10 @@ export function errorAnswer(description: string, schema: z.ZodType = ErrorBody):
   return { description, content: { 'application/json': { schema } } };
 }
 
-export const NOT_MODIFIED: ZodOpenApiResponseObject = { description: 'Not Modified: If-None-Match matched the current ETag', headers: CACHE_HEADERS };
+export const NOT_MODIFIED: ZodOpenApiResponseObject = {
+  description: 'Not Modified: If-None-Match matched the current ETag',
+  headers: CACHE_HEADERS,
+};
 export const INTERNAL_ERROR = errorAnswer('Internal server error; the cause is logged, never sent');
 /** Answers that need shared state (servers, tokens, samples) while Redis is unreachable. */
 export const STORAGE_UNAVAILABLE: ZodOpenApiResponseObject = {
@@ -61,5 +78,7 @@ export const LIMITED_ANSWERS: ZodOpenApiResponsesObject = {
 
 /** The body of a binary answer, for any of `types`. */
 export function binaryContent(types: readonly string[]) {
-  return Object.fromEntries(types.map((type) => [type, { schema: { type: 'string' as const, contentMediaType: type } }]));
+  return Object.fromEntries(
+    types.map((type) => [type, { schema: { type: 'string' as const, contentMediaType: type } }]),
+  );
 }

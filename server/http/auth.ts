@@ -31,5 +31,9 @@ export function forbidden(message: string): HTTPError {
 }
 
 export function unauthorized(message: string): HTTPError {
-  return new HTTPError({ status: 401, message, headers: { 'www-authenticate': 'Bearer', 'cache-control': 'no-store' } });
+  return new HTTPError({
+    status: 401,
+    message,
+    headers: { 'www-authenticate': 'Bearer', 'cache-control': 'no-store' },
+  });
 }

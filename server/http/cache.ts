@@ -25,7 +25,8 @@ export const CACHE_CONTROL = {
 /** On every public answer: any web page may read it and its rate limit fields (CORS), and browsers never sniff its type. */
 export const PUBLIC_HEADERS = {
   'access-control-allow-origin': '*',
-  'access-control-expose-headers': 'RateLimit-Policy, RateLimit, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After',
+  'access-control-expose-headers':
+    'RateLimit-Policy, RateLimit, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After',
   'x-content-type-options': 'nosniff',
 } as const;
 /** Every other answer (owners' charts, ingestion, health): no CORS, ever; never sniffed either. */

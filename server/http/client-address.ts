@@ -13,7 +13,11 @@ import { sha256Hex } from '../digest.ts';
  * a client of its own, `invalid:<digest>` (see forwardedClient), never for the proxy: else one
  * client behind the proxy could spend the budget of everyone behind it.
  */
-export function clientAddress(peer: string | undefined, forwardedFor: string | null | undefined, isTrustedProxy: (address: string) => boolean): string | undefined {
+export function clientAddress(
+  peer: string | undefined,
+  forwardedFor: string | null | undefined,
+  isTrustedProxy: (address: string) => boolean,
+): string | undefined {
   let address = peer && normalise(peer);
   if (!address || !forwardedFor || forwardedFor.trim() === '') return address;
   const hops = forwardedFor.split(',');
@@ -39,7 +43,11 @@ const IPV6 = /^[0-9a-f:]+(?::(?:\d{1,3}\.){3}\d{1,3})?$/i;
  */
 export function forwardedClient(entry: string): string {
   const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(entry);
-  const candidate = bracketed ? bracketed[1]! : /^[\d.]+:\d{1,5}$/.test(entry) ? entry.slice(0, entry.lastIndexOf(':')) : entry;
+  const candidate = bracketed
+    ? bracketed[1]!
+    : /^[\d.]+:\d{1,5}$/.test(entry)
+      ? entry.slice(0, entry.lastIndexOf(':'))
+      : entry;
   const isV4 = IPV4.test(candidate);
   const isV6 = !isV4 && IPV6.test(candidate) && ipaddr.IPv6.isValid(candidate) && v4TailIsStrict(candidate);
   if (isV4 || isV6) return ipaddr.process(candidate).toString();
@@ -83,7 +91,11 @@ const DIRECT_CLIENTS = new WeakMap<Socket, Client>();
  * The client of a Node request and its rate-limit key, worked out once per connection when the peer
  * is not a trusted proxy: the hot path parses no address.
  */
-export function connectionClient(req: IncomingMessage, isTrustedProxy: (address: string) => boolean, socket: Socket | null = req.socket): Client {
+export function connectionClient(
+  req: IncomingMessage,
+  isTrustedProxy: (address: string) => boolean,
+  socket: Socket | null = req.socket,
+): Client {
   // A request whose connection is already gone (Node sets req.socket to null) has no peer to name.
   if (!socket) return UNKNOWN_CLIENT;
   const known = DIRECT_CLIENTS.get(socket);
@@ -100,7 +112,9 @@ export function requestClient(event: H3Event, isTrustedProxy: (address: string) 
   const known = event.context.client;
   if (known) return known;
   const req = (event.req as ServerRequest).runtime?.node?.req;
-  const client = req ? connectionClient(req as IncomingMessage, isTrustedProxy) : { address: undefined, key: clientKey(undefined) };
+  const client = req
+    ? connectionClient(req as IncomingMessage, isTrustedProxy)
+    : { address: undefined, key: clientKey(undefined) };
   event.context.client = client;
   return client;
 }

@@ -21,7 +21,10 @@ export function isCompressible(contentType: string | undefined): boolean {
 }
 
 /** The client's preferred coding among `available` (q-values honoured), or undefined for identity. */
-export function chooseEncoding(acceptEncoding: string | undefined, available: readonly Encoding[]): Encoding | undefined {
+export function chooseEncoding(
+  acceptEncoding: string | undefined,
+  available: readonly Encoding[],
+): Encoding | undefined {
   if (!acceptEncoding || available.length === 0) return undefined;
   const negotiator = new Negotiator({ headers: { 'accept-encoding': acceptEncoding } });
   // negotiator 1.x takes `preferred` (ties go to brotli); @types/negotiator still describes 0.6.
@@ -72,7 +75,10 @@ export function identityEtag(etag: string): string {
 }
 
 // Live answers are deterministic per ETag (same data, same bytes), so their compressed forms are kept.
-const compressed = new LRUCache<string, Uint8Array>({ maxSize: 32 * 1024 * 1024, sizeCalculation: (bytes) => Math.max(bytes.length, 1) });
+const compressed = new LRUCache<string, Uint8Array>({
+  maxSize: 32 * 1024 * 1024,
+  sizeCalculation: (bytes) => Math.max(bytes.length, 1),
+});
 
 /** A live answer's bytes in `encoding`, compressed once per ETag. */
 export function compressLive(bytes: Uint8Array, etag: string, encoding: Encoding): Uint8Array {

@@ -36,13 +36,23 @@ export function createEndpointTable(paths: DocumentedPaths): EndpointTable {
     const operations = new Map<string, Operation>();
     for (const method of METHODS) {
       const operation = item[method];
-      if (operation) operations.set(method.toUpperCase(), { limited: '429' in (operation.responses ?? {}), public: !operation.security });
+      if (operation)
+        operations.set(method.toUpperCase(), {
+          limited: '429' in (operation.responses ?? {}),
+          public: !operation.security,
+        });
     }
     const methods = [...operations.keys()].flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]));
-    addRoute(router, '', template.replace(/\{([^}]+)\}/g, ':$1'), { allow: [...methods, 'OPTIONS'].join(', '), operations });
+    addRoute(router, '', template.replace(/\{([^}]+)\}/g, ':$1'), {
+      allow: [...methods, 'OPTIONS'].join(', '),
+      operations,
+    });
   }
   const findEndpoint = (path: string) => findRoute(router, '', path)?.data;
-  return { findEndpoint, findOperation: (method, path) => findEndpoint(path)?.operations.get(method === 'HEAD' ? 'GET' : method) };
+  return {
+    findEndpoint,
+    findOperation: (method, path) => findEndpoint(path)?.operations.get(method === 'HEAD' ? 'GET' : method),
+  };
 }
 
 /**
@@ -55,7 +65,8 @@ export function answerUnrouted(endpoints: EndpointTable): Middleware {
     if (event.context.matchedRoute) return next();
     const path = event.url.pathname;
     const endpoint = endpoints.findEndpoint(path);
-    if (!endpoint || endpoints.findOperation(event.req.method, path)) throw new HTTPError({ status: 404, message: `No endpoint at ${path}` });
+    if (!endpoint || endpoints.findOperation(event.req.method, path))
+      throw new HTTPError({ status: 404, message: `No endpoint at ${path}` });
     throw new HTTPError({
       status: 405,
       message: `${event.req.method} is not allowed on ${path}; allowed: ${endpoint.allow}`,
@@ -70,7 +81,12 @@ export function answerOptions(endpoints: EndpointTable) {
     const endpoint = endpoints.findEndpoint(event.url.pathname);
     if (!endpoint) throw new HTTPError({ status: 404, message: `No endpoint at ${event.url.pathname}` });
     const cors = endpoint.operations.get('GET')?.public
-      ? { ...PUBLIC_HEADERS, 'access-control-allow-methods': 'GET, HEAD', 'access-control-allow-headers': 'If-None-Match, If-Range, Range', 'access-control-max-age': '86400' }
+      ? {
+          ...PUBLIC_HEADERS,
+          'access-control-allow-methods': 'GET, HEAD',
+          'access-control-allow-headers': 'If-None-Match, If-Range, Range',
+          'access-control-max-age': '86400',
+        }
       : PRIVATE_HEADERS;
     return new Response(null, { status: 204, headers: { allow: endpoint.allow, ...cors } });
   };

@@ -21,7 +21,9 @@ function answerError(caught: HTTPError, event: H3Event, endpoints: EndpointTable
   let body: Record<string, unknown>;
   if (error.unhandled && isClientAbort(error.cause, event)) {
     // Not our fault and nothing to debug: one line, no stack; the answer reaches nobody.
-    logClientAbort(`[request] ${event.req.method} ${event.url.pathname}: the client went away before its request was complete (said at most once a minute)`);
+    logClientAbort(
+      `[request] ${event.req.method} ${event.url.pathname}: the client went away before its request was complete (said at most once a minute)`,
+    );
     status = 400;
     body = { error: 'The request ended before its body was complete' };
   } else if (error.unhandled) {
@@ -63,7 +65,11 @@ const logStorageOutage = throttledLog((line) => console.error(line));
 /** Redis is down: a prompt 503 the client can retry, not a 500 or a hanging request. The cause is logged once a minute. */
 function storageUnavailable(cause: StorageUnavailableError): HTTPError {
   logStorageOutage(`[storage] answering 503: ${cause.message}`);
-  return new HTTPError({ status: 503, message: 'Shared storage is unavailable; retry in a few seconds', headers: { 'retry-after': '5' } });
+  return new HTTPError({
+    status: 503,
+    message: 'Shared storage is unavailable; retry in a few seconds',
+    headers: { 'retry-after': '5' },
+  });
 }
 
 export function notFound(message: string, data?: Record<string, unknown>, headers?: Record<string, string>): HTTPError {

@@ -10,7 +10,12 @@ export function sendJson(event: H3Event, value: unknown, cacheControl: string) {
   const bytes = encoder.encode(JSON.stringify(value));
   return sendRepresentation(event, {
     status: 200,
-    headers: { 'content-type': MEDIA_TYPES.json, 'cache-control': cacheControl, etag: strongEtag(bytes), ...PUBLIC_HEADERS },
+    headers: {
+      'content-type': MEDIA_TYPES.json,
+      'cache-control': cacheControl,
+      etag: strongEtag(bytes),
+      ...PUBLIC_HEADERS,
+    },
     size: bytes.length,
     body: bytes,
   });

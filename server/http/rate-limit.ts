@@ -25,10 +25,17 @@ export type RateLimitWindow = { key: string; resetSeconds: number };
  * (REDIS_URL) so that every origin counts against one limit. The window is taken from the injected
  * clock, so tests move time instead of sleeping.
  */
-export function createRateLimiter(policy: RateLimitPolicy, now: () => number, redis?: Redis, log: (line: string) => void = console.warn) {
+export function createRateLimiter(
+  policy: RateLimitPolicy,
+  now: () => number,
+  redis?: Redis,
+  log: (line: string) => void = console.warn,
+) {
   // Keys outlive their window by one more, so the store's own expiry only collects old windows.
   const options = { points: policy.limit, duration: policy.windowSeconds * 2, keyPrefix: 'depot:rate' };
-  const counter = redis ? new RateLimiterRedis({ ...options, storeClient: redis, rejectIfRedisNotReady: true }) : new RateLimiterMemory(options);
+  const counter = redis
+    ? new RateLimiterRedis({ ...options, storeClient: redis, rejectIfRedisNotReady: true })
+    : new RateLimiterMemory(options);
   const warnOutage = throttledLog(log, now);
   // After a failure the store is left alone for a moment (real time, not the window's clock): a
   // Redis that hangs would otherwise cost every request the client's whole command timeout.
@@ -49,12 +56,19 @@ export function createRateLimiter(policy: RateLimitPolicy, now: () => number, re
       if (storeRestsUntil !== -Infinity && performance.now() < storeRestsUntil) return Promise.resolve(null);
       const { resetSeconds } = window;
       return counter.consume(window.key).then(
-        (result) => ({ allowed: true, remaining: Math.max(0, policy.limit - result.consumedPoints), resetSeconds, policy }),
+        (result) => ({
+          allowed: true,
+          remaining: Math.max(0, policy.limit - result.consumedPoints),
+          resetSeconds,
+          policy,
+        }),
         (result: unknown) => {
           if (result instanceof RateLimiterRes) return { allowed: false, remaining: 0, resetSeconds, policy };
           // Serving matters more than counting: answer unlimited, and say so (once a minute at most).
           storeRestsUntil = performance.now() + STORE_REST_MS;
-          warnOutage(`[rate-limit] store unavailable, requests are not limited: ${result instanceof Error ? result.message : String(result)}`);
+          warnOutage(
+            `[rate-limit] store unavailable, requests are not limited: ${result instanceof Error ? result.message : String(result)}`,
+          );
           return null;
         },
       );
@@ -91,7 +105,11 @@ export function tooManyRequests(state: RateLimitState): HTTPError {
  * per request and no await on the way to other answers: this runs on every download and metadata
  * request.
  */
-export function limitRequests(limiter: RateLimiter, trustProxy: (address: string) => boolean, endpoints: EndpointTable): Middleware {
+export function limitRequests(
+  limiter: RateLimiter,
+  trustProxy: (address: string) => boolean,
+  endpoints: EndpointTable,
+): Middleware {
   return (event, next) => {
     if (!endpoints.findOperation(event.req.method, event.url.pathname)?.limited) return next();
     const window = limiter.windowOf(requestClient(event, trustProxy).key);
@@ -125,7 +143,12 @@ function chargedByRoute(event: H3Event, next: () => unknown, limiter: RateLimite
     throw error;
   };
   // (A promise around next(): a handler may throw before its first await.)
-  return new Promise((resolve) => resolve(next())).catch((error: unknown) => charge().then(() => rethrow(error), () => rethrow(error)));
+  return new Promise((resolve) => resolve(next())).catch((error: unknown) =>
+    charge().then(
+      () => rethrow(error),
+      () => rethrow(error),
+    ),
+  );
 }
 
 /**

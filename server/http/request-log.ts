@@ -17,7 +17,11 @@ export type RequestLog = {
   aborted?: true;
 };
 
-const CACHE_NAMES: Record<AnsweredFrom, RequestLog['cache']> = { precomputed: 'static', cache: 'hit', rendered: 'miss' };
+const CACHE_NAMES: Record<AnsweredFrom, RequestLog['cache']> = {
+  precomputed: 'static',
+  cache: 'hit',
+  rendered: 'miss',
+};
 
 /**
  * Logs a request once its response is finished or aborted, from Node's own event: off the
@@ -29,19 +33,22 @@ export function logRequests(log: (entry: RequestLog) => void, trustProxy: (addre
     const started = performance.now();
     // Node lets go of req.socket once the connection is gone (a 413 closes it before 'close' fires).
     const socket = req.socket;
-    res.once('close', guarded('request-log', () => {
-      const cache = context.answeredFrom && CACHE_NAMES[context.answeredFrom];
-      const client = (context.client ?? connectionClient(req, trustProxy, socket)).address;
-      const query = req.url?.indexOf('?') ?? -1;
-      log({
-        method: req.method ?? 'GET',
-        path: query === -1 ? (req.url ?? '/') : req.url!.slice(0, query),
-        status: res.statusCode,
-        ms: Math.round((performance.now() - started) * 100) / 100,
-        ...(cache ? { cache } : {}),
-        ...(client ? { client } : {}),
-        ...(res.writableFinished ? {} : { aborted: true }),
-      });
-    }));
+    res.once(
+      'close',
+      guarded('request-log', () => {
+        const cache = context.answeredFrom && CACHE_NAMES[context.answeredFrom];
+        const client = (context.client ?? connectionClient(req, trustProxy, socket)).address;
+        const query = req.url?.indexOf('?') ?? -1;
+        log({
+          method: req.method ?? 'GET',
+          path: query === -1 ? (req.url ?? '/') : req.url!.slice(0, query),
+          status: res.statusCode,
+          ms: Math.round((performance.now() - started) * 100) / 100,
+          ...(cache ? { cache } : {}),
+          ...(client ? { client } : {}),
+          ...(res.writableFinished ? {} : { aborted: true }),
+        });
+      }),
+    );
   };
 }

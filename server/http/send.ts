@@ -3,7 +3,16 @@ import parseRange from 'range-parser';
 import type { H3Event } from 'h3';
 import { FastResponse, type ServerRequest } from 'srvx';
 import { rateLimitFields } from './event-context.ts';
-import { ENCODINGS, MIN_COMPRESSED_BYTES, chooseEncoding, compressLive, encodedEtag, identityEtag, isCompressible, type Encoding } from './compress.ts';
+import {
+  ENCODINGS,
+  MIN_COMPRESSED_BYTES,
+  chooseEncoding,
+  compressLive,
+  encodedEtag,
+  identityEtag,
+  isCompressible,
+  type Encoding,
+} from './compress.ts';
 import { sha256Hex } from '../digest.ts';
 
 /** Bytes in memory, or a file on disk for answers too large to hold. */
@@ -42,7 +51,12 @@ export function sendRepresentation(event: H3Event, rep: Representation): Respons
   // Errors are small and never compressed: only successful JSON and SVG answers vary by coding.
   const compressible = rep.status === 200 && isCompressible(headers['content-type']);
   if (compressible && headers.vary === undefined) headers = { ...headers, vary: 'accept-encoding' };
-  const live = rep.encoding === undefined && compressible && size >= MIN_COMPRESSED_BYTES && body instanceof Uint8Array && headers.etag !== undefined;
+  const live =
+    rep.encoding === undefined &&
+    compressible &&
+    size >= MIN_COMPRESSED_BYTES &&
+    body instanceof Uint8Array &&
+    headers.etag !== undefined;
   const encoding = live ? chooseEncoding(requestHeader(request, 'accept-encoding'), ENCODINGS) : rep.encoding;
   if (encoding && encoding !== 'identity' && headers.etag) {
     headers = { ...headers, 'content-encoding': encoding, etag: encodedEtag(headers.etag, encoding) };
@@ -55,7 +69,8 @@ export function sendRepresentation(event: H3Event, rep: Representation): Respons
     body = compressLive(body as Uint8Array, rep.headers.etag!, encoding);
     size = body.length;
   }
-  const range = rep.status === 200 && headers['accept-ranges'] === 'bytes' ? requestHeader(request, 'range') : undefined;
+  const range =
+    rep.status === 200 && headers['accept-ranges'] === 'bytes' ? requestHeader(request, 'range') : undefined;
   // RFC 9110 14.2: a range unit other than bytes is ignored (range-parser would read `items=0-5` as bytes).
   if (range && BYTES_UNIT.test(range) && (requestHeader(request, 'if-range') ?? etag) === etag) {
     const ranges = parseRange(size, range, { combine: true });
@@ -64,7 +79,11 @@ export function sendRepresentation(event: H3Event, rep: Representation): Respons
       const error = JSON.stringify({ error: `Range ${range} is outside the ${size} bytes of this file` });
       return new FastResponse(error, {
         status: 416,
-        headers: { ...edgeHeaders(headers), 'content-type': 'application/json; charset=utf-8', 'content-range': `bytes */${size}` },
+        headers: {
+          ...edgeHeaders(headers),
+          'content-type': 'application/json; charset=utf-8',
+          'content-range': `bytes */${size}`,
+        },
       });
     }
     // A malformed header (-2) or several ranges: answer the whole file, as RFC 9110 allows.
@@ -72,7 +91,11 @@ export function sendRepresentation(event: H3Event, rep: Representation): Respons
       const { start, end } = ranges[0];
       return new FastResponse(request.method === 'HEAD' ? null : slice(body, start, end), {
         status: 206,
-        headers: { ...headers, 'content-range': `bytes ${start}-${end}/${size}`, 'content-length': String(end - start + 1) },
+        headers: {
+          ...headers,
+          'content-range': `bytes ${start}-${end}/${size}`,
+          'content-length': String(end - start + 1),
+        },
       });
     }
   }

@@ -32,13 +32,23 @@ export function serveTree(ctx: TreeSource): Middleware {
     event.context.answeredFrom = 'precomputed';
     if (entry.size > LARGEST_IN_MEMORY) return send(event, entry, { path: join(tree.dir, entry.file) }, undefined);
     // JSON and SVG files have their br and gzip forms beside them, compressed at build time.
-    const encoding = entry.encodings ? chooseEncoding(requestHeader(event.req, 'accept-encoding'), entry.encodings) : undefined;
+    const encoding = entry.encodings
+      ? chooseEncoding(requestHeader(event.req, 'accept-encoding'), entry.encodings)
+      : undefined;
     const bytes = ctx.files.read(tree.dir, encoding ? `${entry.file}.${ENCODING_EXTENSIONS[encoding]}` : entry.file);
-    return bytes instanceof Uint8Array ? send(event, entry, bytes, encoding) : bytes.then((loaded) => send(event, entry, loaded, encoding));
+    return bytes instanceof Uint8Array
+      ? send(event, entry, bytes, encoding)
+      : bytes.then((loaded) => send(event, entry, loaded, encoding));
   };
 }
 
 function send(event: H3Event, entry: RouteEntry, body: Body, encoding: Encoding | undefined) {
   const size = body instanceof Uint8Array ? body.length : entry.size;
-  return sendRepresentation(event, { status: entry.status, headers: entry.headers, size, body, encoding: encoding ?? 'identity' });
+  return sendRepresentation(event, {
+    status: entry.status,
+    headers: entry.headers,
+    size,
+    body,
+    encoding: encoding ?? 'identity',
+  });
 }

@@ -3,7 +3,9 @@ import { z } from 'zod';
 import 'zod-openapi';
 
 /** A failed validation as h3 reports it (Standard Schema issues). */
-type ValidationFailure = { issues: ReadonlyArray<{ message: string; path?: ReadonlyArray<PropertyKey | { key: PropertyKey }> | undefined }> };
+type ValidationFailure = {
+  issues: ReadonlyArray<{ message: string; path?: ReadonlyArray<PropertyKey | { key: PropertyKey }> | undefined }>;
+};
 
 /**
  * The one 400 of the edge: every bad parameter named, each message reading after its name
@@ -12,7 +14,10 @@ type ValidationFailure = { issues: ReadonlyArray<{ message: string; path?: Reado
 function invalidInput(failure: ValidationFailure, source: string): HTTPError {
   const name = (path: ValidationFailure['issues'][number]['path']) =>
     (path ?? []).map((segment) => String(typeof segment === 'object' ? segment.key : segment)).join('.') || source;
-  return new HTTPError({ status: 400, message: failure.issues.map((issue) => `${name(issue.path)} ${issue.message}`).join('; ') });
+  return new HTTPError({
+    status: 400,
+    message: failure.issues.map((issue) => `${name(issue.path)} ${issue.message}`).join('; '),
+  });
 }
 
 /** The query, validated by a zod schema whose messages read after the parameter's name. */
@@ -30,16 +35,35 @@ export function validateParams<T extends z.ZodType>(event: H3Event, schema: T) {
  * gives `fallback`, or undefined without one. The OpenAPI document shows it as the integer it is
  * rather than as the string it arrives as.
  */
-export function queryInt(min: number, max: number, description: string): z.ZodType<number | undefined, string | undefined>;
-export function queryInt(min: number, max: number, description: string, fallback: number): z.ZodType<number, string | undefined>;
-export function queryInt(min: number, max: number, description: string, fallback?: number): z.ZodType<number | undefined, string | undefined> {
+export function queryInt(
+  min: number,
+  max: number,
+  description: string,
+): z.ZodType<number | undefined, string | undefined>;
+export function queryInt(
+  min: number,
+  max: number,
+  description: string,
+  fallback: number,
+): z.ZodType<number, string | undefined>;
+export function queryInt(
+  min: number,
+  max: number,
+  description: string,
+  fallback?: number,
+): z.ZodType<number | undefined, string | undefined> {
   const message = `must be an integer from ${min} to ${max}`;
   const int = z
     .string({ error: message })
     .regex(/^\d{1,5}$/, { error: message })
     .transform(Number)
     .refine((n) => n >= min && n <= max, { error: message });
-  const documented = { type: 'integer', minimum: min, maximum: max, ...(fallback === undefined ? {} : { default: fallback }) };
+  const documented = {
+    type: 'integer',
+    minimum: min,
+    maximum: max,
+    ...(fallback === undefined ? {} : { default: fallback }),
+  };
   return int
     .optional()
     .transform((n) => n ?? fallback)

@@ -14,9 +14,16 @@ import { JavaVersion, LatestVersion, PLUGIN_VERSION_ID, ServerSoftwareName, Vers
 
 const Software = z.object({ serverSoftware: ServerSoftwareName });
 const SoftwareAndJava = z.object({ serverSoftware: ServerSoftwareName, javaVersion: JavaVersion });
-const VersionId = z.object({ id: z.string().regex(PLUGIN_VERSION_ID).meta({ description: 'A PluginVersion id', example: 'plugin-1768035600000-5f0c1e2a9b' }) });
+const VersionId = z.object({
+  id: z
+    .string()
+    .regex(PLUGIN_VERSION_ID)
+    .meta({ description: 'A PluginVersion id', example: 'plugin-1768035600000-5f0c1e2a9b' }),
+});
 
-const NO_VERSION = errorAnswer('No version matches, or the software, Java version or id is unknown (the error names the valid ones)');
+const NO_VERSION = errorAnswer(
+  'No version matches, or the software, Java version or id is unknown (the error names the valid ones)',
+);
 
 function metadata(summary: string, path: z.ZodObject | undefined, schema: z.ZodType): ZodOpenApiOperationObject {
   return {
@@ -24,7 +31,11 @@ function metadata(summary: string, path: z.ZodObject | undefined, schema: z.ZodT
     summary,
     ...(path ? { requestParams: { path } } : {}),
     responses: {
-      '200': { description: 'JSON', headers: { ...COMPRESSIBLE_HEADERS, ...RATE_LIMIT_HEADERS }, content: { 'application/json': { schema } } },
+      '200': {
+        description: 'JSON',
+        headers: { ...COMPRESSIBLE_HEADERS, ...RATE_LIMIT_HEADERS },
+        content: { 'application/json': { schema } },
+      },
       '304': NOT_MODIFIED,
       ...(path ? { '404': NO_VERSION } : {}),
       ...LIMITED_ANSWERS,
@@ -40,7 +51,11 @@ function download(summary: string, path: z.ZodObject): ZodOpenApiOperationObject
     requestParams: { path },
     responses: {
       '200': { description: 'The JAR', headers, content: binaryContent(['application/java-archive']) },
-      '206': { description: 'One byte range of the JAR (Range, If-Range)', headers, content: binaryContent(['application/java-archive']) },
+      '206': {
+        description: 'One byte range of the JAR (Range, If-Range)',
+        headers,
+        content: binaryContent(['application/java-archive']),
+      },
       '304': NOT_MODIFIED,
       '404': NO_VERSION,
       '416': errorAnswer('The range lies outside the file'),
@@ -52,9 +67,17 @@ function download(summary: string, path: z.ZodObject): ZodOpenApiOperationObject
 /** SPEC 4.1-4.6. */
 export const VERSION_PATHS: ZodOpenApiPathsObject = {
   '/api/plugin-versions': { get: metadata('Every version, newest first (SPEC 4.4)', undefined, VersionList) },
-  '/api/plugin-versions/latest/{serverSoftware}': { get: metadata('The latest version for a software, any Java version (SPEC 4.5)', Software, LatestVersion) },
-  '/api/plugin-versions/latest/{serverSoftware}/{javaVersion}': { get: metadata('The latest version for a software and Java version (SPEC 4.6)', SoftwareAndJava, LatestVersion) },
-  '/api/plugin-versions/download/latest/{serverSoftware}': { get: download('Download the latest JAR for a software (SPEC 4.1)', Software) },
-  '/api/plugin-versions/download/latest/{serverSoftware}/{javaVersion}': { get: download('Download the latest JAR for a software and Java version (SPEC 4.2)', SoftwareAndJava) },
-  '/api/plugin-versions/download/{id}': { get: download('Download one version\'s JAR (SPEC 4.3)', VersionId) },
+  '/api/plugin-versions/latest/{serverSoftware}': {
+    get: metadata('The latest version for a software, any Java version (SPEC 4.5)', Software, LatestVersion),
+  },
+  '/api/plugin-versions/latest/{serverSoftware}/{javaVersion}': {
+    get: metadata('The latest version for a software and Java version (SPEC 4.6)', SoftwareAndJava, LatestVersion),
+  },
+  '/api/plugin-versions/download/latest/{serverSoftware}': {
+    get: download('Download the latest JAR for a software (SPEC 4.1)', Software),
+  },
+  '/api/plugin-versions/download/latest/{serverSoftware}/{javaVersion}': {
+    get: download('Download the latest JAR for a software and Java version (SPEC 4.2)', SoftwareAndJava),
+  },
+  '/api/plugin-versions/download/{id}': { get: download("Download one version's JAR (SPEC 4.3)", VersionId) },
 };

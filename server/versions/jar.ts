@@ -21,7 +21,9 @@ export function inspectJar(bytes: Uint8Array): { entries: string[] } {
   }
   const known = ['META-INF/MANIFEST.MF', ...PLUGIN_DESCRIPTORS];
   if (!entries.some((name) => known.includes(name))) {
-    throw new Error(`a zip without META-INF/MANIFEST.MF or a plugin descriptor (${PLUGIN_DESCRIPTORS.join(', ')}): not a plugin JAR`);
+    throw new Error(
+      `a zip without META-INF/MANIFEST.MF or a plugin descriptor (${PLUGIN_DESCRIPTORS.join(', ')}): not a plugin JAR`,
+    );
   }
   return { entries };
 }

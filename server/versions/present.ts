@@ -40,7 +40,10 @@ export function presentVersion(catalog: Catalog, version: PluginVersionRecord, w
 
 /** SPEC 2.5. lastUpdated is derived from the records, not the clock, so a rebuild gives the same bytes. */
 export function presentVersionList(catalog: Catalog) {
-  const lastUpdated = catalog.versions.reduce((max, v) => (v.updatedAt > max ? v.updatedAt : max), new Date(0).toISOString());
+  const lastUpdated = catalog.versions.reduce(
+    (max, v) => (v.updatedAt > max ? v.updatedAt : max),
+    new Date(0).toISOString(),
+  );
   return {
     versions: catalog.versions.map((v) => presentVersion(catalog, v, true)),
     lastUpdated,

@@ -39,9 +39,11 @@ function findLatest(ctx: AppContext, event: H3Event): PluginVersionRecord {
   const rawSoftware = getRouterParam(event, 'software', { decode: true }) ?? '';
   const rawJava = getRouterParam(event, 'java', { decode: true });
   const software = ServerSoftwareName.safeParse(rawSoftware);
-  if (!software.success) throw notFound(software.error.issues[0]?.message ?? 'Unknown server software', undefined, NOT_FOUND_HEADERS);
+  if (!software.success)
+    throw notFound(software.error.issues[0]?.message ?? 'Unknown server software', undefined, NOT_FOUND_HEADERS);
   const java = rawJava === undefined ? undefined : JavaVersion.safeParse(rawJava);
-  if (java && !java.success) throw notFound(java.error.issues[0]?.message ?? 'Unknown Java version', undefined, NOT_FOUND_HEADERS);
+  if (java && !java.success)
+    throw notFound(java.error.issues[0]?.message ?? 'Unknown Java version', undefined, NOT_FOUND_HEADERS);
   const version = pickLatest(ctx.tree().catalog.latest, software.data, java?.data);
   if (!version) {
     const name = java ? `${software.data} on Java ${java.data}` : software.data;

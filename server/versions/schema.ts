@@ -6,22 +6,26 @@ export const PLUGIN_VERSION_ID = /^plugin-\d+-[A-Za-z0-9]+$/;
 
 export const JavaVersion = z
   .enum(JAVA_VERSIONS, {
-    error: (issue) => `Unknown Java version ${JSON.stringify(issue.input)}; expected one of ${JAVA_VERSIONS.join(', ')}`,
+    error: (issue) =>
+      `Unknown Java version ${JSON.stringify(issue.input)}; expected one of ${JAVA_VERSIONS.join(', ')}`,
   })
   .meta({ description: 'Java version' });
 
 /** SPEC 2.3: any letter case in, the canonical spelling out. */
-export const ServerSoftwareName = z.string().transform((name, ctx) => {
-  const software = findSoftware(name);
-  if (!software) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `Unknown server software ${JSON.stringify(name)}; expected one of ${SERVER_SOFTWARE.join(', ')}`,
-    });
-    return z.NEVER;
-  }
-  return software;
-}).meta({ description: `Server software, any letter case: ${SERVER_SOFTWARE.join(', ')}`, example: 'papermc' });
+export const ServerSoftwareName = z
+  .string()
+  .transform((name, ctx) => {
+    const software = findSoftware(name);
+    if (!software) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `Unknown server software ${JSON.stringify(name)}; expected one of ${SERVER_SOFTWARE.join(', ')}`,
+      });
+      return z.NEVER;
+    }
+    return software;
+  })
+  .meta({ description: `Server software, any letter case: ${SERVER_SOFTWARE.join(', ')}`, example: 'papermc' });
 
 export const SemVer = z
   .string()
@@ -41,7 +45,9 @@ export const PluginVersionRecord = z.strictObject({
   minecraftVersion: z.string().min(1).max(32).optional(),
   proxyVersion: z.string().min(1).max(32).nullable().optional(),
   // No path separators, and no C0/C1 control characters: the name goes into Content-Disposition and logs.
-  fileName: z.string().regex(/^[^/\\\u0000-\u001f\u007f-\u009f]{1,200}\.jar$/i, { error: 'must be a file name ending in .jar, without control characters' }),
+  fileName: z.string().regex(/^[^/\\\u0000-\u001f\u007f-\u009f]{1,200}\.jar$/i, {
+    error: 'must be a file name ending in .jar, without control characters',
+  }),
   fileSize: z.int().positive(),
   sha256: z.string().regex(/^[0-9a-f]{64}$/, { error: 'must be 64 lowercase hex digits' }),
   createdAt: IsoTimestamp,
@@ -78,17 +84,26 @@ export const PluginVersion = z
     pluginVersion: z.string().meta({ description: 'Semantic version', example: '1.4.0' }),
     javaVersion: z.enum(JAVA_VERSIONS),
     minecraftVersion: z.string().optional(),
-    proxyVersion: z.string().nullable().meta({ description: 'Proxy version for proxy servers; null when not applicable' }),
+    proxyVersion: z
+      .string()
+      .nullable()
+      .meta({ description: 'Proxy version for proxy servers; null when not applicable' }),
     fileName: z.string(),
     fileSize: z.int().positive().meta({ description: 'Bytes' }),
-    sha256: z.string().regex(/^[0-9a-f]{64}$/).meta({ description: 'SHA-256 of the JAR, lowercase hex; also its ETag' }),
-    downloadUrl: z.string().meta({ description: 'Path of this version\'s download (SPEC 4.3)' }),
+    sha256: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .meta({ description: 'SHA-256 of the JAR, lowercase hex; also its ETag' }),
+    downloadUrl: z.string().meta({ description: "Path of this version's download (SPEC 4.3)" }),
     createdAt: z.iso.datetime({ precision: 3 }),
     updatedAt: z.iso.datetime({ precision: 3 }),
     createdBy: z.string(),
-    createdByUser: CreatedByUser.optional().meta({ description: 'In the list only, when the uploader has a public profile' }),
+    createdByUser: CreatedByUser.optional().meta({
+      description: 'In the list only, when the uploader has a public profile',
+    }),
     isLatest: z.partialRecord(z.enum(SERVER_SOFTWARE), z.boolean()).meta({
-      description: 'Per supported software: is this the latest version for that software and this version\'s Java version (SPEC 2.4)',
+      description:
+        "Per supported software: is this the latest version for that software and this version's Java version (SPEC 2.4)",
     }),
   })
   .meta({ id: 'PluginVersion' });
@@ -96,6 +111,9 @@ export type PluginVersion = z.infer<typeof PluginVersion>;
 
 /** SPEC 2.5 and 2.6. */
 export const VersionList = z
-  .object({ versions: z.array(PluginVersion).meta({ description: 'Newest first' }), lastUpdated: z.iso.datetime({ precision: 3 }) })
+  .object({
+    versions: z.array(PluginVersion).meta({ description: 'Newest first' }),
+    lastUpdated: z.iso.datetime({ precision: 3 }),
+  })
   .meta({ id: 'VersionList' });
 export const LatestVersion = z.object({ version: PluginVersion }).meta({ id: 'LatestVersion' });

@@ -5,11 +5,7 @@ export const SOFTWARE_GROUPS = {
   proxy: ['BungeeCord', 'Waterfall', 'Velocity'],
 } as const;
 
-export const SERVER_SOFTWARE = [
-  ...SOFTWARE_GROUPS.normal,
-  ...SOFTWARE_GROUPS.folia,
-  ...SOFTWARE_GROUPS.proxy,
-] as const;
+export const SERVER_SOFTWARE = [...SOFTWARE_GROUPS.normal, ...SOFTWARE_GROUPS.folia, ...SOFTWARE_GROUPS.proxy] as const;
 
 export type ServerSoftware = (typeof SERVER_SOFTWARE)[number];
 

@@ -1,4 +1,12 @@
-import { BRANDS, BRAND_NAMES, COMMON_SIZES, FLATTEN_COLOURS, brandImagePath, type BrandName, type VariantSpec } from '../../../server/brands/brands.ts';
+import {
+  BRANDS,
+  BRAND_NAMES,
+  COMMON_SIZES,
+  FLATTEN_COLOURS,
+  brandImagePath,
+  type BrandName,
+  type VariantSpec,
+} from '../../../server/brands/brands.ts';
 import { RASTER_FORMAT_NAMES } from '../../../server/brands/formats.ts';
 import { MAX_SIZE } from '../../../server/brands/schema.ts';
 import { brandKey, type BrandSourceRecord } from '../../../server/brands/sources.ts';
@@ -17,7 +25,9 @@ export type VariantKit = {
 };
 
 /** Every brand and variant of SPEC 2.8 with its precomputed static links, from the tree's sources. */
-export function brandKit(sources: ReadonlyMap<string, BrandSourceRecord>): { brand: BrandName; variants: VariantKit[] }[] {
+export function brandKit(
+  sources: ReadonlyMap<string, BrandSourceRecord>,
+): { brand: BrandName; variants: VariantKit[] }[] {
   return BRAND_NAMES.map((brand) => ({
     brand,
     variants: (Object.entries(BRANDS[brand]) as [string, VariantSpec][]).map(([variant, spec]) => {
@@ -30,7 +40,10 @@ export function brandKit(sources: ReadonlyMap<string, BrandSourceRecord>): { bra
         source,
         background: spec.background,
         formats,
-        links: sizes.map((size) => ({ size, hrefs: formats.map((format) => ({ format, href: brandImagePath(brand, variant, format, size) })) })),
+        links: sizes.map((size) => ({
+          size,
+          hrefs: formats.map((format) => ({ format, href: brandImagePath(brand, variant, format, size) })),
+        })),
         preview: brandImagePath(brand, variant, 'png', 256),
       };
     }),
@@ -48,7 +61,12 @@ export function builderData(sources: ReadonlyMap<string, BrandSourceRecord>) {
         {
           variants: Object.keys(BRANDS[brand]),
           /** Which background each variant is drawn for: the preview shows it on that one. */
-          backgrounds: Object.fromEntries((Object.entries(BRANDS[brand]) as [string, VariantSpec][]).map(([variant, spec]) => [variant, spec.background])),
+          backgrounds: Object.fromEntries(
+            (Object.entries(BRANDS[brand]) as [string, VariantSpec][]).map(([variant, spec]) => [
+              variant,
+              spec.background,
+            ]),
+          ),
           svg: sources.get(brandKey(brand, 'default'))?.format === 'svg',
         },
       ]),

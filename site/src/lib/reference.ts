@@ -10,7 +10,9 @@ const isInline = <T extends object>(item: T | oas31.ReferenceObject): item is T 
 
 const doc: oas31.OpenAPIObject = OPENAPI_DOCUMENT;
 const operationsOf = (item: oas31.PathItemObject) =>
-  (['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const).flatMap((method) => (item[method] ? [[method, item[method]] as const] : []));
+  (['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const).flatMap((method) =>
+    item[method] ? [[method, item[method]] as const] : [],
+  );
 
 /** A schema in words, with links to the named schemas it uses: `integer from 1 to 365, default 7`, `array of PluginVersion`. */
 export type Described = (string | { ref: string })[];
@@ -34,7 +36,11 @@ export function describeSchema(schema: Schema | undefined): Described {
       : schema.exclusiveMinimum !== undefined
         ? ` above ${schema.exclusiveMinimum}`
         : '';
-  const detail = schema.contentMediaType ? ` (${schema.contentMediaType} bytes)` : schema.format ? ` (${schema.format})` : '';
+  const detail = schema.contentMediaType
+    ? ` (${schema.contentMediaType} bytes)`
+    : schema.format
+      ? ` (${schema.format})`
+      : '';
   return [`${base}${range}${detail}${nullable}`, ...withDefault(schema)];
 }
 
@@ -68,7 +74,10 @@ export function referenceSections() {
     for (const [method, operation] of operationsOf(item)) {
       operations.push({
         tag: operation.tags?.[0] ?? 'other',
-        anchor: `${method}-${path}`.replace(/[^a-z0-9]+/gi, '-').replace(/-+$/, '').toLowerCase(),
+        anchor: `${method}-${path}`
+          .replace(/[^a-z0-9]+/gi, '-')
+          .replace(/-+$/, '')
+          .toLowerCase(),
         method: method.toUpperCase(),
         path,
         summary: operation.summary ?? '',
@@ -81,15 +90,24 @@ export function referenceSections() {
           schema: describeSchema(p.schema),
           description: p.description ?? p.schema?.description ?? '',
         })),
-        body: Object.entries((operation.requestBody && isInline(operation.requestBody) ? operation.requestBody.content : undefined) ?? {}).map(([type, media]) => ({ type, schema: describeSchema(media.schema) })),
-        responses: Object.entries(operation.responses ?? {}).flatMap(([status, response]: [string, oas31.ResponseObject | oas31.ReferenceObject]) => !isInline(response) ? [] : [{
-          status,
-          description: response.description,
-          types: Object.entries(response.content ?? {}).map(([type, media]) => ({
-            type,
-            schema: type.includes('json') ? describeSchema(media.schema) : undefined,
-          })),
-        }]),
+        body: Object.entries(
+          (operation.requestBody && isInline(operation.requestBody) ? operation.requestBody.content : undefined) ?? {},
+        ).map(([type, media]) => ({ type, schema: describeSchema(media.schema) })),
+        responses: Object.entries(operation.responses ?? {}).flatMap(
+          ([status, response]: [string, oas31.ResponseObject | oas31.ReferenceObject]) =>
+            !isInline(response)
+              ? []
+              : [
+                  {
+                    status,
+                    description: response.description,
+                    types: Object.entries(response.content ?? {}).map(([type, media]) => ({
+                      type,
+                      schema: type.includes('json') ? describeSchema(media.schema) : undefined,
+                    })),
+                  },
+                ],
+        ),
       });
     }
   }
@@ -98,7 +116,9 @@ export function referenceSections() {
 
 /** The named schemas (components), each as a table of its fields. */
 export function referenceSchemas() {
-  const named = Object.entries(doc.components?.schemas ?? {}).flatMap(([name, schema]) => (isInline<oas31.SchemaObject>(schema) ? [[name, schema] as const] : []));
+  const named = Object.entries(doc.components?.schemas ?? {}).flatMap(([name, schema]) =>
+    isInline<oas31.SchemaObject>(schema) ? [[name, schema] as const] : [],
+  );
   return named.map(([name, schema]) => ({
     name,
     description: schema.description,
@@ -113,6 +133,8 @@ export function referenceSchemas() {
 }
 
 const securitySchemes = Object.fromEntries(
-  Object.entries(doc.components?.securitySchemes ?? {}).flatMap(([name, scheme]) => (isInline<oas31.SecuritySchemeObject>(scheme) ? [[name, scheme] as const] : [])),
+  Object.entries(doc.components?.securitySchemes ?? {}).flatMap(([name, scheme]) =>
+    isInline<oas31.SecuritySchemeObject>(scheme) ? [[name, scheme] as const] : [],
+  ),
 );
 export const API_INFO = { ...doc.info, documentPath: OPENAPI_PATH, securitySchemes };

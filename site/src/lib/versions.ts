@@ -2,7 +2,13 @@ import type { Catalog } from '../../../server/versions/catalog.ts';
 import { pickLatest } from '../../../server/versions/latest.ts';
 import { presentVersion } from '../../../server/versions/present.ts';
 import type { PluginVersion } from '../../../server/versions/schema.ts';
-import { JAVA_VERSIONS, SERVER_SOFTWARE, SOFTWARE_GROUPS, type JavaVersion, type ServerSoftware } from '../../../server/versions/software.ts';
+import {
+  JAVA_VERSIONS,
+  SERVER_SOFTWARE,
+  SOFTWARE_GROUPS,
+  type JavaVersion,
+  type ServerSoftware,
+} from '../../../server/versions/software.ts';
 
 /** SPEC 2.3's group names, as the downloads page heads them. */
 export const GROUP_TITLES: Record<keyof typeof SOFTWARE_GROUPS, string> = {
@@ -21,7 +27,8 @@ export type SoftwareDownloads = {
 
 /** The downloads page: per SPEC 2.3 group, per software, the latest version and the latest per Java. */
 export function downloadGroups(catalog: Catalog) {
-  const present = (record: Parameters<typeof presentVersion>[1] | undefined) => (record ? presentVersion(catalog, record, true) : undefined);
+  const present = (record: Parameters<typeof presentVersion>[1] | undefined) =>
+    record ? presentVersion(catalog, record, true) : undefined;
   return (Object.keys(SOFTWARE_GROUPS) as (keyof typeof SOFTWARE_GROUPS)[]).map((group) => ({
     group,
     title: GROUP_TITLES[group],

@@ -32,7 +32,8 @@ if (form && dataElement) {
     if (variant.value !== 'default') query.set('variant', variant.value);
     if (size.value !== '') {
       const n = Number(size.value);
-      if (!/^\d+$/.test(size.value) || n < 1 || n > data.maxSize) problems.push(`The width must be a whole number from 1 to ${data.maxSize}.`);
+      if (!/^\d+$/.test(size.value) || n < 1 || n > data.maxSize)
+        problems.push(`The width must be a whole number from 1 to ${data.maxSize}.`);
       else query.set('size', String(n));
     }
     if (format.value) query.set('format', format.value);

@@ -40,7 +40,10 @@ if (form && rangesElement) {
     const width = params.get('width') ?? String(ranges.width.default);
     const height = params.get('height') ?? String(ranges.height.default);
     const search = params.toString();
-    const src = new URL(`/api/servers/${encodeURIComponent(id)}/chart/players${search ? `?${search}` : ''}`, location.href).href;
+    const src = new URL(
+      `/api/servers/${encodeURIComponent(id)}/chart/players${search ? `?${search}` : ''}`,
+      location.href,
+    ).href;
     return `<img src="${src}" width="${width}" height="${height}" alt="Players on my server">`;
   };
 
@@ -51,7 +54,9 @@ if (form && rangesElement) {
     for (const format of ['svg', 'png'] as const) {
       const code = embed(query, format);
       byId<HTMLElement>(`cp-${format}`).textContent = code;
-      const copy = byId<HTMLElement>(`cp-${format}-title`).parentElement?.querySelector<HTMLButtonElement>('button[data-copy]');
+      const copy = byId<HTMLElement>(`cp-${format}-title`).parentElement?.querySelector<HTMLButtonElement>(
+        'button[data-copy]',
+      );
       if (copy) copy.dataset.copy = code;
     }
     const search = query.toString();
@@ -66,7 +71,8 @@ if (form && rangesElement) {
   };
 
   chart.addEventListener('error', () => {
-    error.textContent = 'The chart could not be drawn: too many requests from this address for now (the limit is 100 per 15 minutes); try again later.';
+    error.textContent =
+      'The chart could not be drawn: too many requests from this address for now (the limit is 100 per 15 minutes); try again later.';
   });
   form.addEventListener('submit', (event) => event.preventDefault());
   form.addEventListener('input', () => {
