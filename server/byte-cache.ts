@@ -86,10 +86,6 @@ export type CacheBudget = {
   used(key: string): void;
   /** An entry was written: its bytes count, and the least recently used entries go while over the cap. */
   stored(key: string, bytes: number, expiresAt: number | null): Promise<void>;
-  /** Deletes every entry whose time is up; resolves to how many went. */
-  sweep(): Promise<number>;
-  /** Bytes the cached entries hold in storage now. */
-  bytes(): number;
   stop(): void;
 };
 
@@ -110,7 +106,7 @@ export function createCacheBudget(
     now = Date.now,
     warn = console.warn,
   }: { maxBytes: number; now?: () => number; warn?: (line: string) => void },
-): CacheBudget & { ready: Promise<void> } {
+): CacheBudget {
   const entries = new Map<string, { bytes: number; expiresAt: number | null }>();
   let total = 0;
   const forget = (key: string) => {
@@ -136,11 +132,10 @@ export function createCacheBudget(
       .filter(([, entry]) => entry.expiresAt !== null && entry.expiresAt <= now())
       .map(([key]) => key);
     for (const key of expired) await remove(key);
-    return expired.length;
   };
 
   // Entries already on disk: sizes from the file system, expiry from the entry itself (read once).
-  const ready = (async () => {
+  void (async () => {
     const limit = pLimit(8);
     for (const former of FORMER_CACHES)
       await Promise.all((await storage.getKeys(former)).map((key) => limit(() => storage.removeItem(key))));
@@ -172,7 +167,6 @@ export function createCacheBudget(
   timer.unref();
 
   return {
-    ready,
     fits: (bytes) => bytes <= maxBytes,
     used(key) {
       const entry = entries.get(key);
@@ -186,8 +180,6 @@ export function createCacheBudget(
       total += bytes;
       await evictOverCap(key);
     },
-    sweep,
-    bytes: () => total,
     stop: () => clearInterval(timer),
   };
 }

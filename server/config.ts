@@ -16,6 +16,24 @@ function parsedWith<T>(parse: (text: string) => T | undefined, message: string) 
   };
 }
 
+/** `a, b,c` -> ['a', 'b', 'c'] (empty entries dropped). */
+const commaList = (fallback = '') =>
+  z
+    .string()
+    .default(fallback)
+    .transform((list) =>
+      list
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter(Boolean),
+    );
+
+/** TRUST_PROXY, PRIVATE_CHART_IPS, NGINX_REAL_IP_FROM: addresses and CIDR ranges. */
+const addressList = () =>
+  commaList().refine((entries) => entries.every(isAddressOrRange), {
+    error: 'must be a comma-separated list of IP addresses or CIDR ranges',
+  });
+
 const Env = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default('localhost'),
@@ -36,54 +54,22 @@ const Env = z.object({
     .string()
     .default('100/15m')
     .transform(parsedWith(parseRateLimit, 'must be <count>/<n><s|m|h> such as 100/15m, or 0 for no limit')),
-  TRUST_PROXY: z
-    .string()
-    .default('')
-    .transform((list) =>
-      list
-        .split(',')
-        .map((entry) => entry.trim())
-        .filter(Boolean),
-    )
-    .refine((entries) => entries.every(isAddressOrRange), {
-      error: 'must be a comma-separated list of IP addresses or CIDR ranges',
-    }),
+  TRUST_PROXY: addressList(),
   REDIS_URL: z
     .url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379' })
     .optional()
     .or(z.literal('').transform(() => undefined)),
-  NGINX_ORIGINS: z
-    .string()
-    .default('127.0.0.1:3000')
-    .transform((list) =>
-      list
-        .split(',')
-        .map((entry) => entry.trim())
-        .filter(Boolean),
-    )
-    .refine(
-      (entries) =>
-        entries.length > 0 && entries.every((entry) => /^(?:[\w.-]+|\[[0-9a-fA-F:.]+\]):\d{1,5}$/.test(entry)),
-      { error: 'must be a comma-separated list of host:port, e.g. 10.0.0.5:3000,10.0.0.6:3000' },
-    ),
+  NGINX_ORIGINS: commaList('127.0.0.1:3000').refine(
+    (entries) => entries.length > 0 && entries.every((entry) => /^(?:[\w.-]+|\[[0-9a-fA-F:.]+\]):\d{1,5}$/.test(entry)),
+    { error: 'must be a comma-separated list of host:port, e.g. 10.0.0.5:3000,10.0.0.6:3000' },
+  ),
   NGINX_LISTEN: z
     .string()
     .regex(/^(?:[\w.-]+:|\[[0-9a-fA-F:]+\]:)?\d{1,5}$/, {
       error: 'must be a port or address:port, e.g. 8080 or 127.0.0.1:8080',
     })
     .default('8080'),
-  NGINX_REAL_IP_FROM: z
-    .string()
-    .default('')
-    .transform((list) =>
-      list
-        .split(',')
-        .map((entry) => entry.trim())
-        .filter(Boolean),
-    )
-    .refine((entries) => entries.every(isAddressOrRange), {
-      error: 'must be a comma-separated list of IP addresses or CIDR ranges',
-    }),
+  NGINX_REAL_IP_FROM: addressList(),
   DEPLOY_DIST_DIR: z
     .string()
     .regex(/^\/[^\s;{}"'$]*$/, { error: 'must be an absolute path without spaces or quotes' })
@@ -91,18 +77,7 @@ const Env = z.object({
   ORIGIN_URL: z
     .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
     .default('http://localhost:3000'),
-  PRIVATE_CHART_IPS: z
-    .string()
-    .default('')
-    .transform((list) =>
-      list
-        .split(',')
-        .map((entry) => entry.trim())
-        .filter(Boolean),
-    )
-    .refine((entries) => entries.every(isAddressOrRange), {
-      error: 'must be a comma-separated list of IP addresses or CIDR ranges',
-    }),
+  PRIVATE_CHART_IPS: addressList(),
 });
 
 export type Config = {

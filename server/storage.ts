@@ -47,9 +47,9 @@ export function createFileStorage(dir: string): Storage {
 }
 
 /** A lock left by a process that died is taken over after this long (proper-lockfile's minimum). */
-export const STALE_LOCK_MS = 2000;
+const STALE_LOCK_MS = 2000;
 /** How long a writer waits for a key another process holds before the write fails (503). */
-export const LOCK_WAIT_MS = 5000;
+const LOCK_WAIT_MS = 5000;
 
 type LockingDriver = Driver & { lockKey(key: string): Promise<() => Promise<void>> };
 

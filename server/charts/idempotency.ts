@@ -5,7 +5,7 @@ import { sha256Hex } from '../digest.ts';
 import { StorageUnavailableError, redisKey, type Storage } from '../storage.ts';
 
 /** An ingestion's Idempotency-Key is remembered this long per server. */
-export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;
+const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;
 /** Redis: a claim whose request died unanswered lets a retry through after this long. */
 const CLAIM_MS = 60_000;
 

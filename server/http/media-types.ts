@@ -11,7 +11,7 @@ export const MEDIA_TYPES = {
   css: 'text/css; charset=utf-8',
   js: 'text/javascript; charset=utf-8',
 } as const;
-export type MediaExtension = keyof typeof MEDIA_TYPES;
+type MediaExtension = keyof typeof MEDIA_TYPES;
 
 const BY_TYPE = new Map(Object.entries(MEDIA_TYPES).map(([ext, type]) => [type.split(';')[0]!, ext as MediaExtension]));
 
