@@ -139,15 +139,12 @@ function chargedByRoute(event: H3Event, next: () => unknown, limiter: RateLimite
     }));
   limit.charge = charge;
   event.context.rateLimit = limit;
-  const rethrow = (error: unknown) => {
-    throw error;
-  };
-  // (A promise around next(): a handler may throw before its first await.)
+  // (A promise around next(): a handler may throw before its first await.) The error answer keeps
+  // its own status even when its charge finds the limit spent: throwing in finally replaces the 429.
   return new Promise((resolve) => resolve(next())).catch((error: unknown) =>
-    charge().then(
-      () => rethrow(error),
-      () => rethrow(error),
-    ),
+    charge().finally(() => {
+      throw error;
+    }),
   );
 }
 
