@@ -1,6 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parseRateLimit } from '../server/http/rate-limit-policy.ts';
+import { createRateLimiter, type RateLimitState, type RateLimitWindow } from '../server/http/rate-limit.ts';
 import type { OriginOptions, RunningOrigin } from '../server/origin.ts';
 import { createFileStorage } from '../server/storage.ts';
 import {
@@ -26,6 +27,30 @@ const policies: [string, unknown][] = [
 ];
 for (const [text, expected] of policies) parsing(`${text}`, () => assert.equal(parseRateLimit(text), expected));
 parsing.run();
+
+const counting = suite('the in-process counter');
+counting(
+  'counts per client in the window a request arrived in, even when it is charged after that window ended',
+  () => {
+    let time = Date.parse('2026-11-22T10:00:00Z'); // a window boundary (900 s divides it)
+    const limiter = createRateLimiter({ limit: 2, windowSeconds: 900 }, () => time);
+    const take = (window: RateLimitWindow) => limiter.take(window) as RateLimitState | null;
+    const first = limiter.windowOf('a');
+    assert.equal(take(first), { allowed: true, remaining: 1, resetSeconds: 900, policy: limiter.policy });
+    assert.is(take(limiter.windowOf('b'))?.remaining, 1, 'another client has its own count');
+    time += 899_500;
+    const late = limiter.windowOf('a');
+    assert.is(late.resetSeconds, 1);
+    time += 1_000; // the next window: `late` is charged after its window ended, and still counts there
+    assert.equal(take(late), { allowed: true, remaining: 0, resetSeconds: 1, policy: limiter.policy });
+    assert.is(take(late)?.allowed, false);
+    assert.is(take(limiter.windowOf('a'))?.remaining, 1, 'the new window starts from nothing');
+    time += 2 * 900_000;
+    assert.is(take(limiter.windowOf('a'))?.remaining, 1, 'two windows on, again from nothing');
+    assert.is(take(first)?.allowed, true, 'the counts of windows long over are dropped');
+  },
+);
+counting.run();
 
 const ctx = {} as { workspace: Workspace; origin: RunningOrigin; now: number };
 const get = (path: string, headers: Record<string, string> = {}, method = 'GET') =>
