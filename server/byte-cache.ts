@@ -1,11 +1,36 @@
 import { LRUCache } from 'lru-cache';
 import pLimit from 'p-limit';
 import { z } from 'zod';
+import { prefixStorage } from 'unstorage';
 import { CACHE_PREFIX, type Storage } from './storage.ts';
 import { throttledLog } from './throttled-log.ts';
 
+/**
+ * A stored entry: a 4-byte mark, its expiry (a float64, ms since the epoch; -1: never), then the
+ * bytes as they are. The expiry travels with the bytes because the file and memory drivers ignore
+ * TTLs and Redis would need a second round trip to tell one. An entry without the mark (torn,
+ * foreign, or of the former base64-in-JSON layout) reads as a miss.
+ */
+const MARK = Buffer.from('DPC1');
+const HEADER_BYTES = MARK.length + 8;
+const NEVER = -1;
+
+function encodeEntry(bytes: Uint8Array, expiresAt: number | null): Uint8Array {
+  const entry = Buffer.allocUnsafe(HEADER_BYTES + bytes.length);
+  MARK.copy(entry);
+  entry.writeDoubleLE(expiresAt ?? NEVER, MARK.length);
+  entry.set(bytes, HEADER_BYTES);
+  return entry;
+}
+
 /** What storage holds per entry; parsed on the way out like any input. */
-const CachedBytes = z.object({ expiresAt: z.number().nullable(), data: z.base64() });
+const StoredEntry = z
+  .instanceof(Uint8Array)
+  .refine((raw) => raw.length >= HEADER_BYTES && Buffer.from(raw.buffer, raw.byteOffset, MARK.length).equals(MARK))
+  .transform((raw) => {
+    const expiry = Buffer.from(raw.buffer, raw.byteOffset, raw.length).readDoubleLE(MARK.length);
+    return { expiresAt: expiry === NEVER ? null : expiry, bytes: raw.subarray(HEADER_BYTES) };
+  });
 
 export type ByteCache = {
   get(key: string): Promise<Uint8Array | null>;
@@ -50,31 +75,31 @@ export function createByteCache(
     sizeCalculation: (entry) => Math.max(entry.bytes.length, 1),
   });
   const fresh = (expiresAt: number | null) => expiresAt === null || expiresAt > now();
-  const stored = (key: string) => `${CACHE_PREFIX}:${namespace}:${key}`;
+  const base = `${CACHE_PREFIX}:${namespace}`;
+  const entries = prefixStorage(storage, base);
   return {
     async get(key) {
       const hot = memory.get(key);
       if (hot && fresh(hot.expiresAt)) {
-        budget?.used(stored(key));
+        budget?.used(`${base}:${key}`);
         return hot.bytes;
       }
-      const parsed = CachedBytes.safeParse(await storage.getItem(stored(key)).catch(unavailable));
+      const parsed = StoredEntry.safeParse(await entries.getItemRaw(key).catch(unavailable));
       // A missing, torn or foreign entry is a miss: the answer is computed again.
       if (!parsed.success || !fresh(parsed.data.expiresAt)) return null;
-      budget?.used(stored(key));
-      const bytes = new Uint8Array(Buffer.from(parsed.data.data, 'base64'));
-      memory.set(key, { bytes, expiresAt: parsed.data.expiresAt });
-      return bytes;
+      budget?.used(`${base}:${key}`);
+      memory.set(key, parsed.data);
+      return parsed.data.bytes;
     },
     async set(key, bytes, ttlSeconds) {
       const expiresAt = ttlSeconds === null || keepForever ? null : now() + ttlSeconds * 1000;
       memory.set(key, { bytes, expiresAt });
-      const value = JSON.stringify({ expiresAt, data: Buffer.from(bytes).toString('base64') });
-      if (budget && !budget.fits(value.length)) return;
+      const entry = encodeEntry(bytes, expiresAt);
+      if (budget && !budget.fits(entry.length)) return;
       // The ttl lets Redis drop expired entries itself; in the embedded store the budget sweeps them.
       const ttl = expiresAt === null ? undefined : Math.ceil((expiresAt - now()) / 1000);
-      const written = await storage.setItem(stored(key), value, { ttl }).then(() => true, unavailable);
-      if (written) await budget?.stored(stored(key), value.length, expiresAt);
+      const written = await entries.setItemRaw(key, entry, { ttl }).then(() => true, unavailable);
+      if (written) await budget?.stored(`${base}:${key}`, entry.length, expiresAt);
     },
   };
 }
@@ -142,8 +167,8 @@ export function createCacheBudget(
     const found = await Promise.all(
       (await storage.getKeys(CACHE_PREFIX)).map((key) =>
         limit(async () => {
-          const [meta, value] = await Promise.all([storage.getMeta(key), storage.getItem(key)]);
-          const parsed = CachedBytes.safeParse(value);
+          const [meta, value] = await Promise.all([storage.getMeta(key), storage.getItemRaw(key)]);
+          const parsed = StoredEntry.safeParse(value);
           return {
             key,
             bytes: Number(meta.size ?? 0),

@@ -132,7 +132,17 @@ export function openStateStore(
 
 function failingAsUnavailable(driver: Driver): Driver {
   const wrapped: Record<string, unknown> = { ...driver };
-  for (const name of ['hasItem', 'getItem', 'getItems', 'setItem', 'removeItem', 'getKeys', 'clear'] as const) {
+  for (const name of [
+    'hasItem',
+    'getItem',
+    'getItemRaw',
+    'getItems',
+    'setItem',
+    'setItemRaw',
+    'removeItem',
+    'getKeys',
+    'clear',
+  ] as const) {
     const call = driver[name] as ((...args: unknown[]) => Promise<unknown>) | undefined;
     if (call)
       wrapped[name] = (...args: unknown[]) =>
