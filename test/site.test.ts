@@ -14,7 +14,16 @@ import { CHROMIUM_ARGS, ROOT, findProgram, makeWorkspace, startTestOrigin, type 
 
 // The site in a real browser (Debian's chromium, driven by playwright-core) against the real origin.
 
-const PAGES = ['/', '/versions', '/versions/papermc/all', '/versions/all/21', '/brands', '/charts', '/reference'];
+const PAGES = [
+  '/',
+  '/versions',
+  '/versions/papermc/all',
+  '/versions/all/21',
+  '/version/plugin-1793385900000-fbf68fcdf0', // the demo data's pre-release
+  '/brands',
+  '/charts',
+  '/reference',
+];
 const WIDTHS = [
   { name: 'phone', width: 390, height: 844 },
   { name: 'desktop', width: 1280, height: 900 },
@@ -166,6 +175,41 @@ else {
       await close();
     }
   });
+
+  site(
+    'each version of the history links to its page, which downloads the file and names its stable URLs',
+    async () => {
+      const { page, problems, close } = await openPage();
+      try {
+        await page.goto(url('/versions/velocity/all'));
+        const newest = ctx.tree.catalog.versions.find((v) => v.serverSoftware.includes('Velocity'))!;
+        await page
+          .locator('#history tbody tr')
+          .first()
+          .getByRole('link', { name: newest.pluginVersion, exact: true })
+          .click();
+        await page.waitForURL(url(`/version/${newest.id}`));
+        assert.match(await page.locator('h1').innerText(), newest.pluginVersion);
+        assert.match(await page.locator('.facts').innerText(), newest.sha256);
+        const [download] = await Promise.all([
+          page.waitForEvent('download'),
+          page.getByRole('link', { name: `Download ${newest.fileName}` }).click(),
+        ]);
+        assert.is(sha256Hex(await readFile((await download.path())!)), newest.sha256);
+        const urls = await page.locator('.urls code').allInnerTexts();
+        assert.ok(urls.includes(`/api/plugin-versions/download/latest/velocity/${newest.javaVersion}`), urls.join());
+        for (const path of urls) {
+          const response = await fetch(url(path));
+          assert.is(response.status, 200, path);
+          assert.is(response.headers.get('content-type'), 'application/java-archive', path);
+          await response.arrayBuffer();
+        }
+        assert.equal(problems, []);
+      } finally {
+        await close();
+      }
+    },
+  );
 
   site('the chart playground redraws the example chart as options are typed, and writes the embed code', async () => {
     const { page, problems, close } = await openPage();

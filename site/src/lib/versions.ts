@@ -74,4 +74,31 @@ export function describeFilter({ software, java }: HistoryFilter): string {
   return 'every server software and Java version';
 }
 
+/** Every version as its page shows it (the /version/<id> pages). */
+export function versionPages(catalog: Catalog): PluginVersion[] {
+  return catalog.versions.map((v) => presentVersion(catalog, v, true));
+}
+
+/** The page of one version: its permanent link. */
+export function versionPath(version: { id: string }): string {
+  return `/version/${version.id}`;
+}
+
+/** This file's own URL, then the latest-download URLs (SPEC 4.1, 4.2) of each of its softwares. */
+export function stableUrls(version: PluginVersion): { label: string; path: string }[] {
+  return [
+    { label: 'This file', path: version.downloadUrl },
+    ...version.serverSoftware.flatMap((software) => [
+      {
+        label: `Latest for ${software} on Java ${version.javaVersion}`,
+        path: `/api/plugin-versions/download/latest/${software.toLowerCase()}/${version.javaVersion}`,
+      },
+      {
+        label: `Latest for ${software}, any Java`,
+        path: `/api/plugin-versions/download/latest/${software.toLowerCase()}`,
+      },
+    ]),
+  ];
+}
+
 export { JAVA_VERSIONS, SERVER_SOFTWARE };
