@@ -4,7 +4,8 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readConfig } from '../server/config.ts';
-import { jarPath, jarsDir, versionsDir } from '../server/versions/catalog.ts';
+import { changelogPath, jarPath, jarsDir, versionsDir } from '../server/versions/catalog.ts';
+import type { Channel } from '../server/versions/channels.ts';
 import { sha256Hex } from '../server/digest.ts';
 import { PluginVersionRecord, UserProfiles } from '../server/versions/schema.ts';
 import { isProxy, type ServerSoftware } from '../server/versions/software.ts';
@@ -19,6 +20,9 @@ type Demo = {
   by: string;
   minecraft?: string;
   proxy?: string;
+  channel?: Channel;
+  /** Markdown, written to data/versions/<id>.md. */
+  changelog?: string;
 };
 
 const DEMO_VERSIONS: Demo[] = [
@@ -63,6 +67,14 @@ const DEMO_VERSIONS: Demo[] = [
     at: '2026-06-02T15:00:00.000Z',
     by: 'alice',
     minecraft: '1.21.4',
+    changelog: [
+      '## 1.3.0',
+      '',
+      '- Runs on Minecraft 1.21.4 and Java 21.',
+      '- Folia: region-aware scheduling for every task.',
+      '- `/depot reload` reloads the configuration without a restart.',
+      '',
+    ].join('\n'),
   },
   {
     version: '1.3.0',
@@ -72,7 +84,16 @@ const DEMO_VERSIONS: Demo[] = [
     by: 'alice',
     minecraft: '1.20.6',
   },
-  { version: '1.3.0', java: '21', software: ['Velocity'], at: '2026-06-02T15:10:00.000Z', by: 'carol', proxy: '3.4.0' },
+  {
+    version: '1.3.0',
+    java: '21',
+    software: ['Velocity'],
+    at: '2026-06-02T15:10:00.000Z',
+    by: 'carol',
+    proxy: '3.4.0',
+    changelog:
+      '## 1.3.0\n\nVelocity 3.4 support. Player counts are now sent **once a minute** instead of every 10 seconds.\n',
+  },
   {
     version: '1.3.0',
     java: '11',
@@ -104,6 +125,15 @@ const DEMO_VERSIONS: Demo[] = [
     at: '2026-09-15T11:00:00.000Z',
     by: 'bob',
     minecraft: '1.21.1',
+    changelog: [
+      '## 1.4.0',
+      '',
+      '- New: per-world settings in `config.yml`.',
+      '- Fixed: a crash on shutdown when the database was unreachable.',
+      '',
+      'See the [upgrade notes](https://example.org/depotdemo/upgrade-1.4) before updating.',
+      '',
+    ].join('\n'),
   },
   {
     version: '1.5.0-beta.1',
@@ -112,6 +142,16 @@ const DEMO_VERSIONS: Demo[] = [
     at: '2026-10-30T18:45:00.000Z',
     by: 'alice',
     minecraft: '1.21.10',
+    channel: 'beta',
+    changelog: [
+      '## 1.5.0-beta.1',
+      '',
+      'A **beta** for LeafMC on Minecraft 1.21.10: try it on a test server first.',
+      '',
+      '- New storage format; a world converted by this beta cannot go back to 1.3.0.',
+      '- Known issue: the `/depot stats` command is slow on large worlds.',
+      '',
+    ].join('\n'),
   },
 ];
 
@@ -193,8 +233,10 @@ for (const demo of DEMO_VERSIONS) {
     createdAt: demo.at,
     updatedAt: demo.at,
     createdBy: demo.by,
+    ...(demo.channel ? { channel: demo.channel } : {}),
   });
   await writeFile(jarPath(dataDir, record.id), bytes);
+  if (demo.changelog) await writeFile(changelogPath(dataDir, record.id), demo.changelog);
   await writeFile(join(versionsDir(dataDir), `${record.id}.json`), `${JSON.stringify(record, null, 2)}\n`);
 }
 await writeFile(join(dataDir, 'users.json'), `${JSON.stringify(DEMO_USERS, null, 2)}\n`);

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ENCODINGS } from './http/compress.ts';
 import { createCatalog, type Catalog } from './versions/catalog.ts';
 import { parseFile, readJsonFile } from './data-files.ts';
-import { PluginVersionRecord, UserProfiles } from './versions/schema.ts';
+import { CatalogVersion, UserProfiles } from './versions/schema.ts';
 import { BrandSourceRecord, brandKey } from './brands/sources.ts';
 
 /**
@@ -35,7 +35,7 @@ export const Manifest = z.strictObject({
 export type Manifest = z.infer<typeof Manifest>;
 
 export const CatalogFile = z.strictObject({
-  versions: z.array(PluginVersionRecord),
+  versions: z.array(CatalogVersion),
   users: UserProfiles,
   brands: z.array(BrandSourceRecord),
 });

@@ -148,8 +148,11 @@ readme.before(async () => {
   delete ctx.env.REDIS_URL;
   const jar = join(ctx.dir, 'ReadmePlugin-1.4.0.jar');
   await writeFile(jar, pluginJar('readme-1.4.0'));
+  const notes = join(ctx.dir, 'notes.md');
+  await writeFile(notes, '## 1.4.0\n\n- Notes as an operator writes them.\n');
   ctx.values = {
     '<file.jar>': jar,
+    '<notes.md>': notes,
     '<username>': 'olivia',
     URL: 'https://example.com/olivia.png',
     '<players>': '42',
@@ -180,7 +183,9 @@ readme('npm run build', async () => {
 readme('npm run demo', async () => {
   const result = await runReadme(/^npm run demo$/);
   assert.match(result.stdout, /demo data: 14 versions, 3 users/);
-  assert.is((await readdir(join(ctx.dir, 'data', 'versions'))).length, 14);
+  const files = await readdir(join(ctx.dir, 'data', 'versions'));
+  assert.is(files.filter((name) => name.endsWith('.json')).length, 14);
+  assert.is(files.filter((name) => name.endsWith('.md')).length, 4, 'the demo changelogs');
 });
 
 readme('npm run depot -- release <file.jar> --version 1.4.0 --java 21 --software PaperMC,Folia [...]', async () => {
@@ -189,7 +194,12 @@ readme('npm run depot -- release <file.jar> --version 1.4.0 --java 21 --software
   assert.is(record.javaVersion, '21');
   assert.equal(record.serverSoftware, ['PaperMC', 'Folia']);
   assert.is(record.fileName, 'ReadmePlugin-1.4.0.jar');
+  assert.is(record.channel, 'beta');
   assert.ok(existsSync(join(ctx.dir, 'data', 'versions', `${record.id}.json`)));
+  assert.is(
+    readFileSync(join(ctx.dir, 'data', 'versions', `${record.id}.md`), 'utf8'),
+    '## 1.4.0\n\n- Notes as an operator writes them.\n',
+  );
 });
 
 readme('npm run depot -- release "$JAR" --version "$VERSION" ... (the CI release flow)', async () => {

@@ -2,6 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createCatalog } from '../server/versions/catalog.ts';
 import { isLatestMap, pickLatest } from '../server/versions/latest.ts';
+import type { Channel } from '../server/versions/channels.ts';
 import type { PluginVersionRecord } from '../server/versions/schema.ts';
 import type { JavaVersion, ServerSoftware } from '../server/versions/software.ts';
 
@@ -78,3 +79,46 @@ for (const [id, expected] of mapCases) {
   });
 }
 map.run();
+
+const channels = suite('pickLatest and isLatestMap with channels');
+const CHANNEL_VERSIONS = [
+  record('r1', ['PaperMC'], '21', '2026-01-01T00:00:00.000Z', '1.0.0'),
+  { ...record('b1', ['PaperMC'], '21', '2026-02-01T00:00:00.000Z', '1.1.0-beta.1'), channel: 'beta' as const },
+  { ...record('a1', ['PaperMC'], '21', '2026-03-01T00:00:00.000Z', '1.2.0-alpha.1'), channel: 'alpha' as const },
+  { ...record('r2', ['PaperMC'], '17', '2026-01-15T00:00:00.000Z', '1.0.1'), channel: 'release' as const },
+  { ...record('b2', ['Velocity'], '21', '2026-01-01T00:00:00.000Z', '2.0.0-beta.1'), channel: 'beta' as const },
+];
+const channelCatalog = createCatalog(CHANNEL_VERSIONS, []);
+const channelCases: [ServerSoftware, JavaVersion | undefined, Channel | undefined, string | undefined][] = [
+  ['PaperMC', '21', undefined, 'r1'], // release unless asked
+  ['PaperMC', '21', 'release', 'r1'],
+  ['PaperMC', '21', 'beta', 'b1'], // beta and release
+  ['PaperMC', '21', 'alpha', 'a1'], // all
+  ['PaperMC', undefined, undefined, 'r2'], // SPEC 2.4.4 among releases: r2 is newer than r1
+  ['PaperMC', undefined, 'beta', 'b1'],
+  ['PaperMC', undefined, 'alpha', 'a1'],
+  ['PaperMC', '17', 'alpha', 'r2'], // a more stable channel's version when the asked one has none newer
+  ['Velocity', undefined, undefined, undefined], // only a beta: no release at all
+  ['Velocity', '21', 'beta', 'b2'],
+  ['Velocity', '21', 'alpha', 'b2'],
+];
+for (const [software, java, channel, expected] of channelCases) {
+  channels(`${software} ${java ?? 'any Java'} ${channel ?? '(no channel)'} -> ${expected ?? 'none'}`, () => {
+    assert.is(pickLatest(channelCatalog.latest, software, java, channel)?.id, expected && `plugin-1-${expected}`);
+  });
+}
+channels('isLatest is read on the release channel: a beta or alpha version is never latest there', () => {
+  const isLatest = (id: string) => isLatestMap(channelCatalog.latest, channelCatalog.byId.get(`plugin-1-${id}`)!);
+  assert.equal(isLatest('r1'), { PaperMC: true });
+  assert.equal(isLatest('b1'), { PaperMC: false });
+  assert.equal(isLatest('a1'), { PaperMC: false });
+  assert.equal(isLatest('b2'), { Velocity: false });
+});
+channels('records without a channel pick exactly what SPEC 2.4 picks, in every channel', () => {
+  for (const [software, java] of cases) {
+    const spec = pickLatest(catalog.latest, software, java);
+    for (const channel of ['release', 'beta', 'alpha'] as const)
+      assert.is(pickLatest(catalog.latest, software, java, channel), spec, `${software} ${java} ${channel}`);
+  }
+});
+channels.run();

@@ -87,6 +87,44 @@ const refusalCases: [string, (jar: string, dir: string) => Promise<string[]>, Re
     /cannot release .*plugin\.zip: fileName: must be a file name ending in \.jar/,
   ],
   [
+    'an unknown channel',
+    async (jar) => [jar, '--version', '2.0.0', '--java', '21', '--software', 'PaperMC', '--channel', 'nightly'],
+    /--channel: must be one of release, beta, alpha/,
+  ],
+  [
+    'a changelog that cannot be read',
+    async (jar, dir) => [
+      jar,
+      '--version',
+      '2.0.0',
+      '--java',
+      '21',
+      '--software',
+      'PaperMC',
+      '--changelog',
+      join(dir, 'nope.md'),
+    ],
+    /--changelog: cannot read .*nope\.md: ENOENT/,
+  ],
+  [
+    'a changelog over 64 KiB',
+    async (jar, dir) => {
+      const notes = join(dir, 'huge.md');
+      await writeFile(notes, 'x'.repeat(70_000));
+      return [jar, '--version', '2.0.0', '--java', '21', '--software', 'PaperMC', '--changelog', notes];
+    },
+    /--changelog: .*huge\.md: 70000 bytes; a changelog holds at most 65536 bytes/,
+  ],
+  [
+    'a changelog that is not UTF-8',
+    async (jar, dir) => {
+      const notes = join(dir, 'latin1.md');
+      await writeFile(notes, Buffer.from('## Caf\xe9\n', 'latin1'));
+      return [jar, '--version', '2.0.0', '--java', '21', '--software', 'PaperMC', '--changelog', notes];
+    },
+    /--changelog: .*latin1\.md: not valid UTF-8/,
+  ],
+  [
     'an option without its value',
     async (jar) => [jar, '--software', 'PaperMC', '--java', '21', '--version'],
     /Option '--version <value>' argument missing/,
@@ -258,5 +296,63 @@ release('two releases at once: both land in the served tree', async () => {
   await origin.close();
   const ids = new Set(body.versions.map((v) => v.id));
   for (const result of results) assert.ok(ids.has((JSON.parse(result.stdout) as { id: string }).id));
+});
+release('--changelog and --channel: the notes beside the record, a beta only for clients that ask', async () => {
+  const jar = join(ctx.workspace.dir, 'Beta-4.0.0-beta.1.jar');
+  const notes = join(ctx.workspace.dir, 'notes.md');
+  const markdown = '## 4.0.0-beta.1\n\n- Tries the **new** storage.\n';
+  await writeFile(jar, pluginJar('4.0.0-beta.1'));
+  await writeFile(notes, markdown);
+  const result = await runDepot(
+    [
+      'release',
+      jar,
+      '--version',
+      '4.0.0-beta.1',
+      '--java',
+      '21',
+      '--software',
+      'PaperMC',
+      '--changelog',
+      notes,
+      '--channel',
+      'beta',
+    ],
+    ctx.workspace,
+  );
+  assert.is(result.code, 0, result.stderr);
+  const record = JSON.parse(result.stdout) as { id: string; channel: string };
+  assert.is(record.channel, 'beta');
+  assert.is(await readFile(join(ctx.workspace.dataDir, 'versions', `${record.id}.md`), 'utf8'), markdown);
+  const origin = await startTestOrigin(ctx.workspace);
+  const latest = async (query: string) =>
+    (
+      (await (await fetch(`${origin.url}/api/plugin-versions/latest/papermc/21${query}`)).json()) as {
+        version: { id: string; channel: string; changelog?: string };
+      }
+    ).version;
+  const [release, beta] = [await latest(''), await latest('?channel=beta')];
+  await origin.close();
+  assert.is.not(release.id, record.id, 'a beta is not latest for clients that do not ask');
+  assert.is(beta.id, record.id);
+  assert.is(beta.channel, 'beta');
+  assert.is(beta.changelog, markdown);
+});
+
+release('without --channel the record says release', async () => {
+  const jar = join(ctx.workspace.dir, 'Plain-5.0.0.jar');
+  await writeFile(jar, pluginJar('5.0.0'));
+  const result = await runDepot(
+    ['release', jar, '--version', '5.0.0', '--java', '8', '--software', 'Quilt'],
+    ctx.workspace,
+  );
+  assert.is(result.code, 0, result.stderr);
+  const record = JSON.parse(result.stdout) as { id: string; channel: string };
+  assert.is(record.channel, 'release');
+  assert.equal(
+    (await readdir(join(ctx.workspace.dataDir, 'versions'))).filter((n) => n.startsWith(record.id)),
+    [`${record.id}.json`],
+    'no changelog file without --changelog',
+  );
 });
 release.run();

@@ -4,10 +4,18 @@ import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { describeIssues } from '../../server/describe-issues.ts';
-import { jarPath, jarsDir, loadCatalog, versionsDir } from '../../server/versions/catalog.ts';
+import { DataError } from '../../server/data-files.ts';
+import {
+  changelogPath,
+  jarPath,
+  jarsDir,
+  loadCatalog,
+  readChangelog,
+  versionsDir,
+} from '../../server/versions/catalog.ts';
 import { sha256Hex } from '../../server/digest.ts';
 import { inspectJar } from '../../server/versions/jar.ts';
-import { JavaVersion, PluginVersionRecord, SemVer, ServerSoftwareName } from '../../server/versions/schema.ts';
+import { Channel, JavaVersion, PluginVersionRecord, SemVer, ServerSoftwareName } from '../../server/versions/schema.ts';
 import { runBuild } from '../build.ts';
 import { writeFileAtomic } from '../../server/write-atomic.ts';
 
@@ -31,6 +39,10 @@ const ReleaseOptions = z.object({
   minecraft: z.string().min(1).max(32).optional(),
   proxy: z.string().min(1).max(32).optional(),
   by: z.string().min(1).max(64).default('operator'),
+  /** A Markdown file, stored as data/versions/<id>.md. */
+  changelog: z.string().min(1).optional(),
+  /** Absent: a release. */
+  channel: Channel.optional(),
 });
 export type ReleaseOptions = z.output<typeof ReleaseOptions>;
 
@@ -56,6 +68,8 @@ export function parseReleaseArgs(args: string[]): ReleaseOptions {
       minecraft: { type: 'string' },
       proxy: { type: 'string' },
       by: { type: 'string' },
+      changelog: { type: 'string' },
+      channel: { type: 'string' },
     },
   });
   const parsed = ReleaseOptions.safeParse({ ...values, file: positionals[0] });
@@ -69,9 +83,18 @@ export function parseReleaseArgs(args: string[]): ReleaseOptions {
   return parsed.data;
 }
 
+/** `--changelog <file>`: checked as the build checks data/versions/<id>.md, before anything is written. */
+async function readChangelogOption(file: string): Promise<string> {
+  return readChangelog(file).catch((error: NodeJS.ErrnoException) => {
+    if (error instanceof DataError) throw new RefusedError(`--changelog: ${error.message}`);
+    throw new RefusedError(`--changelog: cannot read ${shownPath(file)}: ${error.code ?? error.message}`);
+  });
+}
+
 /**
- * Adds a JAR and its record to data/ and rebuilds. The JAR lands first and the record last, each
- * atomically: the record is the commit point, so a crash leaves at most an unreferenced JAR.
+ * Adds a JAR, its changelog and its record to data/ and rebuilds. The JAR and the changelog land
+ * first and the record last, each atomically: the record is the commit point, so a crash leaves at
+ * most files no record names (the build refuses a changelog without its record: remove it).
  */
 export async function releaseJar(
   options: ReleaseOptions,
@@ -95,6 +118,7 @@ export async function releaseJar(
   } catch (error) {
     throw new RefusedError(`${file} is ${(error as Error).message}`);
   }
+  const changelog = options.changelog === undefined ? undefined : await readChangelogOption(options.changelog);
   const sha256 = sha256Hex(bytes);
   const catalog = await loadCatalog(dirs.dataDir);
   const sameBytes = catalog.versions.find((v) => v.sha256 === sha256);
@@ -124,12 +148,14 @@ export async function releaseJar(
     createdAt: at,
     updatedAt: at,
     createdBy: options.by,
+    channel: options.channel ?? 'release',
   });
   if (!parsed.success) throw new RefusedError(`cannot release ${file}: ${describeIssues(parsed.error.issues)}`);
   const record = parsed.data;
   await mkdir(jarsDir(dirs.dataDir), { recursive: true });
   await mkdir(versionsDir(dirs.dataDir), { recursive: true });
   await writeFileAtomic(jarPath(dirs.dataDir, record.id), bytes);
+  if (changelog !== undefined) await writeFileAtomic(changelogPath(dirs.dataDir, record.id), changelog);
   await writeFileAtomic(join(versionsDir(dirs.dataDir), `${record.id}.json`), `${JSON.stringify(record, null, 2)}\n`);
   await runBuild({ ...dirs, cacheDir: dirs.buildCacheDir, log: (line) => console.error(line) });
   return record;

@@ -10,7 +10,14 @@ import {
   binaryContent,
   errorAnswer,
 } from '../http/api-doc.ts';
-import { JavaVersion, LatestVersion, PLUGIN_VERSION_ID, ServerSoftwareName, VersionList } from './schema.ts';
+import {
+  ChannelQuery,
+  JavaVersion,
+  LatestVersion,
+  PLUGIN_VERSION_ID,
+  ServerSoftwareName,
+  VersionList,
+} from './schema.ts';
 
 const Software = z.object({ serverSoftware: ServerSoftwareName });
 const SoftwareAndJava = z.object({ serverSoftware: ServerSoftwareName, javaVersion: JavaVersion });
@@ -24,12 +31,22 @@ const VersionId = z.object({
 const NO_VERSION = errorAnswer(
   'No version matches, or the software, Java version or id is unknown (the error names the valid ones)',
 );
+const BAD_CHANNEL = errorAnswer('`channel` is not release, beta or alpha (the error names the allowed values)');
 
-function metadata(summary: string, path: z.ZodObject | undefined, schema: z.ZodType): ZodOpenApiOperationObject {
+/** The operations that pick a latest version take `?channel=` and answer 400 for another value. */
+const channelParams = (path: z.ZodObject) => ({ requestParams: { path, query: ChannelQuery } });
+
+function metadata(
+  summary: string,
+  path: z.ZodObject | undefined,
+  schema: z.ZodType,
+  description?: string,
+): ZodOpenApiOperationObject {
   return {
     tags: ['plugin versions'],
     summary,
-    ...(path ? { requestParams: { path } } : {}),
+    ...(description ? { description } : {}),
+    ...(path ? channelParams(path) : {}),
     responses: {
       '200': {
         description: 'JSON',
@@ -37,18 +54,18 @@ function metadata(summary: string, path: z.ZodObject | undefined, schema: z.ZodT
         content: { 'application/json': { schema } },
       },
       '304': NOT_MODIFIED,
-      ...(path ? { '404': NO_VERSION } : {}),
+      ...(path ? { '400': BAD_CHANNEL, '404': NO_VERSION } : {}),
       ...LIMITED_ANSWERS,
     },
   };
 }
 
-function download(summary: string, path: z.ZodObject): ZodOpenApiOperationObject {
+function download(summary: string, path: z.ZodObject, latest: boolean): ZodOpenApiOperationObject {
   const headers = { ...CACHE_HEADERS, ...DISPOSITION_HEADERS, ...RATE_LIMIT_HEADERS };
   return {
     tags: ['plugin versions'],
     summary,
-    requestParams: { path },
+    ...(latest ? channelParams(path) : { requestParams: { path } }),
     responses: {
       '200': { description: 'The JAR', headers, content: binaryContent(['application/java-archive']) },
       '206': {
@@ -57,6 +74,7 @@ function download(summary: string, path: z.ZodObject): ZodOpenApiOperationObject
         content: binaryContent(['application/java-archive']),
       },
       '304': NOT_MODIFIED,
+      ...(latest ? { '400': BAD_CHANNEL } : {}),
       '404': NO_VERSION,
       '416': errorAnswer('The range lies outside the file'),
       ...LIMITED_ANSWERS,
@@ -74,10 +92,10 @@ export const VERSION_PATHS: ZodOpenApiPathsObject = {
     get: metadata('The latest version for a software and Java version (SPEC 4.6)', SoftwareAndJava, LatestVersion),
   },
   '/api/plugin-versions/download/latest/{serverSoftware}': {
-    get: download('Download the latest JAR for a software (SPEC 4.1)', Software),
+    get: download('Download the latest JAR for a software (SPEC 4.1)', Software, true),
   },
   '/api/plugin-versions/download/latest/{serverSoftware}/{javaVersion}': {
-    get: download('Download the latest JAR for a software and Java version (SPEC 4.2)', SoftwareAndJava),
+    get: download('Download the latest JAR for a software and Java version (SPEC 4.2)', SoftwareAndJava, true),
   },
-  '/api/plugin-versions/download/{id}': { get: download("Download one version's JAR (SPEC 4.3)", VersionId) },
+  '/api/plugin-versions/download/{id}': { get: download("Download one version's JAR (SPEC 4.3)", VersionId, false) },
 };

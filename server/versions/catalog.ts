@@ -1,19 +1,26 @@
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DataError, parseFile, readJsonFile } from '../data-files.ts';
 import { sha256Hex } from '../digest.ts';
 import { compareNewestFirst, indexLatest, type LatestIndex } from './latest.ts';
-import { PluginVersionRecord, UserProfiles, type UserProfile } from './schema.ts';
+import {
+  CHANGELOG_MAX_BYTES,
+  ChangelogMarkdown,
+  PluginVersionRecord,
+  UserProfiles,
+  type CatalogVersion,
+  type UserProfile,
+} from './schema.ts';
 
 export type Catalog = {
   /** Newest first (SPEC 2.4.2 order). */
-  versions: readonly PluginVersionRecord[];
-  byId: ReadonlyMap<string, PluginVersionRecord>;
+  versions: readonly CatalogVersion[];
+  byId: ReadonlyMap<string, CatalogVersion>;
   users: ReadonlyMap<string, UserProfile>;
   latest: LatestIndex;
 };
 
-export function createCatalog(records: readonly PluginVersionRecord[], users: readonly UserProfile[]): Catalog {
+export function createCatalog(records: readonly CatalogVersion[], users: readonly UserProfile[]): Catalog {
   const versions = [...records].sort(compareNewestFirst);
   return {
     versions,
@@ -26,6 +33,8 @@ export function createCatalog(records: readonly PluginVersionRecord[], users: re
 export const versionsDir = (dataDir: string) => join(dataDir, 'versions');
 export const jarsDir = (dataDir: string) => join(dataDir, 'jars');
 export const jarPath = (dataDir: string, id: string) => join(jarsDir(dataDir), `${id}.jar`);
+/** A version's changelog, Markdown, beside its record. */
+export const changelogPath = (dataDir: string, id: string) => join(versionsDir(dataDir), `${id}.md`);
 
 export async function loadUsers(dataDir: string): Promise<UserProfile[]> {
   const file = join(dataDir, 'users.json');
@@ -37,21 +46,46 @@ export async function loadUsers(dataDir: string): Promise<UserProfile[]> {
 }
 
 /**
- * Reads and validates data/: every record, its JAR (present, same size and sha256) and the users.
- * Fails on the first bad file with a message naming the file and the field.
+ * Reads and validates data/: every record, its JAR (present, same size and sha256), its changelog
+ * when there is one, and the users. Fails on the first bad file with a message naming the file and
+ * the field.
  */
 export async function loadCatalog(dataDir: string): Promise<Catalog> {
   const dir = versionsDir(dataDir);
-  const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith('.json')).sort();
-  const records: PluginVersionRecord[] = [];
+  const files = (await readdir(dir).catch(() => [] as string[])).sort();
+  const names = files.filter((n) => n.endsWith('.json'));
+  const orphan = files.find((n) => n.endsWith('.md') && !files.includes(n.replace(/\.md$/, '.json')));
+  if (orphan)
+    throw new DataError(`${join(dir, orphan)}: a changelog without its record ${orphan.replace(/\.md$/, '.json')}`);
+  const records: CatalogVersion[] = [];
   for (const name of names) {
     const file = join(dir, name);
     const record = parseFile(PluginVersionRecord, await readJsonFile(file), file);
     if (`${record.id}.json` !== name) throw new DataError(`${file}: id: "${record.id}" does not match the file name`);
     await checkJar(jarPath(dataDir, record.id), record, file);
-    records.push(record);
+    const changelog = files.includes(`${record.id}.md`)
+      ? await readChangelog(changelogPath(dataDir, record.id))
+      : undefined;
+    records.push(changelog === undefined ? record : { ...record, changelog });
   }
   return createCatalog(records, await loadUsers(dataDir));
+}
+
+/**
+ * A changelog file: at most CHANGELOG_MAX_BYTES of valid UTF-8 that is not blank. The same check
+ * for data/ and for `depot release --changelog`.
+ */
+export async function readChangelog(file: string): Promise<string> {
+  const { size } = await stat(file);
+  if (size > CHANGELOG_MAX_BYTES)
+    throw new DataError(`${file}: ${size} bytes; a changelog holds at most ${CHANGELOG_MAX_BYTES} bytes`);
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(await readFile(file));
+  } catch {
+    throw new DataError(`${file}: not valid UTF-8`);
+  }
+  return parseFile(ChangelogMarkdown, text, file);
 }
 
 async function checkJar(path: string, record: PluginVersionRecord, file: string): Promise<void> {

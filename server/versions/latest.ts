@@ -1,4 +1,5 @@
 import semver from 'semver';
+import { channelOf, channelsShowing, type Channel } from './channels.ts';
 import type { PluginVersionRecord } from './schema.ts';
 import type { JavaVersion, ServerSoftware } from './software.ts';
 
@@ -15,29 +16,45 @@ export function compareNewestFirst(a: PluginVersionRecord, b: PluginVersionRecor
   return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
 }
 
-function latestKey(software: ServerSoftware, java?: JavaVersion): string {
-  return java ? `${software}|${java}` : software;
+function latestKey(channel: Channel, software: ServerSoftware, java?: JavaVersion): string {
+  return java ? `${channel}|${software}|${java}` : `${channel}|${software}`;
 }
 
-/** The latest version per software and per software + Java version, from records sorted newest first. */
+/**
+ * The latest version per channel and software (+ Java version), from records sorted newest first.
+ * A channel's latest is chosen among its own versions and those of the more stable channels.
+ */
 export function indexLatest(newestFirst: readonly PluginVersionRecord[]): LatestIndex {
   const index = new Map<string, PluginVersionRecord>();
   for (const version of newestFirst) {
-    for (const software of version.serverSoftware) {
-      for (const key of [latestKey(software), latestKey(software, version.javaVersion)]) {
-        if (!index.has(key)) index.set(key, version);
+    for (const channel of channelsShowing(channelOf(version))) {
+      for (const software of version.serverSoftware) {
+        for (const key of [latestKey(channel, software), latestKey(channel, software, version.javaVersion)]) {
+          if (!index.has(key)) index.set(key, version);
+        }
       }
     }
   }
   return index;
 }
 
-/** SPEC 2.4.4: without a Java version the newest for the software wins, whatever its Java version. */
-export function pickLatest(index: LatestIndex, software: ServerSoftware, java?: JavaVersion) {
-  return index.get(latestKey(software, java));
+/**
+ * SPEC 2.4.4: without a Java version the newest for the software wins, whatever its Java version.
+ * Only the release channel unless the client asks for another.
+ */
+export function pickLatest(
+  index: LatestIndex,
+  software: ServerSoftware,
+  java?: JavaVersion,
+  channel: Channel = 'release',
+) {
+  return index.get(latestKey(channel, software, java));
 }
 
-/** SPEC 2.4.3: per supported software, is this the latest for that software and its own Java version? */
+/**
+ * SPEC 2.4.3: per supported software, is this the latest for that software and its own Java
+ * version? Read on the release channel, so a beta or alpha version is never latest here.
+ */
 export function isLatestMap(index: LatestIndex, version: PluginVersionRecord): Record<string, boolean> {
   return Object.fromEntries(
     version.serverSoftware.map((software) => [software, pickLatest(index, software, version.javaVersion) === version]),

@@ -1,19 +1,22 @@
 import type { Catalog } from './catalog.ts';
+import { channelOf } from './channels.ts';
 import { isLatestMap } from './latest.ts';
-import type { PluginVersion, PluginVersionRecord } from './schema.ts';
+import type { CatalogVersion, PluginVersion } from './schema.ts';
 
 export const downloadPath = (id: string) => `/api/plugin-versions/download/${id}`;
 
 /**
- * SPEC 2.1 on the wire. Adds sha256 and downloadUrl; never drops or renames a SPEC field.
- * createdByUser only in the list (SPEC 2.1: absent in the latest-version response).
+ * SPEC 2.1 on the wire. Adds sha256, downloadUrl, channel and the changelog (Markdown, when there is
+ * one); never drops or renames a SPEC field. createdByUser only in the list (SPEC 2.1: absent in the
+ * latest-version response).
  */
-export function presentVersion(catalog: Catalog, version: PluginVersionRecord, withUser: boolean): PluginVersion {
+export function presentVersion(catalog: Catalog, version: CatalogVersion, withUser: boolean): PluginVersion {
   const user = withUser ? catalog.users.get(version.createdBy) : undefined;
   return {
     id: version.id,
     serverSoftware: version.serverSoftware,
     pluginVersion: version.pluginVersion,
+    channel: channelOf(version),
     javaVersion: version.javaVersion,
     ...(version.minecraftVersion === undefined ? {} : { minecraftVersion: version.minecraftVersion }),
     proxyVersion: version.proxyVersion ?? null,
@@ -34,6 +37,7 @@ export function presentVersion(catalog: Catalog, version: PluginVersionRecord, w
           },
         }
       : {}),
+    ...(version.changelog === undefined ? {} : { changelog: version.changelog }),
     isLatest: isLatestMap(catalog.latest, version),
   };
 }

@@ -4,10 +4,20 @@ import { CACHE_CONTROL, PUBLIC_HEADERS } from '../http/cache.ts';
 import { notFound } from '../http/errors.ts';
 import { sendJson } from '../http/json.ts';
 import { sendRepresentation } from '../http/send.ts';
+import { validateQuery } from '../http/validate.ts';
 import { jarFile } from '../tree.ts';
+import type { Catalog } from './catalog.ts';
+import type { Channel } from './channels.ts';
 import { pickLatest } from './latest.ts';
 import { presentVersion, presentVersionList } from './present.ts';
-import { JavaVersion, PLUGIN_VERSION_ID, ServerSoftwareName, type PluginVersionRecord } from './schema.ts';
+import {
+  ChannelQuery,
+  JavaVersion,
+  PLUGIN_VERSION_ID,
+  ServerSoftwareName,
+  type PluginVersionRecord,
+} from './schema.ts';
+import type { ServerSoftware } from './software.ts';
 import { dispositionHeader } from '../http/disposition.ts';
 
 const NOT_FOUND_HEADERS = { 'cache-control': CACHE_CONTROL.notFound };
@@ -16,11 +26,12 @@ const NOT_FOUND_HEADERS = { 'cache-control': CACHE_CONTROL.notFound };
 export function versionRoutes(ctx: AppContext): H3 {
   const app = new H3();
   app.get('/', (event) => sendJson(event, presentVersionList(ctx.tree().catalog), CACHE_CONTROL.versionList));
-  const latestMetadata = (event: H3Event) => {
-    const { catalog } = ctx.tree();
-    return sendJson(event, { version: presentVersion(catalog, findLatest(ctx, event), false) }, CACHE_CONTROL.latest);
+  const latestMetadata = async (event: H3Event) => {
+    const { catalog, version } = await findLatest(ctx, event);
+    return sendJson(event, { version: presentVersion(catalog, version, false) }, CACHE_CONTROL.latest);
   };
-  const latestDownload = (event: H3Event) => sendJar(ctx, event, findLatest(ctx, event), CACHE_CONTROL.latest);
+  const latestDownload = async (event: H3Event) =>
+    sendJar(ctx, event, (await findLatest(ctx, event)).version, CACHE_CONTROL.latest);
   app.get('/latest/:software', latestMetadata);
   app.get('/latest/:software/:java', latestMetadata);
   app.get('/download/latest/:software', latestDownload);
@@ -34,8 +45,15 @@ export function versionRoutes(ctx: AppContext): H3 {
   return app;
 }
 
-/** Unknown software or Java version: 404 naming what exists; known but no match: SPEC's message. */
-function findLatest(ctx: AppContext, event: H3Event): PluginVersionRecord {
+/** The catalog the answer is read from (one tree for the whole answer, even across a swap) and what it picked. */
+type Latest = { catalog: Catalog; version: PluginVersionRecord; software: ServerSoftware; channel: Channel };
+
+/**
+ * The latest version a request names: `?channel=` first (400 naming the allowed values), then an
+ * unknown software or Java version (404 naming what exists), then SPEC's 404 when none matches.
+ */
+async function findLatest(ctx: AppContext, event: H3Event): Promise<Latest> {
+  const channel = (await validateQuery(event, ChannelQuery)).channel ?? 'release';
   const rawSoftware = getRouterParam(event, 'software', { decode: true }) ?? '';
   const rawJava = getRouterParam(event, 'java', { decode: true });
   const software = ServerSoftwareName.safeParse(rawSoftware);
@@ -44,12 +62,14 @@ function findLatest(ctx: AppContext, event: H3Event): PluginVersionRecord {
   const java = rawJava === undefined ? undefined : JavaVersion.safeParse(rawJava);
   if (java && !java.success)
     throw notFound(java.error.issues[0]?.message ?? 'Unknown Java version', undefined, NOT_FOUND_HEADERS);
-  const version = pickLatest(ctx.tree().catalog.latest, software.data, java?.data);
+  const { catalog } = ctx.tree();
+  const version = pickLatest(catalog.latest, software.data, java?.data, channel);
   if (!version) {
     const name = java ? `${software.data} on Java ${java.data}` : software.data;
-    throw notFound(`No plugin version found for ${name}`, undefined, NOT_FOUND_HEADERS);
+    const within = channel === 'release' ? '' : ` in the ${channel} channel`;
+    throw notFound(`No plugin version found for ${name}${within}`, undefined, NOT_FOUND_HEADERS);
   }
-  return version;
+  return { catalog, version, software: software.data, channel };
 }
 
 function sendJar(ctx: AppContext, event: H3Event, version: PluginVersionRecord, cacheControl: string) {

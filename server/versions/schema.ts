@@ -1,5 +1,6 @@
 import semver from 'semver';
 import { z } from 'zod';
+import { CHANNELS } from './channels.ts';
 import { JAVA_VERSIONS, SERVER_SOFTWARE, findSoftware } from './software.ts';
 
 export const PLUGIN_VERSION_ID = /^plugin-\d+-[A-Za-z0-9]+$/;
@@ -31,6 +32,22 @@ export const SemVer = z
   .string()
   .refine((value) => semver.valid(value) === value, { error: 'must be a semantic version such as 1.4.0' });
 
+export const Channel = z.enum(CHANNELS, { error: `must be one of ${CHANNELS.join(', ')}` }).meta({
+  description:
+    'Release channel: `release` (the default; a record without one is a release), `beta` or `alpha`. Only releases are "latest" unless a client asks with `?channel=`',
+});
+
+/** What a changelog (data/versions/<id>.md) may hold: a release's notes, not a manual. */
+export const CHANGELOG_MAX_BYTES = 64 * 1024;
+
+/** A version's changelog, Markdown; served as written and rendered to sanitised HTML only by changelogHtml. */
+export const ChangelogMarkdown = z
+  .string()
+  .refine((text) => text.trim() !== '', { error: 'is empty; write the notes or remove the file' })
+  .refine((text) => Buffer.byteLength(text) <= CHANGELOG_MAX_BYTES, {
+    error: `is longer than ${CHANGELOG_MAX_BYTES} bytes`,
+  });
+
 const IsoTimestamp = z.iso.datetime({ precision: 3, error: 'must be an ISO 8601 UTC timestamp with milliseconds' });
 
 /** One file of data/versions/: a released JAR and what it supports. */
@@ -53,8 +70,13 @@ export const PluginVersionRecord = z.strictObject({
   createdAt: IsoTimestamp,
   updatedAt: IsoTimestamp,
   createdBy: z.string().min(1).max(64),
+  channel: Channel.optional(),
 });
 export type PluginVersionRecord = z.infer<typeof PluginVersionRecord>;
+
+/** A record as the catalog (and a tree's catalog.json) holds it: with its changelog, read from `<id>.md`. */
+export const CatalogVersion = PluginVersionRecord.extend({ changelog: ChangelogMarkdown.optional() });
+export type CatalogVersion = z.infer<typeof CatalogVersion>;
 
 /** SPEC 2.2: a public profile, joined to versions by username. */
 export const UserProfile = z.strictObject({
@@ -82,6 +104,10 @@ export const PluginVersion = z
     id: z.string().regex(PLUGIN_VERSION_ID),
     serverSoftware: z.array(z.enum(SERVER_SOFTWARE)),
     pluginVersion: z.string().meta({ description: 'Semantic version', example: '1.4.0' }),
+    channel: z.enum(CHANNELS).meta({
+      description:
+        'Release channel; `release` for records without one. Only `release` versions are latest unless `?channel=` asks for more',
+    }),
     javaVersion: z.enum(JAVA_VERSIONS),
     minecraftVersion: z.string().optional(),
     proxyVersion: z
@@ -101,9 +127,12 @@ export const PluginVersion = z
     createdByUser: CreatedByUser.optional().meta({
       description: 'In the list only, when the uploader has a public profile',
     }),
+    changelog: z.string().optional().meta({
+      description: 'Release notes, Markdown as the author wrote them (at most 64 KiB); absent when there are none',
+    }),
     isLatest: z.partialRecord(z.enum(SERVER_SOFTWARE), z.boolean()).meta({
       description:
-        "Per supported software: is this the latest version for that software and this version's Java version (SPEC 2.4)",
+        "Per supported software: is this the latest version for that software and this version's Java version (SPEC 2.4), on the release channel: always false for beta and alpha versions",
     }),
   })
   .meta({ id: 'PluginVersion' });
@@ -117,3 +146,14 @@ export const VersionList = z
   })
   .meta({ id: 'VersionList' });
 export const LatestVersion = z.object({ version: PluginVersion }).meta({ id: 'LatestVersion' });
+
+/** `?channel=` on the latest, download-latest and update-check endpoints. */
+export const ChannelQuery = z.object({
+  channel: z
+    .enum(CHANNELS, { error: `must be one of ${CHANNELS.join(', ')}` })
+    .optional()
+    .meta({
+      description:
+        'Which versions may be latest: `release` (the default: releases only), `beta` (beta and release) or `alpha` (all)',
+    }),
+});
