@@ -14,7 +14,7 @@ const renderCases: [string, string, RegExp][] = [
   [
     'headings, lists and emphasis',
     '## Fixed\n\n- a *crash* on `/depot reload`',
-    /<h2>Fixed<\/h2>[\s\S]*<li>a <em>crash<\/em> on <code>\/depot reload<\/code><\/li>/,
+    /<h3>Fixed<\/h3>[\s\S]*<li>a <em>crash<\/em> on <code>\/depot reload<\/code><\/li>/,
   ],
   [
     'an https link',
@@ -117,7 +117,7 @@ served('the latest endpoints carry it; rendered with changelogHtml, hostile Mark
   assert.is(spigot.version.id, HOSTILE_ID);
   assert.is(spigot.version.changelog, HOSTILE, 'JSON carries the Markdown as written');
   const rendered = changelogHtml(spigot.version.changelog!);
-  assert.match(rendered, /<h2>1\.0\.0<\/h2>/);
+  assert.match(rendered, /<h3>1\.0\.0<\/h3>/);
   assert.match(rendered, /First release\./);
   assert.not.match(rendered, /<script|onerror/i, rendered);
 });

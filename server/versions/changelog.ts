@@ -1,4 +1,5 @@
 import rehypeSanitize from 'rehype-sanitize';
+import rehypeShiftHeading from 'rehype-shift-heading';
 import rehypeStringify from 'rehype-stringify';
 import remarkParse from 'remark-parse';
 import remarkRehype from 'remark-rehype';
@@ -7,7 +8,14 @@ import { unified } from 'unified';
 // Markdown -> mdast -> hast -> HTML. remark-rehype drops raw HTML (allowDangerousHtml is off), and
 // rehype-sanitize's default schema (GitHub's) then removes what Markdown itself can produce that a
 // page must not run: javascript: links, event handler attributes, unknown elements.
-const processor = unified().use(remarkParse).use(remarkRehype).use(rehypeSanitize).use(rehypeStringify).freeze();
+// One heading level down: a changelog's `## 1.4.0` becomes an h3 under a page's "Changes" (h2).
+const processor = unified()
+  .use(remarkParse)
+  .use(remarkRehype)
+  .use(rehypeSanitize)
+  .use(rehypeShiftHeading, { shift: 1 })
+  .use(rehypeStringify)
+  .freeze();
 
 /**
  * A changelog as sanitised HTML, for the site and the feed: the one place Markdown becomes HTML.

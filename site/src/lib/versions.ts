@@ -1,4 +1,6 @@
 import type { Catalog } from '../../../server/versions/catalog.ts';
+import { changelogHtml } from '../../../server/versions/changelog.ts';
+import { channelOf } from '../../../server/versions/channels.ts';
 import { pickLatest } from '../../../server/versions/latest.ts';
 import { presentVersion } from '../../../server/versions/present.ts';
 import type { PluginVersion } from '../../../server/versions/schema.ts';
@@ -23,6 +25,8 @@ export type SoftwareDownloads = {
   newest: PluginVersion | undefined;
   /** The latest per Java version, oldest Java first. */
   byJava: { java: JavaVersion; version: PluginVersion }[];
+  /** A beta or alpha newer than `newest`: offered beside it, never as the main download. */
+  preRelease: PluginVersion | undefined;
 };
 
 /** The downloads page: per SPEC 2.3 group, per software, the latest version and the latest per Java. */
@@ -35,12 +39,19 @@ export function downloadGroups(catalog: Catalog) {
     softwares: SOFTWARE_GROUPS[group].map((software): SoftwareDownloads => ({
       software,
       newest: present(pickLatest(catalog.latest, software)),
+      preRelease: present(preReleaseOf(catalog, software)),
       byJava: JAVA_VERSIONS.flatMap((java) => {
         const version = present(pickLatest(catalog.latest, software, java));
         return version ? [{ java, version }] : [];
       }),
     })),
   }));
+}
+
+/** The newest version of any channel for a software, when it is not a release (else undefined). */
+function preReleaseOf(catalog: Catalog, software: ServerSoftware) {
+  const newest = pickLatest(catalog.latest, software, undefined, 'alpha');
+  return newest && channelOf(newest) !== 'release' ? newest : undefined;
 }
 
 /** A page of the version history: every version, or those of one software and/or Java version. */
@@ -84,21 +95,31 @@ export function versionPath(version: { id: string }): string {
   return `/version/${version.id}`;
 }
 
-/** This file's own URL, then the latest-download URLs (SPEC 4.1, 4.2) of each of its softwares. */
+/**
+ * This file's own URL, then the latest-download URLs (SPEC 4.1, 4.2) of each of its softwares; for
+ * a beta or alpha, those of its channel (`?channel=`), which is where it can be the latest.
+ */
 export function stableUrls(version: PluginVersion): { label: string; path: string }[] {
+  const channel = version.channel === 'release' ? '' : `?channel=${version.channel}`;
+  const inChannel = channel ? ` (${version.channel} channel)` : '';
   return [
     { label: 'This file', path: version.downloadUrl },
     ...version.serverSoftware.flatMap((software) => [
       {
-        label: `Latest for ${software} on Java ${version.javaVersion}`,
-        path: `/api/plugin-versions/download/latest/${software.toLowerCase()}/${version.javaVersion}`,
+        label: `Latest for ${software} on Java ${version.javaVersion}${inChannel}`,
+        path: `/api/plugin-versions/download/latest/${software.toLowerCase()}/${version.javaVersion}${channel}`,
       },
       {
-        label: `Latest for ${software}, any Java`,
-        path: `/api/plugin-versions/download/latest/${software.toLowerCase()}`,
+        label: `Latest for ${software}, any Java${inChannel}`,
+        path: `/api/plugin-versions/download/latest/${software.toLowerCase()}${channel}`,
       },
     ]),
   ];
+}
+
+/** A changelog as the page shows it: sanitised HTML (changelogHtml), or undefined. */
+export function changelogOf(version: PluginVersion): string | undefined {
+  return version.changelog === undefined ? undefined : changelogHtml(version.changelog);
 }
 
 export { JAVA_VERSIONS, SERVER_SOFTWARE };
