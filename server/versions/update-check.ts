@@ -1,9 +1,9 @@
 import semver from 'semver';
 import { channelOf, channelsShowing, type Channel } from './channels.ts';
-import type { PluginVersionRecord } from './schema.ts';
+import type { PluginVersionRecord, UPDATE_STATUSES } from './schema.ts';
 import type { JavaVersion, ServerSoftware } from './software.ts';
 
-export type UpdateStatus = 'latest' | 'outdated' | 'ahead' | 'unknown';
+export type UpdateStatus = (typeof UPDATE_STATUSES)[number];
 
 /** What an update check asks about: the combination and channel whose latest is `latest`. */
 export type UpdateQuestion = {
