@@ -3,13 +3,17 @@ import { RASTER_FORMAT_NAMES, type OutputFormat } from '../server/brands/formats
 import { brandKey, type BrandSourceRecord } from '../server/brands/sources.ts';
 import type { Catalog } from '../server/versions/catalog.ts';
 import { CHANNELS } from '../server/versions/channels.ts';
-import { downloadPath } from '../server/versions/present.ts';
+import { downloadPath, updateCheckPath } from '../server/versions/present.ts';
 import { JAVA_VERSIONS, SERVER_SOFTWARE } from '../server/versions/software.ts';
 
 /** A path as asked without a channel and with each `?channel=` (the query form clients write). */
 const withChannels = (path: string) => [path, ...CHANNELS.map((channel) => `${path}?channel=${channel}`)];
 
-/** Every finite URL of SPEC 4.1-4.6: the list, latest per software (+ Java) in each channel, each version's JAR. */
+/**
+ * Every finite URL of SPEC 4.1-4.6: the list, latest per software (+ Java) in each channel, each
+ * version's JAR; and the update check of every released version, in each channel (a version the
+ * depot never released is compared live).
+ */
 export function listVersionPaths(catalog: Catalog): string[] {
   const paths = ['/api/plugin-versions'];
   for (const software of SERVER_SOFTWARE) {
@@ -21,7 +25,14 @@ export function listVersionPaths(catalog: Catalog): string[] {
     }
   }
   for (const version of catalog.versions) paths.push(downloadPath(version.id));
-  return paths;
+  const checks = new Set<string>();
+  for (const version of catalog.versions) {
+    for (const software of version.serverSoftware) {
+      const path = updateCheckPath(software.toLowerCase(), version.javaVersion, version.pluginVersion);
+      for (const asked of withChannels(path)) checks.add(asked);
+    }
+  }
+  return [...paths, ...checks];
 }
 
 /**

@@ -60,6 +60,8 @@ function getSamples(): string[] {
     '/api/plugin-versions/download/latest/velocity',
     '/api/plugin-versions/download/latest/Velocity/21',
     `/api/plugin-versions/download/${ctx.versionId}`,
+    '/api/plugin-versions/update-check/papermc/21/1.3.0',
+    '/api/plugin-versions/update-check/PaperMC/21/1.4.1-SNAPSHOT?channel=beta',
     '/api/image/brand',
     '/api/image/brand/papermc',
     '/api/image/brand/LeafMC?size=100',

@@ -54,6 +54,7 @@ document('every endpoint of SPEC 4, ingestion and operations is documented, with
     'GET /api/plugin-versions/download/{id}',
     'GET /api/plugin-versions/latest/{serverSoftware}',
     'GET /api/plugin-versions/latest/{serverSoftware}/{javaVersion}',
+    'GET /api/plugin-versions/update-check/{serverSoftware}/{javaVersion}/{current}',
     'GET /api/servers/{id}/chart/players',
     'GET /brand/{brand}/{file}',
     'GET /brand/{brand}/{variant}/{file}',
@@ -80,6 +81,19 @@ document('parameters carry the validation rules: ranges, defaults and allowed va
       .enum,
     ['8', '11', '17', '21'],
   );
+  for (const path of [
+    '/api/plugin-versions/latest/{serverSoftware}',
+    '/api/plugin-versions/latest/{serverSoftware}/{javaVersion}',
+    '/api/plugin-versions/download/latest/{serverSoftware}',
+    '/api/plugin-versions/download/latest/{serverSoftware}/{javaVersion}',
+    '/api/plugin-versions/update-check/{serverSoftware}/{javaVersion}/{current}',
+  ]) {
+    assert.equal((params(path)['query:channel'] as { enum: string[] }).enum, ['release', 'beta', 'alpha'], path);
+    assert.ok('400' in paths[path]!.get!.responses, `${path}: 400`);
+  }
+  assert.is('query:channel' in params('/api/plugin-versions/download/{id}'), false);
+  const check = params('/api/plugin-versions/update-check/{serverSoftware}/{javaVersion}/{current}');
+  assert.is((check['path:current'] as { maxLength: number }).maxLength, 64);
 });
 
 document('the rate limit, errors and auth are documented where they apply', () => {

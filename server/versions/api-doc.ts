@@ -12,10 +12,12 @@ import {
 } from '../http/api-doc.ts';
 import {
   ChannelQuery,
+  CurrentVersion,
   JavaVersion,
   LatestVersion,
   PLUGIN_VERSION_ID,
   ServerSoftwareName,
+  UpdateCheck,
   VersionList,
 } from './schema.ts';
 
@@ -28,10 +30,14 @@ const VersionId = z.object({
     .meta({ description: 'A PluginVersion id', example: 'plugin-1768035600000-5f0c1e2a9b' }),
 });
 
+const UpdateCheckParams = SoftwareAndJava.extend({ current: CurrentVersion });
+
 const NO_VERSION = errorAnswer(
   'No version matches, or the software, Java version or id is unknown (the error names the valid ones)',
 );
-const BAD_CHANNEL = errorAnswer('`channel` is not release, beta or alpha (the error names the allowed values)');
+const BAD_CHANNEL = errorAnswer(
+  "`channel` is not release, beta or alpha (the error names the allowed values), or an update check's `current` is longer than 64 characters",
+);
 
 /** The operations that pick a latest version take `?channel=` and answer 400 for another value. */
 const channelParams = (path: z.ZodObject) => ({ requestParams: { path, query: ChannelQuery } });
@@ -82,7 +88,15 @@ function download(summary: string, path: z.ZodObject, latest: boolean): ZodOpenA
   };
 }
 
-/** SPEC 4.1-4.6. */
+const UPDATE_CHECK_DESCRIPTION = [
+  'One cheap request a plugin sends to learn whether it is up to date, cached like the latest endpoints.',
+  '`status` compares `current` with the latest version for the software, Java version and channel by semantic version:',
+  '`latest`, `outdated` (with `behind` newer versions), `ahead` (a dev build, or a beta when the release channel was asked),',
+  'or `unknown` when `current` is not a semantic version. 404 when the software has no version for that Java version and channel,',
+  'as the latest endpoint answers; 400 for a `current` longer than 64 characters or an unknown channel.',
+].join(' ');
+
+/** SPEC 4.1-4.6, and the update check. */
 export const VERSION_PATHS: ZodOpenApiPathsObject = {
   '/api/plugin-versions': { get: metadata('Every version, newest first (SPEC 4.4)', undefined, VersionList) },
   '/api/plugin-versions/latest/{serverSoftware}': {
@@ -98,4 +112,12 @@ export const VERSION_PATHS: ZodOpenApiPathsObject = {
     get: download('Download the latest JAR for a software and Java version (SPEC 4.2)', SoftwareAndJava, true),
   },
   '/api/plugin-versions/download/{id}': { get: download("Download one version's JAR (SPEC 4.3)", VersionId, false) },
+  '/api/plugin-versions/update-check/{serverSoftware}/{javaVersion}/{current}': {
+    get: metadata(
+      'Is this version the latest? (update check)',
+      UpdateCheckParams,
+      UpdateCheck,
+      UPDATE_CHECK_DESCRIPTION,
+    ),
+  },
 };

@@ -4,6 +4,9 @@ import { isLatestMap } from './latest.ts';
 import type { CatalogVersion, PluginVersion } from './schema.ts';
 
 export const downloadPath = (id: string) => `/api/plugin-versions/download/${id}`;
+/** `current` as a plugin sends it: a semantic version's characters (`+` too) need no escaping in a path. */
+export const updateCheckPath = (software: string, java: string, current: string) =>
+  `/api/plugin-versions/update-check/${software}/${java}/${current}`;
 
 /**
  * SPEC 2.1 on the wire. Adds sha256, downloadUrl, channel and the changelog (Markdown, when there is

@@ -1,4 +1,4 @@
-import { H3, getRouterParam, type H3Event } from 'h3';
+import { H3, HTTPError, getRouterParam, type H3Event } from 'h3';
 import type { AppContext } from '../context.ts';
 import { CACHE_CONTROL, PUBLIC_HEADERS } from '../http/cache.ts';
 import { notFound } from '../http/errors.ts';
@@ -12,17 +12,20 @@ import { pickLatest } from './latest.ts';
 import { presentVersion, presentVersionList } from './present.ts';
 import {
   ChannelQuery,
+  CurrentVersion,
   JavaVersion,
   PLUGIN_VERSION_ID,
   ServerSoftwareName,
   type PluginVersionRecord,
+  type UpdateCheck,
 } from './schema.ts';
 import type { ServerSoftware } from './software.ts';
+import { checkForUpdate } from './update-check.ts';
 import { dispositionHeader } from '../http/disposition.ts';
 
 const NOT_FOUND_HEADERS = { 'cache-control': CACHE_CONTROL.notFound };
 
-/** SPEC 4.1-4.6, mounted at /api/plugin-versions. */
+/** SPEC 4.1-4.6, mounted at /api/plugin-versions, and the update check. */
 export function versionRoutes(ctx: AppContext): H3 {
   const app = new H3();
   app.get('/', (event) => sendJson(event, presentVersionList(ctx.tree().catalog), CACHE_CONTROL.versionList));
@@ -41,6 +44,25 @@ export function versionRoutes(ctx: AppContext): H3 {
     const version = PLUGIN_VERSION_ID.test(id) ? ctx.tree().catalog.byId.get(id) : undefined;
     if (!version) throw notFound(`No plugin version with id ${JSON.stringify(id)}`, undefined, NOT_FOUND_HEADERS);
     return sendJar(ctx, event, version, CACHE_CONTROL.versionFile);
+  });
+  app.get('/update-check/:software/:java/:current', async (event) => {
+    const current = CurrentVersion.safeParse(getRouterParam(event, 'current', { decode: true }) ?? '');
+    if (!current.success) throw new HTTPError({ status: 400, message: `current ${current.error.issues[0]!.message}` });
+    const { catalog, version: latest, software, channel } = await findLatest(ctx, event);
+    const { status, behind } = checkForUpdate(catalog.versions, {
+      software,
+      java: latest.javaVersion,
+      channel,
+      current: current.data,
+      latest,
+    });
+    const answer: UpdateCheck = {
+      status,
+      current: current.data,
+      latest: presentVersion(catalog, latest, false),
+      behind,
+    };
+    return sendJson(event, answer, CACHE_CONTROL.latest);
   });
   return app;
 }

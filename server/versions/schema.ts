@@ -157,3 +157,33 @@ export const ChannelQuery = z.object({
         'Which versions may be latest: `release` (the default: releases only), `beta` (beta and release) or `alpha` (all)',
     }),
 });
+
+export const UPDATE_STATUSES = ['latest', 'outdated', 'ahead', 'unknown'] as const;
+
+/** The version a plugin reports in an update check: anything, since dev builds report what they like. */
+export const CurrentVersion = z.string().max(64, { error: 'must be a version of at most 64 characters' }).meta({
+  description:
+    'The version the plugin runs, as it reports it. A semantic version is compared; anything else (`dev`, `1.4`, `v1.4.0`) answers status `unknown`',
+  example: '1.3.0',
+});
+
+/** The answer of an update check: one cheap, cacheable request a plugin sends at start. */
+export const UpdateCheck = z
+  .object({
+    status: z.enum(UPDATE_STATUSES).meta({
+      description:
+        '`latest`: current is the latest version (same semantic version); `outdated`: older than the latest; `ahead`: newer than the latest (a dev build or a version of a channel not asked for); `unknown`: current is not a semantic version, so it cannot be compared',
+    }),
+    current: z.string().meta({ description: 'The version asked about, as sent' }),
+    latest: PluginVersion,
+    behind: z.int().nonnegative().nullable().meta({
+      description:
+        'How many released versions (distinct plugin versions of the channel, for this software and Java version) are newer than current, up to the latest; 0 when latest or ahead; null when unknown',
+    }),
+  })
+  .meta({
+    id: 'UpdateCheck',
+    description:
+      'Where the version a plugin runs stands; `latest` is the version the latest endpoint answers for the same software, Java version and channel',
+  });
+export type UpdateCheck = z.infer<typeof UpdateCheck>;

@@ -1,0 +1,204 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createApi } from '../server/app.ts';
+import { countsWhenPrecomputed } from '../server/endpoints.ts';
+import type { RunningOrigin } from '../server/origin.ts';
+import { currentTreeDir, openTree, type Tree } from '../server/tree.ts';
+import type { Channel } from '../server/versions/channels.ts';
+import type { PluginVersionRecord } from '../server/versions/schema.ts';
+import { checkForUpdate, type UpdateStatus } from '../server/versions/update-check.ts';
+import { liveContext, makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
+
+const pure = suite('checkForUpdate');
+
+function record(id: string, pluginVersion: string, channel?: Channel): PluginVersionRecord {
+  return {
+    id: `plugin-1-${id}`,
+    serverSoftware: ['PaperMC'],
+    pluginVersion,
+    javaVersion: '21',
+    fileName: `${id}.jar`,
+    fileSize: 1,
+    sha256: '0'.repeat(64),
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: '2026-01-01T00:00:00.000Z',
+    createdBy: 'alice',
+    ...(channel ? { channel } : {}),
+  };
+}
+const VERSIONS = [
+  record('a', '1.0.0'),
+  record('b', '1.1.0'),
+  record('b2', '1.1.0'), // the same version again (another build): counted once
+  record('c', '1.2.0'),
+  { ...record('j17', '1.1.5'), javaVersion: '17' as const }, // another Java version: not counted
+  { ...record('folia', '1.1.7'), serverSoftware: ['Folia' as const] }, // another software: not counted
+  record('beta', '1.3.0-beta.1', 'beta'),
+];
+const latestRelease = VERSIONS[3]!;
+const latestBeta = VERSIONS[6]!;
+const pureCases: [string, Channel, PluginVersionRecord, UpdateStatus, number | null][] = [
+  ['1.2.0', 'release', latestRelease, 'latest', 0],
+  ['1.2.0+build.7', 'release', latestRelease, 'latest', 0], // build metadata does not order versions
+  ['1.1.0', 'release', latestRelease, 'outdated', 1],
+  ['1.0.0', 'release', latestRelease, 'outdated', 2],
+  ['0.9.0', 'release', latestRelease, 'outdated', 3],
+  ['1.2.0-rc.1', 'release', latestRelease, 'outdated', 1], // a pre-release comes before its release
+  ['1.2.1-SNAPSHOT', 'release', latestRelease, 'ahead', 0], // a dev build the depot never saw
+  ['1.3.0-beta.1', 'release', latestRelease, 'ahead', 0],
+  ['1.3.0-beta.1', 'beta', latestBeta, 'latest', 0],
+  ['1.1.0', 'beta', latestBeta, 'outdated', 2], // 1.2.0 and the beta
+  ['dev', 'release', latestRelease, 'unknown', null],
+  ['1.2', 'release', latestRelease, 'unknown', null],
+  ['v1.2.0', 'release', latestRelease, 'unknown', null],
+  ['=1.2.0', 'release', latestRelease, 'unknown', null],
+  [' 1.2.0', 'release', latestRelease, 'unknown', null],
+  ['', 'release', latestRelease, 'unknown', null],
+];
+for (const [current, channel, latest, status, behind] of pureCases) {
+  pure(
+    `${JSON.stringify(current)} on ${channel} (latest ${latest.pluginVersion}) -> ${status}, behind ${behind}`,
+    () => {
+      assert.equal(checkForUpdate(VERSIONS, { software: 'PaperMC', java: '21', channel, current, latest }), {
+        status,
+        behind,
+      });
+    },
+  );
+}
+pure.run();
+
+type Answer = { status: UpdateStatus; current: string; latest: { id: string; pluginVersion: string }; behind: number };
+const ctx = {} as { workspace: Workspace; origin: RunningOrigin; tree: Tree };
+const get = (path: string) => fetch(ctx.origin.url + path);
+const CHECK = '/api/plugin-versions/update-check';
+
+const http = suite('GET /api/plugin-versions/update-check/:software/:java/:current');
+http.before(async () => {
+  ctx.workspace = await makeWorkspace();
+  ctx.origin = await startTestOrigin(ctx.workspace);
+  ctx.tree = await openTree((await currentTreeDir(ctx.workspace.distDir))!);
+});
+http.after(async () => {
+  await ctx.origin.close();
+  await ctx.workspace.remove();
+});
+
+// path -> status, behind, the latest version's pluginVersion
+const httpCases: [string, UpdateStatus, number | null, string][] = [
+  [`${CHECK}/papermc/21/1.3.0`, 'latest', 0, '1.3.0'],
+  [`${CHECK}/papermc/21/1.2.0`, 'outdated', 1, '1.3.0'], // 1.2.0 was Java 17: on 21 only 1.3.0 is newer
+  [`${CHECK}/papermc/17/1.0.0`, 'outdated', 2, '1.4.0'], // 1.2.0 and 1.4.0 on Java 17
+  [`${CHECK}/spigot/8/1.0.0`, 'outdated', 1, '1.0.1'],
+  [`${CHECK}/PaperMC/17/1.4.0`, 'latest', 0, '1.4.0'], // another letter case: answered live
+  [`${CHECK}/papermc/17/1.4.1-SNAPSHOT`, 'ahead', 0, '1.4.0'], // a dev build: live
+  [`${CHECK}/papermc/17/dev`, 'unknown', null, '1.4.0'],
+  [`${CHECK}/papermc/17/1.4.0+git.5f0c1e2`, 'latest', 0, '1.4.0'], // build metadata does not order versions
+  [`${CHECK}/papermc/17/v1.4.0`, 'unknown', null, '1.4.0'],
+  [`${CHECK}/leafmc/21/1.5.0-beta.1`, 'ahead', 0, '1.3.0'], // the beta, checking the release channel
+  [`${CHECK}/leafmc/21/1.5.0-beta.1?channel=beta`, 'latest', 0, '1.5.0-beta.1'],
+  [`${CHECK}/leafmc/21/1.3.0?channel=beta`, 'outdated', 1, '1.5.0-beta.1'],
+  [`${CHECK}/leafmc/21/1.3.0?channel=alpha`, 'outdated', 1, '1.5.0-beta.1'],
+  [`${CHECK}/leafmc/21/1.3.0?channel=release`, 'latest', 0, '1.3.0'],
+];
+for (const [path, status, behind, latest] of httpCases) {
+  http(`${path} -> ${status}`, async () => {
+    const response = await get(path);
+    assert.is(response.status, 200);
+    assert.is(response.headers.get('cache-control'), 'public, max-age=60');
+    assert.match(response.headers.get('etag')!, /^"[^"]+"$/);
+    assert.is(response.headers.get('access-control-allow-origin'), '*');
+    const answer = (await response.json()) as Answer;
+    assert.equal(Object.keys(answer), ['status', 'current', 'latest', 'behind']);
+    assert.is(answer.status, status);
+    assert.is(answer.behind, behind);
+    assert.is(answer.current, decodeURIComponent(path.split('/').at(-1)!.split('?')[0]!));
+    assert.is(answer.latest.pluginVersion, latest);
+  });
+}
+
+http('latest is the version object the latest endpoint answers', async () => {
+  const check = (await (await get(`${CHECK}/leafmc/21/1.0.0?channel=beta`)).json()) as Answer;
+  const latest = (await (await get('/api/plugin-versions/latest/leafmc/21?channel=beta')).json()) as {
+    version: unknown;
+  };
+  assert.equal(check.latest, latest.version);
+});
+
+const errorCases: [string, number, string][] = [
+  [`${CHECK}/canvasmc/8/1.0.0`, 404, 'No plugin version found for CanvasMC on Java 8'],
+  [`${CHECK}/leafmc/17/1.0.0?channel=beta`, 404, 'No plugin version found for LeafMC on Java 17 in the beta channel'],
+  [`${CHECK}/papermc/16/1.0.0`, 404, 'Unknown Java version "16"; expected one of 8, 11, 17, 21'],
+  [`${CHECK}/papermc/21/1.0.0?channel=nightly`, 400, 'channel must be one of release, beta, alpha'],
+  [`${CHECK}/papermc/21/${'1'.repeat(65)}`, 400, 'current must be a version of at most 64 characters'],
+];
+for (const [path, status, error] of errorCases) {
+  http(`${status} ${path.slice(0, 90)}`, async () => {
+    const response = await get(path);
+    assert.is(response.status, status);
+    assert.equal(await response.json(), { error });
+  });
+}
+http('404 for an unknown software names the valid ones', async () => {
+  const response = await get(`${CHECK}/forge/21/1.0.0`);
+  assert.is(response.status, 404);
+  assert.match(
+    ((await response.json()) as { error: string }).error,
+    /^Unknown server software "forge"; expected one of/,
+  );
+});
+
+http('every released version is a precomputed file, in each channel, equal to the live answer', async () => {
+  const context = liveContext(ctx.tree);
+  const live = createApi(context);
+  const versions = ctx.tree.catalog.versions;
+  let checked = 0;
+  for (const version of versions) {
+    for (const software of version.serverSoftware) {
+      for (const query of ['', '?channel=release', '?channel=beta', '?channel=alpha']) {
+        const path = `${CHECK}/${software.toLowerCase()}/${version.javaVersion}/${version.pluginVersion}${query}`;
+        const entry = ctx.tree.routes.get(path);
+        assert.ok(entry, `${path} is precomputed`);
+        const file = await readFile(join(ctx.tree.dir, entry!.file));
+        const rendered = await live.request(path, { headers: { 'accept-encoding': 'identity' } });
+        assert.is(rendered.status, entry!.status, path);
+        assert.ok(Buffer.from(await rendered.arrayBuffer()).equals(file), `${path}: precomputed == live`);
+        // Over HTTP, a letter case the tree does not hold is answered live, with the same bytes.
+        const served = await get(path.replace(`/${software.toLowerCase()}/`, `/${software.toUpperCase()}/`));
+        assert.ok(Buffer.from(await served.arrayBuffer()).equals(file), `${path}: served live == precomputed`);
+        assert.is(served.headers.get('etag'), entry!.headers.etag ?? null);
+        checked++;
+      }
+    }
+  }
+  assert.ok(checked >= versions.length * 4, `${checked} answers checked`);
+});
+http.run();
+
+const limited = suite('update check: rate limited like the other metadata endpoints');
+limited.before(async () => {
+  ctx.workspace = await makeWorkspace();
+  ctx.origin = await startTestOrigin(ctx.workspace, { rateLimit: { limit: 3, windowSeconds: 900 } });
+});
+limited.after(async () => {
+  await ctx.origin.close();
+  await ctx.workspace.remove();
+});
+
+limited('precomputed and live answers count; the fourth request is a 429; nginx limits the files too', async () => {
+  const paths = [`${CHECK}/papermc/21/1.3.0`, `${CHECK}/papermc/21/1.3.1-SNAPSHOT`, `${CHECK}/velocity/21/1.3.0`];
+  for (const [i, path] of paths.entries()) {
+    const response = await get(path);
+    assert.is(response.status, 200, path);
+    assert.is(response.headers.get('ratelimit-policy'), '"default";q=3;w=900');
+    assert.is(response.headers.get('x-ratelimit-remaining'), String(2 - i));
+    await response.arrayBuffer();
+  }
+  const over = await get(`${CHECK}/papermc/21/1.3.0`);
+  assert.is(over.status, 429);
+  assert.match(((await over.json()) as { error: string }).error, /^Rate limit of 3 requests per 900 seconds exceeded/);
+  assert.ok(countsWhenPrecomputed(`${CHECK}/papermc/21/1.3.0`));
+});
+limited.run();
