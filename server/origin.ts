@@ -8,10 +8,12 @@ import { logRequests, type RequestLog } from './http/request-log.ts';
 import { createAppContext } from './context.ts';
 import { createRateLimiter, type RateLimitPolicy } from './http/rate-limit.ts';
 import { createCacheBudget } from './byte-cache.ts';
-import { DEFAULT_CACHE_MAX_BYTES } from './config.ts';
+import { DEFAULT_CACHE_MAX_BYTES, DEFAULT_PUBLIC_URL } from './config.ts';
 import { redisReady } from './redis.ts';
 import { createFileStorage, createRedisStorage, type Storage } from './storage.ts';
 import { currentTreeDir, followCurrentTree, openTree } from './tree.ts';
+import { startDeliveryLoop } from './webhooks/deliver.ts';
+import { webhookStore } from './webhooks/store.ts';
 
 export type RunningOrigin = {
   url: string;
@@ -41,6 +43,13 @@ export type OriginOptions = {
   /** Where warnings go (Redis outages, the rate limit failing open); default stderr. */
   warn?: (line: string) => void;
   now?: () => number;
+  /** PUBLIC_URL: absolute download links in webhook messages; default ORIGIN_URL's default. */
+  publicUrl?: string;
+  /** WEBHOOK_RETRY_BASE_MS, and the attempt timeout (10 s): tests shorten them. */
+  webhookRetryBaseMs?: number;
+  webhookTimeoutMs?: number;
+  /** false: this origin delivers no webhooks (default: it does). */
+  webhooks?: boolean;
 };
 
 /** Serves dist/current on host:port (0 picks a free port) and follows rebuilds without a restart. */
@@ -79,6 +88,17 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
     tree: follower.current,
     renderAlways: options.imageCache === false,
   });
+  // Release announcements wait in the store's outbox until an origin delivers them (DESIGN: never from the CLI alone).
+  const deliveries =
+    options.webhooks === false
+      ? null
+      : startDeliveryLoop(webhookStore(storage, redis), {
+          publicUrl: options.publicUrl ?? DEFAULT_PUBLIC_URL,
+          now: context.now,
+          warn,
+          ...(options.webhookRetryBaseMs ? { retryBaseMs: options.webhookRetryBaseMs } : {}),
+          ...(options.webhookTimeoutMs ? { timeoutMs: options.webhookTimeoutMs } : {}),
+        });
   const limiter = options.rateLimit ? createRateLimiter(options.rateLimit, context.now, redis, warn) : null;
   const app = createOrigin(context, limiter);
   const logRequest = options.log ? logRequests(options.log, context.trustProxy) : undefined;
@@ -110,7 +130,7 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
     close: async () => {
       follower.stop();
       cacheBudget?.stop();
-      await closeServer(server);
+      await Promise.all([closeServer(server), deliveries?.stop()]);
       // quit() lets pending commands finish; while Redis is unreachable, stop reconnecting instead.
       await redis?.quit().catch(() => redis.disconnect());
       if (ownStorage) await storage.dispose();
