@@ -1,3 +1,5 @@
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import pLimit from 'p-limit';
 import { throttledLog } from '../throttled-log.ts';
 import { renderDelivery } from './payload.ts';
@@ -108,20 +110,29 @@ export async function attemptDelivery(
 
 type Answer = { status: number; retryAfterMs: number } | { error: string };
 
-/** One POST; redirects are not followed (a 3xx is a failure, as GitHub's webhooks treat it). */
-async function post(url: string, body: string, headers: Record<string, string>, signal: AbortSignal): Promise<Answer> {
-  try {
-    const response = await fetch(url, { method: 'POST', body, headers, signal, redirect: 'manual' });
-    await response.body?.cancel().catch(() => {});
-    return { status: response.status, retryAfterMs: retryAfterMs(response.headers.get('retry-after')) };
-  } catch (error) {
-    const cause = (error as Error).cause as Error | undefined;
-    const reason =
-      (error as Error).name === 'TimeoutError'
-        ? 'timed out'
-        : ((cause as NodeJS.ErrnoException | undefined)?.code ?? cause?.message ?? (error as Error).message);
-    return { error: String(reason).slice(0, 300) };
-  }
+/**
+ * One POST over node:http(s), a connection of its own; the status line is the answer (the body is
+ * not waited for). Redirects are not followed: a 3xx is a failure, as GitHub's webhooks treat it.
+ */
+function post(url: string, body: string, headers: Record<string, string>, signal: AbortSignal): Promise<Answer> {
+  return new Promise((resolve) => {
+    const target = new URL(url);
+    const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+    const request = send(
+      target,
+      { method: 'POST', headers: { ...headers, 'content-length': Buffer.byteLength(body) }, signal, agent: false },
+      (response) => {
+        response.resume().on('error', () => {});
+        const retryAfter = response.headers['retry-after'];
+        resolve({ status: response.statusCode ?? 0, retryAfterMs: retryAfterMs(retryAfter ?? null) });
+      },
+    );
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      const timedOut = signal.aborted && (signal.reason as Error | undefined)?.name === 'TimeoutError';
+      resolve({ error: (timedOut ? 'timed out' : (error.code ?? error.message)).slice(0, 300) });
+    });
+    request.end(body);
+  });
 }
 
 export type DeliveryLoop = { stop: () => Promise<void> };
