@@ -96,6 +96,7 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
           publicUrl: options.publicUrl ?? DEFAULT_PUBLIC_URL,
           now: context.now,
           warn,
+          serves: (versionId) => follower.current().catalog.byId.has(versionId),
           ...(options.webhookRetryBaseMs ? { retryBaseMs: options.webhookRetryBaseMs } : {}),
           ...(options.webhookTimeoutMs ? { timeoutMs: options.webhookTimeoutMs } : {}),
         });

@@ -425,6 +425,30 @@ retries('a delivery still failing 24 hours after it was written is given up and 
     await failing.stop();
   }
 });
+retries('a release is announced only by an origin whose served tree holds the version', async () => {
+  const { workspace } = retryCtx;
+  const receiver = await startReceiver(() => 200);
+  const origin = await startTestOrigin(workspace, {
+    storage: undefined,
+    storageDir: workspace.storageDir,
+    webhookRetryBaseMs: 100,
+  });
+  try {
+    const hook = await depotJson(['webhook', 'add', `${receiver.url}/early`], workspace);
+    const storage = createFileStorage(workspace.storageDir);
+    // A version the tree does not have yet, as when CI's release reaches the outbox before its rsync.
+    await webhookStore(storage).enqueue(hook.id, { event: 'release', version: SAMPLE_VERSION }, Date.now());
+    await storage.dispose();
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.is(receiver.received.length, 0, 'not announced before it is served');
+    const [waiting] = (await listed(workspace)).filter((h) => h.id === hook.id);
+    assert.equal([waiting!.pending, waiting!.lastOutcome], [1, null]);
+    await depotJson(['webhook', 'remove', hook.id], workspace);
+  } finally {
+    await origin.close();
+    await receiver.stop();
+  }
+});
 retries.run();
 
 const crash = suite('kill -9 of the origin mid-delivery');

@@ -169,10 +169,16 @@ export async function enqueueReleaseWebhooks(
   const record = catalog.byId.get(versionId);
   if (!record) throw new RefusedError(`the served tree has no version ${versionId}; no webhook was told`);
   const version = presentVersion(catalog, record, true);
-  return withState({ storageDir: config.storageDir, redisUrl: config.redisUrl }, async ({ storage, redis }) => {
+  const state = { storageDir: config.storageDir, redisUrl: config.redisUrl };
+  return withState(state, async ({ storage, redis }) => {
     const store = webhookStore(storage, redis);
     const subscribed = (await store.list()).filter((w) => w.events.includes('release'));
     for (const webhook of subscribed) await store.enqueue(webhook.id, { event: 'release', version }, now);
     return subscribed.length;
+  }).catch((error: unknown) => {
+    // The release itself is done: say so, and that its webhooks were not told.
+    throw new RefusedError(
+      `${versionId} is released and served, but its webhook deliveries could not be written: ${(error as Error).message}`,
+    );
   });
 }

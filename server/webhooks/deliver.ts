@@ -21,6 +21,11 @@ export type DeliveryOptions = {
   retryBaseMs?: number;
   timeoutMs?: number;
   warn: (line: string) => void;
+  /**
+   * Does the tree this origin serves have this version? A release is announced only by an origin
+   * that serves it (with a CI release, the tree reaches the origins after the outbox entry).
+   */
+  serves?: (versionId: string) => boolean;
 };
 
 /** What became of one look at an outbox entry. */
@@ -73,6 +78,8 @@ export async function attemptDelivery(
       });
       return 'failed';
     }
+    if (delivery.payload.event === 'release' && options.serves && !options.serves(delivery.payload.version.id))
+      return 'skipped';
     const { body, headers } = renderDelivery(delivery, webhook, options.publicUrl);
     const answer = await post(webhook.url, body, headers, AbortSignal.any([AbortSignal.timeout(timeoutMs), stop]));
     if (stop.aborted) return 'skipped';
