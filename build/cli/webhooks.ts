@@ -109,7 +109,8 @@ function deliverySummary(delivery: Delivery) {
     attempts: delivery.attempts,
     ...(delivery.state === 'pending' ? { nextAttemptAt: delivery.nextAttemptAt } : {}),
     ...(delivery.finishedAt ? { finishedAt: delivery.finishedAt } : {}),
-    ...(delivery.recent.length > 0 ? { lastAttempt: delivery.recent.at(-1) } : {}),
+    // Newest last: time, status or error, duration.
+    recentAttempts: delivery.recent,
   };
 }
 

@@ -10,7 +10,7 @@ import {
   nextAttemptAt,
   retryAfterMs,
 } from './retry.ts';
-import type { Attempt } from './schema.ts';
+import type { Attempt, Delivery } from './schema.ts';
 import { RECENT_ATTEMPTS, type WebhookStore } from './store.ts';
 
 export type DeliveryOptions = {
@@ -83,36 +83,46 @@ export async function attemptDelivery(
     const { body, headers } = renderDelivery(delivery, webhook, options.publicUrl);
     const answer = await post(webhook.url, body, headers, AbortSignal.any([AbortSignal.timeout(timeoutMs), stop]));
     if (stop.aborted) return 'skipped';
-    const at = options.now();
-    const attempt: Attempt = {
-      at: new Date(at).toISOString(),
-      ...('status' in answer ? { status: answer.status } : { error: answer.error }),
-      ms: Math.max(0, Math.round(at - startedAt)),
-    };
-    const done = {
-      ...delivery,
-      attempts: delivery.attempts + 1,
-      recent: [...delivery.recent, attempt].slice(-RECENT_ATTEMPTS),
-    };
-    if ('status' in answer && answer.status >= 200 && answer.status < 300) {
-      await store.finish({ ...done, state: 'delivered', finishedAt: attempt.at });
-      return 'delivered';
-    }
-    const next = nextAttemptAt(done.attempts, {
-      createdAt,
-      now: at,
-      baseMs: options.retryBaseMs ?? DEFAULT_RETRY_BASE_MS,
-      retryAfterMs: 'status' in answer ? answer.retryAfterMs : 0,
-    });
-    if (next === null) {
-      await store.finish({ ...done, state: 'failed', finishedAt: attempt.at });
-      return 'failed';
-    }
-    await store.save({ ...done, nextAttemptAt: new Date(next).toISOString() });
-    return 'retry';
+    return await recordAttempt(store, delivery, answer, { ...options, startedAt });
   } finally {
     await release();
   }
+}
+
+/** An attempt's outcome onto its entry: delivered (into the log), retried later, or given up after 24 hours. */
+async function recordAttempt(
+  store: WebhookStore,
+  delivery: Delivery,
+  answer: Answer,
+  options: DeliveryOptions & { startedAt: number },
+): Promise<AttemptResult> {
+  const at = options.now();
+  const attempt: Attempt = {
+    at: new Date(at).toISOString(),
+    ...('status' in answer ? { status: answer.status } : { error: answer.error }),
+    ms: Math.max(0, Math.round(at - options.startedAt)),
+  };
+  const done = {
+    ...delivery,
+    attempts: delivery.attempts + 1,
+    recent: [...delivery.recent, attempt].slice(-RECENT_ATTEMPTS),
+  };
+  if ('status' in answer && answer.status >= 200 && answer.status < 300) {
+    await store.finish({ ...done, state: 'delivered', finishedAt: attempt.at });
+    return 'delivered';
+  }
+  const next = nextAttemptAt(done.attempts, {
+    createdAt: Date.parse(delivery.createdAt),
+    now: at,
+    baseMs: options.retryBaseMs ?? DEFAULT_RETRY_BASE_MS,
+    retryAfterMs: 'status' in answer ? answer.retryAfterMs : 0,
+  });
+  if (next === null) {
+    await store.finish({ ...done, state: 'failed', finishedAt: attempt.at });
+    return 'failed';
+  }
+  await store.save({ ...done, nextAttemptAt: new Date(next).toISOString() });
+  return 'retry';
 }
 
 type Answer = { status: number; retryAfterMs: number } | { error: string };
