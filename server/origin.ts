@@ -48,8 +48,6 @@ export type OriginOptions = {
   /** WEBHOOK_RETRY_BASE_MS, and the attempt timeout (10 s): tests shorten them. */
   webhookRetryBaseMs?: number;
   webhookTimeoutMs?: number;
-  /** false: this origin delivers no webhooks (default: it does). */
-  webhooks?: boolean;
 };
 
 /** Serves dist/current on host:port (0 picks a free port) and follows rebuilds without a restart. */
@@ -88,18 +86,6 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
     tree: follower.current,
     renderAlways: options.imageCache === false,
   });
-  // Release announcements wait in the store's outbox until an origin delivers them (DESIGN: never from the CLI alone).
-  const deliveries =
-    options.webhooks === false
-      ? null
-      : startDeliveryLoop(webhookStore(storage, redis), {
-          publicUrl: options.publicUrl ?? DEFAULT_PUBLIC_URL,
-          now: context.now,
-          warn,
-          serves: (versionId) => follower.current().catalog.byId.has(versionId),
-          ...(options.webhookRetryBaseMs ? { retryBaseMs: options.webhookRetryBaseMs } : {}),
-          ...(options.webhookTimeoutMs ? { timeoutMs: options.webhookTimeoutMs } : {}),
-        });
   const limiter = options.rateLimit ? createRateLimiter(options.rateLimit, context.now, redis, warn) : null;
   const app = createOrigin(context, limiter);
   const logRequest = options.log ? logRequests(options.log, context.trustProxy) : undefined;
@@ -123,6 +109,15 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());
   });
+  // Release announcements wait in the store's outbox until an origin delivers them (DESIGN: never from the CLI alone).
+  const deliveries = startDeliveryLoop(webhookStore(storage, redis), {
+    publicUrl: options.publicUrl ?? DEFAULT_PUBLIC_URL,
+    now: context.now,
+    warn,
+    serves: (versionId) => follower.current().catalog.byId.has(versionId),
+    ...(options.webhookRetryBaseMs ? { retryBaseMs: options.webhookRetryBaseMs } : {}),
+    ...(options.webhookTimeoutMs ? { timeoutMs: options.webhookTimeoutMs } : {}),
+  });
   const { address, port } = server.address() as AddressInfo;
   const host = address.includes(':') ? `[${address}]` : address;
   return {
@@ -131,7 +126,7 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
     close: async () => {
       follower.stop();
       cacheBudget?.stop();
-      await Promise.all([closeServer(server), deliveries?.stop()]);
+      await Promise.all([closeServer(server), deliveries.stop()]);
       // quit() lets pending commands finish; while Redis is unreachable, stop reconnecting instead.
       await redis?.quit().catch(() => redis.disconnect());
       if (ownStorage) await storage.dispose();

@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { once } from 'node:events';
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -13,7 +14,8 @@ import { createFileStorage, createRedisStorage, type StateStore } from '../serve
 import type { PluginVersion } from '../server/versions/schema.ts';
 import { discordMessage } from '../server/webhooks/payload.ts';
 import { DELIVERY_WINDOW_MS, MAX_RETRY_DELAY_MS, nextAttemptAt } from '../server/webhooks/retry.ts';
-import { webhookStore } from '../server/webhooks/store.ts';
+import { attemptDelivery } from '../server/webhooks/deliver.ts';
+import { outboxKey, webhookStore } from '../server/webhooks/store.ts';
 import {
   ROOT,
   findProgram,
@@ -205,6 +207,53 @@ pure(
   },
 );
 pure.run();
+
+const outbox = suite('outbox entries and leases (STORAGE_DIR)');
+
+outbox(
+  'two stores over one STORAGE_DIR (the CLI and an origin) attempting one entry at once send it once',
+  async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'depot-outbox-'));
+    const receiver = await startReceiver(() => 200, 300);
+    const [cliStorage, originStorage] = [createFileStorage(dir), createFileStorage(dir)];
+    try {
+      const webhook = {
+        id: 'wh-0123456789ab',
+        url: `${receiver.url}/once`,
+        format: 'json' as const,
+        events: ['release' as const],
+        secret: `dpw_${'s'.repeat(43)}`,
+        createdAt: new Date().toISOString(),
+      };
+      const stores = [webhookStore(cliStorage), webhookStore(originStorage)];
+      await stores[0]!.add(webhook);
+      const delivery = await stores[0]!.enqueue(webhook.id, { event: 'ping', webhookId: webhook.id }, Date.now());
+      const options = { publicUrl: 'http://127.0.0.1:3000', now: Date.now, warn: () => {} };
+      const results = await Promise.all(stores.map((store) => attemptDelivery(store, outboxKey(delivery), options)));
+      assert.equal(results.sort(), ['delivered', 'skipped']);
+      assert.is(receiver.received.length, 1);
+
+      // An entry that does not parse is an error naming it, left in place; the list skips it.
+      await originStorage.setItem(`webhook-outbox:${webhook.id}:delivery-0000000000001-000000000000`, { id: 'x' });
+      const error = await attemptDelivery(
+        stores[1]!,
+        `webhook-outbox:${webhook.id}:delivery-0000000000001-000000000000`,
+        options,
+      ).catch((e: unknown) => e as Error);
+      assert.match(
+        String((error as Error).message),
+        /webhook-outbox:wh-0123456789ab:delivery-0000000000001-000000000000 is not a readable delivery/,
+      );
+      assert.equal((await stores[0]!.deliveries(webhook.id)).pending, []);
+    } finally {
+      await cliStorage.dispose();
+      await originStorage.dispose();
+      await receiver.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  },
+);
+outbox.run();
 
 const cli = suite('depot webhook add/list/remove/test through npm run');
 const cliCtx = {} as { workspace: Workspace; receiver: Receiver };
@@ -571,6 +620,8 @@ else {
       assert.is(listedHook!.pending, 0);
       assert.is(listedHook!.deliveries.length, ids.length);
       assert.ok(listedHook!.deliveries.every((d) => d.state === 'delivered' && d.attempts === 2));
+      assert.equal(await ctx.state.redis!.keys('depot:webhook-lease:*'), [], 'every lease let go');
+      assert.equal(await ctx.state.redis!.keys('depot:webhook-outbox:*'), [], 'the outbox is empty');
     },
   );
   shared.run();

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { describeIssues } from '../describe-issues.ts';
 import { StorageUnavailableError, redisKey, tryKeyLock, type Storage } from '../storage.ts';
 import { Delivery, WebhookRecord, type DeliveryEvent } from './schema.ts';
 
@@ -26,12 +27,18 @@ export function newDeliveryId(now: number): string {
  * An outbox entry is only rewritten by the holder of its lease, so no two writers race on it.
  */
 export function webhookStore(storage: Storage, redis?: Redis) {
+  /** A delivery; null when it is gone. One that does not parse is an error, left in place for a person to look at. */
   const readDelivery = async (key: string): Promise<Delivery | null> => {
-    const parsed = Delivery.safeParse(await storage.getItem(key));
-    return parsed.success ? parsed.data : null;
+    const value = await storage.getItem(key);
+    if (value === null) return null;
+    const parsed = Delivery.safeParse(value);
+    if (!parsed.success) throw new Error(`${key} is not a readable delivery: ${describeIssues(parsed.error.issues)}`);
+    return parsed.data;
   };
   const readAll = async (prefix: string) =>
-    (await Promise.all((await storage.getKeys(prefix)).sort().map(readDelivery))).filter((d) => d !== null);
+    (
+      await Promise.all((await storage.getKeys(prefix)).sort().map((key) => readDelivery(key).catch(() => null)))
+    ).filter((d) => d !== null);
 
   const get = async (id: string): Promise<WebhookRecord | null> => {
     const parsed = WebhookRecord.safeParse(await storage.getItem(webhookKey(id)));
@@ -77,7 +84,6 @@ export function webhookStore(storage: Storage, redis?: Redis) {
     async pendingKeys(): Promise<string[]> {
       return (await storage.getKeys('webhook-outbox')).sort((a, b) => lastPart(a).localeCompare(lastPart(b)));
     },
-    /** An outbox entry; null when it is gone or unreadable. */
     readDelivery,
     /** A pending entry after a failed attempt. */
     async save(delivery: Delivery): Promise<void> {
