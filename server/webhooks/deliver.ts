@@ -189,10 +189,15 @@ export function startDeliveryLoop(store: WebhookStore, options: DeliveryOptions)
   const schedule = () => {
     if (stopping.signal.aborted) return;
     timer = setTimeout(() => {
-      round = runRound().finally(schedule);
+      round = runRound()
+        .catch(() => {})
+        .then(schedule);
     }, pollMs);
   };
-  round = runRound().finally(schedule);
+  // Even a throw from the report itself ends no more than this round.
+  round = runRound()
+    .catch(() => {})
+    .then(schedule);
 
   return {
     stop: async () => {
