@@ -78,6 +78,13 @@ const Env = z.object({
     .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
     .default('http://localhost:3000'),
   PRIVATE_CHART_IPS: addressList(),
+  PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
+  WEBHOOK_RETRY_BASE_MS: z.coerce
+    .number()
+    .int()
+    .min(10, { error: 'must be an integer number of milliseconds from 10' })
+    .max(3_600_000)
+    .default(30_000),
 });
 
 export type Config = {
@@ -107,6 +114,10 @@ export type Config = {
   redisUrl: string | undefined;
   /** What the build's nginx.conf, _headers and _redirects name. */
   deploy: DeployOptions;
+  /** Where clients reach the service (PUBLIC_URL, else ORIGIN_URL): webhooks' download links. */
+  publicUrl: string;
+  /** A failed webhook delivery's first retry delay, doubling after each failure. */
+  webhookRetryBaseMs: number;
 };
 
 /** Where and how a tree is deployed behind nginx or on a static host. */
@@ -144,6 +155,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     REDIS_URL,
   } = parsed.data;
   const { NGINX_ORIGINS, NGINX_LISTEN, NGINX_REAL_IP_FROM, DEPLOY_DIST_DIR, ORIGIN_URL } = parsed.data;
+  const { PUBLIC_URL, WEBHOOK_RETRY_BASE_MS } = parsed.data;
   return {
     port: PORT,
     host: HOST,
@@ -166,6 +178,8 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ...(DEPLOY_DIST_DIR ? { distDir: DEPLOY_DIST_DIR } : {}),
       originUrl: ORIGIN_URL,
     },
+    publicUrl: PUBLIC_URL ?? ORIGIN_URL,
+    webhookRetryBaseMs: WEBHOOK_RETRY_BASE_MS,
   };
 }
 
@@ -193,3 +207,4 @@ const DEFAULTS = readConfig({});
 export const DEFAULT_DEPLOY: DeployOptions = DEFAULTS.deploy;
 export const DEFAULT_RATE_LIMIT: RateLimitPolicy | null = DEFAULTS.rateLimit;
 export const DEFAULT_CACHE_MAX_BYTES: number = DEFAULTS.cacheMaxBytes;
+export const DEFAULT_PUBLIC_URL: string = DEFAULTS.publicUrl;

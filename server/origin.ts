@@ -8,10 +8,12 @@ import { logRequests, type RequestLog } from './http/request-log.ts';
 import { createAppContext } from './context.ts';
 import { createRateLimiter, type RateLimitPolicy } from './http/rate-limit.ts';
 import { createCacheBudget } from './byte-cache.ts';
-import { DEFAULT_CACHE_MAX_BYTES } from './config.ts';
+import { DEFAULT_CACHE_MAX_BYTES, DEFAULT_PUBLIC_URL } from './config.ts';
 import { redisReady } from './redis.ts';
 import { createFileStorage, createRedisStorage, type Storage } from './storage.ts';
 import { currentTreeDir, followCurrentTree, openTree } from './tree.ts';
+import { startDeliveryLoop } from './webhooks/deliver.ts';
+import { webhookStore } from './webhooks/store.ts';
 
 export type RunningOrigin = {
   url: string;
@@ -41,6 +43,11 @@ export type OriginOptions = {
   /** Where warnings go (Redis outages, the rate limit failing open); default stderr. */
   warn?: (line: string) => void;
   now?: () => number;
+  /** PUBLIC_URL: absolute download links in webhook messages; default ORIGIN_URL's default. */
+  publicUrl?: string;
+  /** WEBHOOK_RETRY_BASE_MS, and the attempt timeout (10 s): tests shorten them. */
+  webhookRetryBaseMs?: number;
+  webhookTimeoutMs?: number;
 };
 
 /** Serves dist/current on host:port (0 picks a free port) and follows rebuilds without a restart. */
@@ -102,6 +109,15 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());
   });
+  // Release announcements wait in the store's outbox until an origin delivers them (DESIGN: never from the CLI alone).
+  const deliveries = startDeliveryLoop(webhookStore(storage, redis), {
+    publicUrl: options.publicUrl ?? DEFAULT_PUBLIC_URL,
+    now: context.now,
+    warn,
+    serves: (versionId) => follower.current().catalog.byId.has(versionId),
+    ...(options.webhookRetryBaseMs ? { retryBaseMs: options.webhookRetryBaseMs } : {}),
+    ...(options.webhookTimeoutMs ? { timeoutMs: options.webhookTimeoutMs } : {}),
+  });
   const { address, port } = server.address() as AddressInfo;
   const host = address.includes(':') ? `[${address}]` : address;
   return {
@@ -110,7 +126,7 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
     close: async () => {
       follower.stop();
       cacheBudget?.stop();
-      await closeServer(server);
+      await Promise.all([closeServer(server), deliveries.stop()]);
       // quit() lets pending commands finish; while Redis is unreachable, stop reconnecting instead.
       await redis?.quit().catch(() => redis.disconnect());
       if (ownStorage) await storage.dispose();

@@ -51,7 +51,8 @@ const STALE_LOCK_MS = 2000;
 /** How long a writer waits for a key another process holds before the write fails (503). */
 const LOCK_WAIT_MS = 5000;
 
-type LockingDriver = Driver & { lockKey(key: string): Promise<() => Promise<void>> };
+/** `wait` false: null at once when another holder has the key (a lease), instead of waiting up to LOCK_WAIT_MS. */
+type LockingDriver = Driver & { lockKey(key: string, wait?: boolean): Promise<(() => Promise<void>) | null> };
 
 /** fs-lite's layout (`a:b:c` -> `a/b/c`), with atomic writes and a lock per key across processes. */
 function atomicFileDriver(base: string): LockingDriver {
@@ -75,17 +76,19 @@ function atomicFileDriver(base: string): LockingDriver {
     name: 'atomic-fs',
     setItem: (key, value) => write(key, value),
     setItemRaw: (key, value) => write(key, value as Uint8Array),
-    async lockKey(key) {
+    async lockKey(key, wait = true) {
       const path = pathOf(key);
       await mkdir(dirname(path), { recursive: true });
       const release = await lock(path, {
         realpath: false,
         stale: STALE_LOCK_MS,
-        retries: { retries: Math.ceil(LOCK_WAIT_MS / 50), minTimeout: 5, maxTimeout: 50, factor: 1.5 },
+        retries: wait ? { retries: Math.ceil(LOCK_WAIT_MS / 50), minTimeout: 5, maxTimeout: 50, factor: 1.5 } : 0,
         // A lock that could not be kept fresh (the disk stalled): the write under it goes on; log, never throw from a timer.
         onCompromised: (error) => console.error(`[storage] lock on ${key} lost: ${error.message}`),
-      }).catch((error: unknown) => Promise.reject(new StorageUnavailableError(error)));
-      return () => release().catch(() => {});
+      }).catch((error: NodeJS.ErrnoException) =>
+        !wait && error.code === 'ELOCKED' ? null : Promise.reject(new StorageUnavailableError(error)),
+      );
+      return release && (() => release().catch(() => {}));
     },
   };
 }
@@ -98,12 +101,30 @@ function atomicFileDriver(base: string): LockingDriver {
 export async function withKeyLock<T>(storage: Storage, key: string, update: () => Promise<T>): Promise<T> {
   const driver = storage.getMount(key).driver as Partial<LockingDriver>;
   if (!driver.lockKey) return update();
-  const release = await driver.lockKey(key.slice(storage.getMount(key).base.length));
+  const release = (await driver.lockKey(key.slice(storage.getMount(key).base.length)))!;
   try {
     return await update();
   } finally {
     await release();
   }
+}
+
+/** Keys held in this process by tryKeyLock on a store without file locks (memory). */
+const heldInProcess = new WeakMap<Storage, Set<string>>();
+
+/**
+ * Holds `key` if no other holder (process, or caller in this process) does, else null at once: a
+ * lease on work that must not run twice at the same time. Files: the same lock file as
+ * withKeyLock, taken over 2 s after a holder died. Not for Redis, whose callers set a key NX.
+ */
+export async function tryKeyLock(storage: Storage, key: string): Promise<(() => Promise<void>) | null> {
+  const driver = storage.getMount(key).driver as Partial<LockingDriver>;
+  if (driver.lockKey) return driver.lockKey(key.slice(storage.getMount(key).base.length), false);
+  const held = heldInProcess.get(storage) ?? new Set<string>();
+  heldInProcess.set(storage, held);
+  if (held.has(key)) return null;
+  held.add(key);
+  return async () => void held.delete(key);
 }
 
 export function createMemoryStorage(): Storage {

@@ -1,4 +1,7 @@
 import { execFile } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync, readFileSync } from 'node:fs';
 import { cp, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -61,6 +64,10 @@ scripts('every script README runs exists, and README documents each operator com
     /^npm run depot -- server add /,
     /^npm run depot -- stats add /,
     /^npm run depot -- migrate/,
+    /^npm run depot -- webhook add /,
+    /^npm run depot -- webhook list$/,
+    /^npm run depot -- webhook test /,
+    /^npm run depot -- webhook remove /,
   ]) {
     assert.ok(
       COMMANDS.some((c) => pattern.test(c)),
@@ -82,6 +89,8 @@ type Scratch = {
   env: NodeJS.ProcessEnv;
   values: Record<string, string>;
   redis: RedisServer | null;
+  /** Where README's webhook is pointed: a loopback receiver answering 204, with what it received. */
+  receiver: { server: Server; received: IncomingHttpHeaders[] };
 };
 const ctx = {} as Scratch;
 
@@ -134,6 +143,13 @@ const readme = suite("README's commands through npm run");
 readme.before(async () => {
   ctx.dir = await copyProject();
   ctx.redis = REDIS ? await startRedis(REDIS) : null;
+  const received: IncomingHttpHeaders[] = [];
+  const server = createServer((req, res) => {
+    received.push(req.headers);
+    req.resume().on('end', () => res.writeHead(204).end());
+  }).listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  ctx.receiver = { server, received };
   // The scratch copy's own folders (what the defaults name too), the site off and the shared build cache.
   const remove = () => rm(ctx.dir, { recursive: true, force: true });
   ctx.workspace = {
@@ -158,9 +174,12 @@ readme.before(async () => {
     '<players>': '42',
     'ISO-8601': new Date(Date.now() - 3_600_000).toISOString(),
     ...(ctx.redis ? { 'redis://host:6379': ctx.redis.url } : {}),
+    '<url>': `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/depot`,
   };
 });
 readme.after(async () => {
+  ctx.receiver.server.closeAllConnections();
+  ctx.receiver.server.close();
   await ctx.redis?.stop();
   await ctx.workspace.remove();
 });
@@ -237,5 +256,32 @@ readme('npm run depot -- migrate [--to redis://host:6379]', async () => {
     copied: Record<string, number>;
   };
   assert.equal(report.copied, { servers: 1, tokens: 1, samples: 1 });
+});
+readme('npm run depot -- webhook add <url> [--format discord] [--events release]', async () => {
+  const webhook = jsonAfterBanner((await runReadme(/^npm run depot -- webhook add /)).stdout);
+  assert.equal(Object.keys(webhook).sort(), ['createdAt', 'events', 'format', 'id', 'secret', 'url']);
+  assert.equal([webhook.url, webhook.format, webhook.events], [ctx.values['<url>'], 'discord', ['release']]);
+  ctx.values['<id>'] = webhook.id as string;
+});
+
+readme('npm run depot -- webhook list', async () => {
+  const { webhooks } = jsonAfterBanner((await runReadme(/^npm run depot -- webhook list$/)).stdout) as {
+    webhooks: { id: string; pending: number; lastOutcome: unknown }[];
+  };
+  assert.equal(
+    webhooks.map((w) => [w.id, w.pending, w.lastOutcome]),
+    [[ctx.values['<id>'], 0, null]],
+  );
+});
+
+readme('npm run depot -- webhook test <id>', async () => {
+  const ping = jsonAfterBanner((await runReadme(/^npm run depot -- webhook test /)).stdout);
+  assert.equal([ping.webhook, ping.event, ping.state], [ctx.values['<id>'], 'ping', 'delivered']);
+  assert.is(ctx.receiver.received.at(-1)?.['x-depot-delivery'], ping.delivery);
+});
+
+readme('npm run depot -- webhook remove <id>', async () => {
+  const removed = jsonAfterBanner((await runReadme(/^npm run depot -- webhook remove /)).stdout);
+  assert.equal(removed, { id: ctx.values['<id>'], removed: true });
 });
 readme.run();

@@ -4,13 +4,16 @@ import { BuildLockTimeoutError } from '../build-lock.ts';
 import { addServer, addStats, addUser } from './accounts.ts';
 import { migrateToRedis } from './migrate.ts';
 import { RefusedError, parseReleaseArgs, releaseJar } from './release.ts';
+import { runWebhookCommand } from './webhooks.ts';
 
 const USAGE = `usage: npm run depot -- <command>
   release <file.jar> --version 1.4.0 --java 21 --software PaperMC,Folia [--minecraft 1.21.4] [--proxy 3.4] [--by alice]
   user add <username> [--nickname N] [--image URL]
   server add --owner <username> [--private] [--name N]
   stats add <serverId> <players> [--at ISO-8601]
-  migrate [--to redis://host:6379]      (STORAGE_DIR's servers, tokens and samples into Redis)`;
+  migrate [--to redis://host:6379]      (STORAGE_DIR's servers, tokens and samples into Redis)
+  webhook add <url> [--format json|discord] [--events release]
+  webhook list | webhook remove <id> | webhook test <id>`;
 
 /** The operator CLI: each command prints one JSON object on stdout; progress goes to stderr. */
 async function main(argv: string[]): Promise<number> {
@@ -22,6 +25,11 @@ async function main(argv: string[]): Promise<number> {
         return print(await releaseJar(parseReleaseArgs(args), config, new Date()));
       case 'migrate':
         return print(await migrateToRedis(args, config));
+      case 'webhook': {
+        const result = await runWebhookCommand(args, config);
+        if (result) return print(result);
+        break;
+      }
       case 'user':
       case 'server':
       case 'stats': {

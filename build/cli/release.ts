@@ -18,6 +18,7 @@ import { inspectJar } from '../../server/versions/jar.ts';
 import { Channel, JavaVersion, PluginVersionRecord, SemVer, ServerSoftwareName } from '../../server/versions/schema.ts';
 import { runBuild } from '../build.ts';
 import { writeFileAtomic } from '../../server/write-atomic.ts';
+import { enqueueReleaseWebhooks } from './webhooks.ts';
 
 export class RefusedError extends Error {}
 
@@ -98,7 +99,14 @@ async function readChangelogOption(file: string): Promise<string> {
  */
 export async function releaseJar(
   options: ReleaseOptions,
-  dirs: { dataDir: string; distDir: string; buildCacheDir?: string; site?: boolean },
+  dirs: {
+    dataDir: string;
+    distDir: string;
+    buildCacheDir?: string;
+    site?: boolean;
+    storageDir?: string;
+    redisUrl?: string | undefined;
+  },
   now: Date,
 ) {
   const file = shownPath(options.file);
@@ -158,5 +166,10 @@ export async function releaseJar(
   if (changelog !== undefined) await writeFileAtomic(changelogPath(dirs.dataDir, record.id), changelog);
   await writeFileAtomic(join(versionsDir(dirs.dataDir), `${record.id}.json`), `${JSON.stringify(record, null, 2)}\n`);
   await runBuild({ ...dirs, cacheDir: dirs.buildCacheDir, log: (line) => console.error(line) });
+  // The new tree is served: announce it through the outbox the origins deliver from (webhooks).
+  if (dirs.storageDir) {
+    const told = await enqueueReleaseWebhooks({ ...dirs, storageDir: dirs.storageDir }, record.id, Date.now());
+    if (told > 0) console.error(`[webhooks] ${told} deliveries written to the outbox`);
+  }
   return record;
 }

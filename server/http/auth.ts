@@ -3,7 +3,7 @@ import { HTTPError, type H3Event } from 'h3';
 import { sha256Hex } from '../digest.ts';
 
 /** A new secret, shown once: a prefix naming its kind and 32 random bytes. */
-export function newSecret(prefix: 'dpt' | 'dpk'): string {
+export function newSecret(prefix: 'dpt' | 'dpk' | 'dpw'): string {
   return `${prefix}_${randomBytes(32).toString('base64url')}`;
 }
 

@@ -1,0 +1,69 @@
+import { createHmac } from 'node:crypto';
+import { z } from 'zod';
+import type { PluginVersion } from '../versions/schema.ts';
+import type { Delivery, DeliveryEvent, WebhookRecord } from './schema.ts';
+
+/** What one attempt sends; the same bytes on every attempt of a delivery, so a signature and a receiver's dedupe hold. */
+export type WebhookRequest = { body: string; headers: Record<string, string> };
+
+/** Discord's limits: an embed description of 4096 characters, a field value of 1024; an excerpt is far shorter. */
+const CHANGELOG_EXCERPT = 400;
+
+/** Fields another part of the service may add to a version object: read when present, never required. */
+const OptionalVersionFields = z.object({ channel: z.string().optional(), changelog: z.string().optional() });
+
+/** `sha256=<hex>`: HMAC-SHA256 of the body with the webhook's secret, as GitHub signs its deliveries. */
+export function signBody(secret: string, body: string): string {
+  return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+}
+
+/** The request of a delivery, for the webhook's format; `publicUrl` makes the download link absolute. */
+export function renderDelivery(delivery: Delivery, webhook: WebhookRecord, publicUrl: string): WebhookRequest {
+  const body = JSON.stringify(
+    webhook.format === 'discord' ? discordMessage(delivery.payload, publicUrl) : delivery.payload,
+  );
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': 'plugin-depot-webhooks/1',
+    'x-depot-event': delivery.payload.event,
+    'x-depot-delivery': delivery.id,
+  };
+  if (webhook.format === 'json') headers['x-depot-signature-256'] = signBody(webhook.secret, body);
+  return { body, headers };
+}
+
+/** A Discord "execute webhook" body: one embed per release, a line of text for a test. */
+export function discordMessage(payload: DeliveryEvent, publicUrl: string) {
+  if (payload.event === 'ping') return { content: 'plugin depot: test delivery; this webhook works.' };
+  const { version } = payload;
+  const { channel, changelog } = OptionalVersionFields.safeParse(version).data ?? {};
+  const downloadUrl = new URL(version.downloadUrl, publicUrl).href;
+  return {
+    embeds: [
+      {
+        title: `Version ${version.pluginVersion}${channel && channel !== 'release' ? ` (${channel})` : ''}`,
+        url: downloadUrl,
+        description: `${changelog ? `${excerpt(changelog)}\n\n` : ''}[Download ${version.fileName}](${downloadUrl})`,
+        fields: [
+          { name: 'Software', value: version.serverSoftware.join(', '), inline: true },
+          { name: 'Java', value: version.javaVersion, inline: true },
+          { name: 'Minecraft', value: minecraftOf(version), inline: true },
+        ],
+        timestamp: version.createdAt,
+      },
+    ],
+  };
+}
+
+function minecraftOf(version: PluginVersion): string {
+  return version.minecraftVersion ?? (version.proxyVersion ? `proxy ${version.proxyVersion}` : 'any');
+}
+
+/** The start of a changelog, cut at a line or word boundary near the limit. */
+function excerpt(text: string): string {
+  const trimmed = text.trim();
+  if (trimmed.length <= CHANGELOG_EXCERPT) return trimmed;
+  const cut = trimmed.slice(0, CHANGELOG_EXCERPT);
+  const boundary = Math.max(cut.lastIndexOf('\n'), cut.lastIndexOf(' '));
+  return `${cut.slice(0, boundary > CHANGELOG_EXCERPT / 2 ? boundary : CHANGELOG_EXCERPT).trimEnd()}…`;
+}

@@ -1,0 +1,137 @@
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { describeIssues } from '../describe-issues.ts';
+import { StorageUnavailableError, redisKey, tryKeyLock, type Storage } from '../storage.ts';
+import { Delivery, WebhookRecord, type DeliveryEvent } from './schema.ts';
+
+/** Finished deliveries kept per webhook for `depot webhook list`; older ones are deleted. */
+export const KEPT_DELIVERIES = 20;
+/** Attempts kept per delivery (the count goes on). */
+export const RECENT_ATTEMPTS = 10;
+
+const webhookKey = (id: string) => `webhooks:${id}`;
+/** The storage key of a delivery's outbox entry. */
+export const outboxKey = (d: Pick<Delivery, 'webhookId' | 'id'>) => `webhook-outbox:${d.webhookId}:${d.id}`;
+const logKey = (d: Pick<Delivery, 'webhookId' | 'id'>) => `webhook-log:${d.webhookId}:${d.id}`;
+const lastPart = (key: string) => key.slice(key.lastIndexOf(':') + 1);
+
+/** Delivery ids sort by creation: `delivery-<ms>-<random>`. */
+export function newDeliveryId(now: number): string {
+  return `delivery-${String(now).padStart(13, '0')}-${randomBytes(6).toString('hex')}`;
+}
+
+/**
+ * Webhooks and their outbox in the state store (files or Redis): `webhooks:<id>` the webhook with
+ * its secret; `webhook-outbox:<webhook>:<delivery>` a delivery still to make, written before any
+ * attempt; `webhook-log:<webhook>:<delivery>` a finished one, the last KEPT_DELIVERIES per webhook.
+ * An outbox entry is only rewritten by the holder of its lease, so no two writers race on it.
+ */
+export function webhookStore(storage: Storage, redis?: Redis) {
+  /** A delivery; null when it is gone. One that does not parse is an error, left in place for a person to look at. */
+  const readDelivery = async (key: string): Promise<Delivery | null> => {
+    const value = await storage.getItem(key);
+    if (value === null) return null;
+    const parsed = Delivery.safeParse(value);
+    if (!parsed.success) throw new Error(`${key} is not a readable delivery: ${describeIssues(parsed.error.issues)}`);
+    return parsed.data;
+  };
+  const readAll = async (prefix: string) =>
+    (
+      await Promise.all((await storage.getKeys(prefix)).sort().map((key) => readDelivery(key).catch(() => null)))
+    ).filter((d) => d !== null);
+
+  const get = async (id: string): Promise<WebhookRecord | null> => {
+    const parsed = WebhookRecord.safeParse(await storage.getItem(webhookKey(id)));
+    return parsed.success ? parsed.data : null;
+  };
+
+  return {
+    async add(webhook: WebhookRecord): Promise<void> {
+      await storage.setItem(webhookKey(webhook.id), WebhookRecord.parse(webhook));
+    },
+    get,
+    async list(): Promise<WebhookRecord[]> {
+      const keys = (await storage.getKeys('webhooks')).sort();
+      const records = await Promise.all(keys.map((key) => get(lastPart(key))));
+      return records.filter((r) => r !== null).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+    },
+    /** The webhook, then its pending and finished deliveries; an origin holding one finishes its attempt. */
+    async remove(id: string): Promise<boolean> {
+      if (!(await storage.hasItem(webhookKey(id)))) return false;
+      await storage.removeItem(webhookKey(id));
+      for (const prefix of [`webhook-outbox:${id}`, `webhook-log:${id}`])
+        for (const key of await storage.getKeys(prefix)) await storage.removeItem(key);
+      return true;
+    },
+
+    /** One outbox entry, due at once; written (atomically) before anyone attempts it. */
+    async enqueue(webhookId: string, payload: DeliveryEvent, now: number): Promise<Delivery> {
+      const at = new Date(now).toISOString();
+      const delivery: Delivery = {
+        id: newDeliveryId(now),
+        webhookId,
+        payload,
+        createdAt: at,
+        state: 'pending',
+        nextAttemptAt: at,
+        attempts: 0,
+        recent: [],
+      };
+      await storage.setItem(outboxKey(delivery), delivery);
+      return delivery;
+    },
+    /** Outbox keys, oldest delivery first. */
+    async pendingKeys(): Promise<string[]> {
+      return (await storage.getKeys('webhook-outbox')).sort((a, b) => lastPart(a).localeCompare(lastPart(b)));
+    },
+    readDelivery,
+    /** A pending entry after a failed attempt. */
+    async save(delivery: Delivery): Promise<void> {
+      await storage.setItem(outboxKey(delivery), delivery);
+    },
+    /** Was this delivery finished already (a crash between writing the log and removing the outbox entry)? */
+    async isFinished(delivery: Delivery): Promise<boolean> {
+      return storage.hasItem(logKey(delivery));
+    },
+    /** An outbox entry that is not to be sent: its webhook is gone, or it was finished already. */
+    async drop(delivery: Pick<Delivery, 'webhookId' | 'id'>): Promise<void> {
+      await storage.removeItem(outboxKey(delivery));
+    },
+    /** Delivered or given up: into the log first, then out of the outbox; the log is cut to KEPT_DELIVERIES. */
+    async finish(delivery: Delivery): Promise<void> {
+      await storage.setItem(logKey(delivery), delivery);
+      await storage.removeItem(outboxKey(delivery));
+      const kept = (await storage.getKeys(`webhook-log:${delivery.webhookId}`)).sort((a, b) =>
+        lastPart(a).localeCompare(lastPart(b)),
+      );
+      for (const key of kept.slice(0, -KEPT_DELIVERIES)) await storage.removeItem(key);
+    },
+    /** A webhook's pending and finished deliveries, oldest first. */
+    async deliveries(webhookId: string): Promise<{ pending: Delivery[]; finished: Delivery[] }> {
+      return {
+        pending: await readAll(`webhook-outbox:${webhookId}`),
+        finished: await readAll(`webhook-log:${webhookId}`),
+      };
+    },
+
+    /**
+     * The lease on one delivery's next attempt, or null when another origin (or `depot webhook
+     * test`) holds it. Redis: a key set NX that expires after `ms` (an origin killed mid-attempt
+     * lets another retry then); files: the outbox entry's lock file, taken over 2 s after its holder died.
+     */
+    async claim(delivery: Pick<Delivery, 'webhookId' | 'id'>, ms: number): Promise<(() => Promise<void>) | null> {
+      if (!redis) return tryKeyLock(storage, outboxKey(delivery));
+      const key = redisKey(`webhook-lease:${delivery.id}`);
+      const token = randomBytes(8).toString('hex');
+      const unavailable = (error: unknown) => Promise.reject(new StorageUnavailableError(error));
+      if ((await redis.set(key, token, 'PX', ms, 'NX').catch(unavailable)) !== 'OK') return null;
+      return async () => {
+        await redis.eval(RELEASE_IF_HELD, 1, key, token).catch(() => {});
+      };
+    },
+  };
+}
+export type WebhookStore = ReturnType<typeof webhookStore>;
+
+/** Deletes a lease only if it is still ours (it may have expired and been taken by another origin). */
+const RELEASE_IF_HELD = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
