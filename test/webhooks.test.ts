@@ -139,6 +139,7 @@ const SAMPLE_VERSION: PluginVersion = {
   id: 'plugin-1795000000000-abc123',
   serverSoftware: ['PaperMC', 'Folia'],
   pluginVersion: '1.4.0',
+  channel: 'release',
   javaVersion: '21',
   minecraftVersion: '1.21.4',
   proxyVersion: null,
@@ -191,7 +192,7 @@ pure(
     assert.is(embed.timestamp, SAMPLE_VERSION.createdAt);
     const changelog = `Fixed the thing.\n${'More words here. '.repeat(100)}`;
     const withChangelog = discordMessage(
-      { event: 'release', version: { ...SAMPLE_VERSION, channel: 'beta', changelog } as PluginVersion },
+      { event: 'release', version: { ...SAMPLE_VERSION, channel: 'beta', changelog } },
       'https://depot.example.org/',
     ).embeds![0]!;
     assert.is(withChangelog.title, 'Version 1.4.0 (beta)');

@@ -1,5 +1,4 @@
 import { createHmac } from 'node:crypto';
-import { z } from 'zod';
 import type { PluginVersion } from '../versions/schema.ts';
 import type { Delivery, DeliveryEvent, WebhookRecord } from './schema.ts';
 
@@ -8,9 +7,6 @@ export type WebhookRequest = { body: string; headers: Record<string, string> };
 
 /** Discord's limits: an embed description of 4096 characters, a field value of 1024; an excerpt is far shorter. */
 const CHANGELOG_EXCERPT = 400;
-
-/** Fields another part of the service may add to a version object: read when present, never required. */
-const OptionalVersionFields = z.object({ channel: z.string().optional(), changelog: z.string().optional() });
 
 /** `sha256=<hex>`: HMAC-SHA256 of the body with the webhook's secret, as GitHub signs its deliveries. */
 export function signBody(secret: string, body: string): string {
@@ -36,12 +32,12 @@ export function renderDelivery(delivery: Delivery, webhook: WebhookRecord, publi
 export function discordMessage(payload: DeliveryEvent, publicUrl: string) {
   if (payload.event === 'ping') return { content: 'plugin depot: test delivery; this webhook works.' };
   const { version } = payload;
-  const { channel, changelog } = OptionalVersionFields.safeParse(version).data ?? {};
+  const { channel, changelog } = version;
   const downloadUrl = new URL(version.downloadUrl, publicUrl).href;
   return {
     embeds: [
       {
-        title: `Version ${version.pluginVersion}${channel && channel !== 'release' ? ` (${channel})` : ''}`,
+        title: `Version ${version.pluginVersion}${channel === 'release' ? '' : ` (${channel})`}`,
         url: downloadUrl,
         description: `${changelog ? `${excerpt(changelog)}\n\n` : ''}[Download ${version.fileName}](${downloadUrl})`,
         fields: [
