@@ -99,6 +99,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     const ctx = createAppContext(createMemoryStorage(), {
       tree: () => tree,
       imageCache: createByteCache(createFileStorage(cacheDir), 'brand-images', { keepForever: true }),
+      publicUrl: deploy.publicUrl,
     });
     const routes = await step('prerender', () => prerenderWithProgress(ctx, paths, log));
     const siteRoutes = await step('site', () => siteStep(stagingDir, cacheDir, site));

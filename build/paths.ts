@@ -3,6 +3,7 @@ import { RASTER_FORMAT_NAMES, type OutputFormat } from '../server/brands/formats
 import { brandKey, type BrandSourceRecord } from '../server/brands/sources.ts';
 import type { Catalog } from '../server/versions/catalog.ts';
 import { CHANNELS } from '../server/versions/channels.ts';
+import { feedPath } from '../server/versions/feed.ts';
 import { downloadPath, updateCheckPath } from '../server/versions/present.ts';
 import { JAVA_VERSIONS, SERVER_SOFTWARE } from '../server/versions/software.ts';
 
@@ -24,6 +25,7 @@ export function listVersionPaths(catalog: Catalog): string[] {
       for (const java of JAVA_VERSIONS) paths.push(...withChannels(`/api/plugin-versions/${kind}/${name}/${java}`));
     }
   }
+  paths.push(feedPath(), ...SERVER_SOFTWARE.map(feedPath));
   for (const version of catalog.versions) paths.push(downloadPath(version.id));
   const checks = new Set<string>();
   for (const version of catalog.versions) {

@@ -132,6 +132,8 @@ export type DeployOptions = {
   distDir?: string;
   /** The origin's public URL: static hosts send what they cannot answer there. */
   originUrl: string;
+  /** PUBLIC_URL: where clients reach the service; the feeds' absolute links (default: DEFAULT_PUBLIC_URL). */
+  publicUrl?: string;
 };
 
 /** The only reader of process.env: read once at start, checked, passed down. */
@@ -177,6 +179,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
       realIpFrom: NGINX_REAL_IP_FROM,
       ...(DEPLOY_DIST_DIR ? { distDir: DEPLOY_DIST_DIR } : {}),
       originUrl: ORIGIN_URL,
+      publicUrl: PUBLIC_URL ?? ORIGIN_URL,
     },
     publicUrl: PUBLIC_URL ?? ORIGIN_URL,
     webhookRetryBaseMs: WEBHOOK_RETRY_BASE_MS,

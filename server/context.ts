@@ -3,6 +3,7 @@ import { createByteCache, type ByteCache, type CacheBudget } from './byte-cache.
 import { idempotencyStore, type IdempotencyStore } from './charts/idempotency.ts';
 import { sampleStore, type SampleStore } from './charts/samples.ts';
 import { serverStore, type ServerStore } from './charts/servers.ts';
+import { DEFAULT_PUBLIC_URL } from './config.ts';
 import { addressAllowList } from './http/addresses.ts';
 import { trustedProxies } from './http/client-address.ts';
 import { createFileCache, type FileCache } from './http/file-cache.ts';
@@ -20,6 +21,8 @@ export type AppContext = StateContext & {
   renderer: ImageRenderer;
   /** Render every brand query, skipping precomputed files and the cache (benchmarks, debugging). */
   renderAlways?: boolean;
+  /** PUBLIC_URL: absolute links in answers that need them (the Atom feeds). */
+  publicUrl: string;
 };
 
 /** Everything kept in storage (files by default, Redis at scale), and the clock charts read. */
@@ -52,7 +55,7 @@ type StateOptions = {
  */
 export function createAppContext(
   storage: Storage,
-  options: StateOptions & { tree: () => Tree; imageCache?: ByteCache; renderAlways?: boolean },
+  options: StateOptions & { tree: () => Tree; imageCache?: ByteCache; renderAlways?: boolean; publicUrl?: string },
 ): AppContext {
   const state = createStateContext(storage, options);
   const cacheOptions = {
@@ -66,6 +69,7 @@ export function createAppContext(
     imageCache: options.imageCache ?? createByteCache(storage, 'brand-images', { now: state.now, ...cacheOptions }),
     renderer: createImageRenderer(),
     ...(options.renderAlways ? { renderAlways: true } : {}),
+    publicUrl: options.publicUrl ?? DEFAULT_PUBLIC_URL,
   };
 }
 

@@ -85,6 +85,7 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
     warn,
     tree: follower.current,
     renderAlways: options.imageCache === false,
+    publicUrl: options.publicUrl ?? DEFAULT_PUBLIC_URL,
   });
   const limiter = options.rateLimit ? createRateLimiter(options.rateLimit, context.now, redis, warn) : null;
   const app = createOrigin(context, limiter);

@@ -211,37 +211,50 @@ else {
     },
   );
 
-  site('a pre-release carries its channel and changelog, and is never the main download of its card', async () => {
-    const { page, problems, close } = await openPage();
-    try {
-      const beta = ctx.tree.catalog.versions.find((v) => v.channel === 'beta')!;
-      await page.goto(url('/'));
-      const card = page.locator(`article#${beta.serverSoftware[0]!.toLowerCase()}`);
-      assert.not.match(await card.locator('a.button').innerText(), beta.pluginVersion, 'the main button is a release');
-      await card.getByRole('link', { name: new RegExp(beta.pluginVersion.replaceAll('.', '\\.')) }).click();
-      await page.waitForURL(url(`/version/${beta.id}`));
-      assert.match(await page.locator('h1 .badge').innerText(), /beta/i);
-      const changes = page.locator('.changelog');
-      assert.is(
-        await changes.locator('h3').first().innerText(),
-        beta.pluginVersion,
-        "the changelog's ## heading, under Changes",
-      );
-      assert.ok((await changes.locator('li').count()) > 0);
-      const urls = await page.locator('.urls code').allInnerTexts();
-      assert.ok(
-        urls.every((path, i) => i === 0 || path.endsWith('?channel=beta')),
-        urls.join(),
-      );
-      const latest = await fetch(url(urls[1]!.replace('/download/latest/', '/latest/')));
-      assert.is(((await latest.json()) as { version: { id: string } }).version.id, beta.id);
-      await page.goto(url('/versions'));
-      assert.match(await page.locator(`#history a[href="/version/${beta.id}"]`).locator('..').innerText(), /beta/i);
-      assert.equal(problems, []);
-    } finally {
-      await close();
-    }
-  });
+  site(
+    'a pre-release carries its channel and changelog, is never the main download of its card, and is in the feeds pages link',
+    async () => {
+      const { page, problems, close } = await openPage();
+      try {
+        const beta = ctx.tree.catalog.versions.find((v) => v.channel === 'beta')!;
+        await page.goto(url('/'));
+        const card = page.locator(`article#${beta.serverSoftware[0]!.toLowerCase()}`);
+        assert.not.match(
+          await card.locator('a.button').innerText(),
+          beta.pluginVersion,
+          'the main button is a release',
+        );
+        await card.getByRole('link', { name: new RegExp(beta.pluginVersion.replaceAll('.', '\\.')) }).click();
+        await page.waitForURL(url(`/version/${beta.id}`));
+        assert.match(await page.locator('h1 .badge').innerText(), /beta/i);
+        const changes = page.locator('.changelog');
+        assert.is(
+          await changes.locator('h3').first().innerText(),
+          beta.pluginVersion,
+          "the changelog's ## heading, under Changes",
+        );
+        assert.ok((await changes.locator('li').count()) > 0);
+        const urls = await page.locator('.urls code').allInnerTexts();
+        assert.ok(
+          urls.every((path, i) => i === 0 || path.endsWith('?channel=beta')),
+          urls.join(),
+        );
+        const latest = await fetch(url(urls[1]!.replace('/download/latest/', '/latest/')));
+        assert.is(((await latest.json()) as { version: { id: string } }).version.id, beta.id);
+        await page.goto(url('/versions'));
+        assert.match(await page.locator(`#history a[href="/version/${beta.id}"]`).locator('..').innerText(), /beta/i);
+        await page.goto(url('/versions/leafmc/all'));
+        const feeds = await page.$$eval('link[rel=alternate][type="application/atom+xml"]', (links) =>
+          links.map((link) => (link as HTMLLinkElement).href),
+        );
+        assert.equal(feeds, [url('/api/plugin-versions/feed.atom'), url('/api/plugin-versions/feed/leafmc.atom')]);
+        for (const feed of feeds) assert.match(await (await fetch(feed)).text(), beta.pluginVersion);
+        assert.equal(problems, []);
+      } finally {
+        await close();
+      }
+    },
+  );
 
   site('the chart playground redraws the example chart as options are typed, and writes the embed code', async () => {
     const { page, problems, close } = await openPage();

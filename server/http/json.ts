@@ -7,11 +7,16 @@ const encoder = new TextEncoder();
 
 /** A JSON answer with a strong ETag from its bytes, so identical answers revalidate everywhere. */
 export function sendJson(event: H3Event, value: unknown, cacheControl: string) {
-  const bytes = encoder.encode(JSON.stringify(value));
+  return sendDocument(event, JSON.stringify(value), MEDIA_TYPES.json, cacheControl);
+}
+
+/** A text document (JSON, an Atom feed) with a strong ETag from its bytes. */
+export function sendDocument(event: H3Event, text: string, contentType: string, cacheControl: string) {
+  const bytes = encoder.encode(text);
   return sendRepresentation(event, {
     status: 200,
     headers: {
-      'content-type': MEDIA_TYPES.json,
+      'content-type': contentType,
       'cache-control': cacheControl,
       etag: strongEtag(bytes),
       ...PUBLIC_HEADERS,

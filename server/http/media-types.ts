@@ -1,6 +1,7 @@
 /** The one table of what the depot serves: a file's extension -> its Content-Type. */
 export const MEDIA_TYPES = {
   json: 'application/json; charset=utf-8',
+  atom: 'application/atom+xml; charset=utf-8',
   jar: 'application/java-archive',
   png: 'image/png',
   webp: 'image/webp',

@@ -20,6 +20,7 @@ import {
   UpdateCheck,
   VersionList,
 } from './schema.ts';
+import { FEED_ENTRIES } from './feed.ts';
 
 const Software = z.object({ serverSoftware: ServerSoftwareName });
 const SoftwareAndJava = z.object({ serverSoftware: ServerSoftwareName, javaVersion: JavaVersion });
@@ -88,6 +89,25 @@ function download(summary: string, path: z.ZodObject, latest: boolean): ZodOpenA
   };
 }
 
+function feed(summary: string, path: z.ZodObject | undefined): ZodOpenApiOperationObject {
+  return {
+    tags: ['plugin versions'],
+    summary,
+    description: `Atom (RFC 4287), the newest ${FEED_ENTRIES} versions first: title (version, channel, softwares, Java), the changelog as sanitised HTML and the download link, absolute under PUBLIC_URL.`,
+    ...(path ? { requestParams: { path } } : {}),
+    responses: {
+      '200': {
+        description: 'An Atom feed',
+        headers: { ...COMPRESSIBLE_HEADERS, ...RATE_LIMIT_HEADERS },
+        content: { 'application/atom+xml': { schema: z.string() } },
+      },
+      '304': NOT_MODIFIED,
+      ...(path ? { '404': errorAnswer('The software is unknown (the error names the valid ones)') } : {}),
+      ...LIMITED_ANSWERS,
+    },
+  };
+}
+
 const UPDATE_CHECK_DESCRIPTION = [
   'One cheap request a plugin sends to learn whether it is up to date, cached like the latest endpoints.',
   '`status` compares `current` with the latest version for the software, Java version and channel by semantic version:',
@@ -110,6 +130,10 @@ export const VERSION_PATHS: ZodOpenApiPathsObject = {
   },
   '/api/plugin-versions/download/latest/{serverSoftware}/{javaVersion}': {
     get: download('Download the latest JAR for a software and Java version (SPEC 4.2)', SoftwareAndJava, true),
+  },
+  '/api/plugin-versions/feed.atom': { get: feed('Every release, as an Atom feed', undefined) },
+  '/api/plugin-versions/feed/{serverSoftware}.atom': {
+    get: feed("One software's releases, as an Atom feed", Software),
   },
   '/api/plugin-versions/download/{id}': { get: download("Download one version's JAR (SPEC 4.3)", VersionId, false) },
   '/api/plugin-versions/update-check/{serverSoftware}/{javaVersion}/{current}': {

@@ -2,12 +2,14 @@ import { H3, HTTPError, getRouterParam, type H3Event } from 'h3';
 import type { AppContext } from '../context.ts';
 import { CACHE_CONTROL, PUBLIC_HEADERS } from '../http/cache.ts';
 import { notFound } from '../http/errors.ts';
-import { sendJson } from '../http/json.ts';
+import { sendDocument, sendJson } from '../http/json.ts';
+import { MEDIA_TYPES } from '../http/media-types.ts';
 import { sendRepresentation } from '../http/send.ts';
 import { validateQuery } from '../http/validate.ts';
 import { jarFile } from '../tree.ts';
 import type { Catalog } from './catalog.ts';
 import type { Channel } from './channels.ts';
+import { releaseFeed } from './feed.ts';
 import { pickLatest } from './latest.ts';
 import { presentVersion, presentVersionList } from './present.ts';
 import {
@@ -39,6 +41,13 @@ export function versionRoutes(ctx: AppContext): H3 {
   app.get('/latest/:software/:java', latestMetadata);
   app.get('/download/latest/:software', latestDownload);
   app.get('/download/latest/:software/:java', latestDownload);
+  app.get('/feed.atom', (event) => sendFeed(event, releaseFeed(ctx.tree().catalog, ctx.publicUrl)));
+  app.get('/feed/:software.atom', (event) => {
+    const software = ServerSoftwareName.safeParse(getRouterParam(event, 'software', { decode: true }) ?? '');
+    if (!software.success)
+      throw notFound(software.error.issues[0]?.message ?? 'Unknown server software', undefined, NOT_FOUND_HEADERS);
+    return sendFeed(event, releaseFeed(ctx.tree().catalog, ctx.publicUrl, software.data));
+  });
   app.get('/download/:id', (event) => {
     const id = getRouterParam(event, 'id', { decode: true }) ?? '';
     const version = PLUGIN_VERSION_ID.test(id) ? ctx.tree().catalog.byId.get(id) : undefined;
@@ -93,6 +102,9 @@ async function findLatest(ctx: AppContext, event: H3Event): Promise<Latest> {
   }
   return { catalog, version, software: software.data, channel };
 }
+
+const sendFeed = (event: H3Event, atom: string) =>
+  sendDocument(event, atom, MEDIA_TYPES.atom, CACHE_CONTROL.versionList);
 
 function sendJar(ctx: AppContext, event: H3Event, version: PluginVersionRecord, cacheControl: string) {
   return sendRepresentation(event, {

@@ -1,0 +1,116 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DOMParser } from '@xmldom/xmldom';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { runBuild } from '../build/build.ts';
+import { DEFAULT_DEPLOY } from '../server/config.ts';
+import type { RunningOrigin } from '../server/origin.ts';
+import { currentTreeDir, openTree, type Tree } from '../server/tree.ts';
+import { FEED_ENTRIES } from '../server/versions/feed.ts';
+import { SHARED_BUILD_CACHE, makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
+
+const ATOM = 'http://www.w3.org/2005/Atom';
+const PUBLIC_URL = 'https://plugins.example.org';
+// The demo's oldest version gets a changelog that tries to break out of HTML and of the feed's CDATA.
+const HOSTILE_ID = 'plugin-1768035600000-f8d161e085';
+const HOSTILE = '## 1.0.0\n\nFirst release ]]> done.\n\n<script>alert(1)</script>\n\n<img src=x onerror=alert(1)>\n';
+
+const ctx = {} as { workspace: Workspace; origin: RunningOrigin; tree: Tree };
+const feeds = suite('Atom feeds of releases');
+feeds.before(async () => {
+  ctx.workspace = await makeWorkspace({ build: false });
+  await writeFile(join(ctx.workspace.dataDir, 'versions', `${HOSTILE_ID}.md`), HOSTILE);
+  const deploy = { ...DEFAULT_DEPLOY, publicUrl: PUBLIC_URL };
+  await runBuild({
+    dataDir: ctx.workspace.dataDir,
+    distDir: ctx.workspace.distDir,
+    cacheDir: SHARED_BUILD_CACHE,
+    deploy,
+  });
+  ctx.origin = await startTestOrigin(ctx.workspace, { publicUrl: PUBLIC_URL });
+  ctx.tree = await openTree((await currentTreeDir(ctx.workspace.distDir))!);
+});
+feeds.after(async () => {
+  await ctx.origin.close();
+  await ctx.workspace.remove();
+});
+
+/** The feed at `path`, parsed strictly: any XML warning or error fails the test. */
+async function readFeed(path: string) {
+  const response = await fetch(ctx.origin.url + path);
+  assert.is(response.status, 200, path);
+  assert.is(response.headers.get('content-type'), 'application/atom+xml; charset=utf-8');
+  const problems: string[] = [];
+  const document = new DOMParser({
+    onError: (level, message) => problems.push(`${level}: ${message}`),
+  }).parseFromString(await response.text(), 'text/xml');
+  assert.equal(problems, [], path);
+  const root = document.documentElement!;
+  assert.is(root.namespaceURI, ATOM);
+  assert.is(root.localName, 'feed');
+  type Node = ReturnType<typeof document.createElement>;
+  const child = (element: Node, name: string) => [...element.childNodes].find((n) => n.nodeName === name) as Node;
+  const text = (element: Node, name: string) => child(element, name)?.textContent ?? undefined;
+  const entries = [...root.getElementsByTagNameNS(ATOM, 'entry')].map((entry) => ({
+    id: text(entry, 'id'),
+    title: text(entry, 'title')!,
+    updated: text(entry, 'updated'),
+    author: child(entry, 'author') && text(child(entry, 'author'), 'name'),
+    link: child(entry, 'link')?.getAttribute('href'),
+    content: text(entry, 'content') ?? '',
+    categories: [...entry.getElementsByTagNameNS(ATOM, 'category')].map((c) => c.getAttribute('term')),
+  }));
+  return { id: text(root, 'id'), title: text(root, 'title'), updated: text(root, 'updated'), entries };
+}
+
+feeds('the feed of every release is valid Atom, newest first, each entry with what RFC 4287 requires', async () => {
+  const feed = await readFeed('/api/plugin-versions/feed.atom');
+  const versions = ctx.tree.catalog.versions;
+  assert.is(feed.id, `${PUBLIC_URL}/api/plugin-versions/feed.atom`);
+  assert.ok(feed.title && feed.updated);
+  assert.is(feed.entries.length, Math.min(versions.length, FEED_ENTRIES));
+  assert.equal(
+    feed.entries.map((entry) => entry.id),
+    versions.slice(0, FEED_ENTRIES).map((v) => `${PUBLIC_URL}/version/${v.id}`),
+    'one entry per version, newest first, identified by its permanent page',
+  );
+  for (const entry of feed.entries) {
+    assert.ok(entry.title && entry.updated && entry.author && entry.link, JSON.stringify(entry));
+    assert.match(entry.content, new RegExp(`href="${PUBLIC_URL}/api/plugin-versions/download/plugin-`));
+  }
+  const beta = versions.find((v) => v.channel === 'beta')!;
+  const betaEntry = feed.entries.find((entry) => entry.id?.endsWith(beta.id))!;
+  assert.match(betaEntry.title, `${beta.pluginVersion} (beta) for ${beta.serverSoftware.join(', ')} on Java 21`);
+  assert.ok(betaEntry.categories.includes('beta') && betaEntry.categories.includes('java-21'));
+  assert.match(betaEntry.content, /<h3>1\.5\.0-beta\.1<\/h3>/, 'the changelog, as sanitised HTML');
+});
+
+feeds('a hostile changelog reaches the feed as harmless HTML, and the feed still parses', async () => {
+  const feed = await readFeed('/api/plugin-versions/feed.atom');
+  const entry = feed.entries.find((e) => e.id?.endsWith(HOSTILE_ID))!;
+  assert.match(entry.content, /First release \]\]> done\./, 'the text survives the CDATA section');
+  assert.not.match(entry.content, /<script|onerror|<img/i, entry.content);
+});
+
+feeds("each software's feed lists only its releases; any letter case is answered live, the same bytes", async () => {
+  for (const software of ['Velocity', 'LeafMC'] as const) {
+    const path = `/api/plugin-versions/feed/${software.toLowerCase()}.atom`;
+    const feed = await readFeed(path);
+    const expected = ctx.tree.catalog.versions.filter((v) => v.serverSoftware.includes(software));
+    assert.is(feed.entries.length, expected.length, software);
+    for (const entry of feed.entries) assert.ok(entry.categories.includes(software), entry.title);
+    assert.ok(ctx.tree.routes.has(path), `${path} is precomputed`);
+    const [precomputed, live] = await Promise.all(
+      [path, path.replace(software.toLowerCase(), software)].map(async (p) => (await fetch(ctx.origin.url + p)).text()),
+    );
+    assert.is(live, precomputed);
+  }
+  const unknown = await fetch(`${ctx.origin.url}/api/plugin-versions/feed/minestom.atom`);
+  assert.is(unknown.status, 404);
+  assert.match(
+    ((await unknown.json()) as { error: string }).error,
+    /Unknown server software "minestom"; expected one of/,
+  );
+});
+feeds.run();
