@@ -244,6 +244,8 @@ else {
       const sampled = await runDepot(['stats', 'add', privateServer.id, '321'], m.workspace);
       assert.is(sampled.code, 0, sampled.stderr);
       await writeFile(join(m.workspace.storageDir, 'servers/not-a-record'), '{"id":"x"}');
+      const hook = await runDepot(['webhook', 'add', 'http://127.0.0.1:9/hook'], m.workspace);
+      assert.is(hook.code, 0, hook.stderr);
       const first = await runDepot(['migrate', '--to', m.redis.url], m.workspace);
       assert.is(first.code, 0, first.stderr);
       const report = JSON.parse(first.stdout) as {
@@ -252,13 +254,23 @@ else {
         conflicts: string[];
         invalid: string[];
       };
-      assert.equal(report.copied, { servers: 2, tokens: 2, samples: 1 });
+      assert.equal(report.copied, { servers: 2, tokens: 2, samples: 1, webhooks: 1, deliveries: 0 });
       assert.equal(report.invalid, ['servers:not-a-record']);
       const again = JSON.parse(
         (await runDepot(['migrate'], m.workspace, { REDIS_URL: m.redis.url })).stdout,
       ) as typeof report;
-      assert.equal(again.copied, { servers: 0, tokens: 0, samples: 0 }, 'a second run copies nothing');
-      assert.is(again.unchanged, 5);
+      assert.equal(
+        again.copied,
+        { servers: 0, tokens: 0, samples: 0, webhooks: 0, deliveries: 0 },
+        'a second run copies nothing',
+      );
+      assert.is(again.unchanged, 6);
+      const listed = await runDepot(['webhook', 'list'], m.workspace, { REDIS_URL: m.redis.url });
+      assert.equal(
+        (JSON.parse(listed.stdout) as { webhooks: { url: string }[] }).webhooks.map((w) => w.url),
+        ['http://127.0.0.1:9/hook'],
+        'the webhook, secret and all, is in Redis',
+      );
 
       const origin = await startTestOrigin(m.workspace, { redisUrl: m.redis.url, warn: () => {} });
       try {

@@ -7,13 +7,14 @@ import type { Config } from '../../server/config.ts';
 import { redactUrl } from '../../server/redis.ts';
 import { CACHE_PREFIX, createFileStorage, redisKey, type Storage } from '../../server/storage.ts';
 import { TokenRecord } from '../../server/users.ts';
+import { Delivery, WebhookRecord } from '../../server/webhooks/schema.ts';
 import { RefusedError } from './release.ts';
 import { withState } from './state.ts';
 
 /** What the embedded store holds that Redis must get; caches (charts, brand images) fill again by themselves. */
 const KINDS: {
   prefix: string;
-  name: 'servers' | 'tokens' | 'samples';
+  name: 'servers' | 'tokens' | 'samples' | 'webhooks' | 'deliveries';
   schema: z.ZodType;
   expiresAt?: (key: string) => number;
 }[] = [
@@ -25,12 +26,16 @@ const KINDS: {
     schema: DayRecord,
     expiresAt: (key) => dayExpiresAt(Number(key.split(':').at(-1))),
   },
+  { prefix: 'webhooks:', name: 'webhooks', schema: WebhookRecord },
+  // Pending deliveries and the finished ones a webhook's list shows.
+  { prefix: 'webhook-outbox:', name: 'deliveries', schema: Delivery },
+  { prefix: 'webhook-log:', name: 'deliveries', schema: Delivery },
 ];
 /** Caches are not copied (they fill again); `charts:` and `brand-images:` are where they lived before `cache:`. */
 const CACHES = [`${CACHE_PREFIX}:`, 'charts:', 'brand-images:'];
 
 /**
- * `migrate [--to redis://...]`: copies servers, users' tokens and player-count days from the
+ * `migrate [--to redis://...]`: copies servers, users' tokens, player-count days and webhooks (with their deliveries) from the
  * embedded store (STORAGE_DIR) into Redis (--to, or REDIS_URL). Each record is checked as the
  * origin reads it; a key Redis already holds is never overwritten (the same value counts as done,
  * another is listed as a conflict), so running it again is safe.
@@ -53,7 +58,7 @@ export async function migrateToRedis(args: string[], config: Config) {
 /** Each kind's records, checked, into keys Redis does not hold yet; a report of what happened. */
 async function copyToRedis(source: Storage, redis: Redis, names: { from: string; to: string }) {
   const keys = await source.getKeys();
-  const copied = { servers: 0, tokens: 0, samples: 0 };
+  const copied = { servers: 0, tokens: 0, samples: 0, webhooks: 0, deliveries: 0 };
   const result = {
     ...names,
     copied,
