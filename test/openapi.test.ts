@@ -52,6 +52,8 @@ document('every endpoint of SPEC 4, ingestion and operations is documented, with
     'GET /api/plugin-versions/download/latest/{serverSoftware}',
     'GET /api/plugin-versions/download/latest/{serverSoftware}/{javaVersion}',
     'GET /api/plugin-versions/download/{id}',
+    'GET /api/plugin-versions/feed.atom',
+    'GET /api/plugin-versions/feed/{serverSoftware}.atom',
     'GET /api/plugin-versions/latest/{serverSoftware}',
     'GET /api/plugin-versions/latest/{serverSoftware}/{javaVersion}',
     'GET /api/plugin-versions/update-check/{serverSoftware}/{javaVersion}/{current}',
