@@ -1,4 +1,5 @@
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile, readdir, stat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import { join } from 'node:path';
 import { DataError, parseFile, readJsonFile } from '../data-files.ts';
 import { sha256Hex } from '../digest.ts';
@@ -37,10 +38,20 @@ export async function loadUsers(dataDir: string): Promise<UserProfile[]> {
 }
 
 /**
- * Reads and validates data/: every record, its JAR (present, same size and sha256) and the users.
- * Fails on the first bad file with a message naming the file and the field.
+ * JARs already hashed, by the identity of their file (device, inode, size, modification and change
+ * times): a JAR whose file did not change since it matched `sha256` need not be read again.
  */
-export async function loadCatalog(dataDir: string): Promise<Catalog> {
+export type VerifiedJars = {
+  matches(path: string, file: Stats, sha256: string): boolean;
+  add(path: string, file: Stats, sha256: string): void;
+};
+
+/**
+ * Reads and validates data/: every record, its JAR (present, same size and sha256) and the users.
+ * Fails on the first bad file with a message naming the file and the field. With `verified`, a JAR
+ * whose file is unchanged since it was last hashed is not read again.
+ */
+export async function loadCatalog(dataDir: string, verified?: VerifiedJars): Promise<Catalog> {
   const dir = versionsDir(dataDir);
   const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith('.json')).sort();
   const records: PluginVersionRecord[] = [];
@@ -48,18 +59,32 @@ export async function loadCatalog(dataDir: string): Promise<Catalog> {
     const file = join(dir, name);
     const record = parseFile(PluginVersionRecord, await readJsonFile(file), file);
     if (`${record.id}.json` !== name) throw new DataError(`${file}: id: "${record.id}" does not match the file name`);
-    await checkJar(jarPath(dataDir, record.id), record, file);
+    await checkJar(jarPath(dataDir, record.id), record, file, verified);
     records.push(record);
   }
   return createCatalog(records, await loadUsers(dataDir));
 }
 
-async function checkJar(path: string, record: PluginVersionRecord, file: string): Promise<void> {
-  const bytes = await readFile(path).catch(() => {
+async function checkJar(
+  path: string,
+  record: PluginVersionRecord,
+  file: string,
+  verified: VerifiedJars | undefined,
+): Promise<void> {
+  const missing = () => {
     throw new DataError(`${file}: id: no JAR at ${path}`);
-  });
+  };
+  const before = verified ? await stat(path).catch(missing) : undefined;
+  if (before && before.size === record.fileSize && verified!.matches(path, before, record.sha256)) return;
+  const bytes = await readFile(path).catch(missing);
   if (bytes.length !== record.fileSize) {
     throw new DataError(`${file}: fileSize: ${record.fileSize} but ${path} has ${bytes.length} bytes`);
   }
   if (sha256Hex(bytes) !== record.sha256) throw new DataError(`${file}: sha256: does not match ${path}`);
+  // Remembered only if the file did not change while it was read.
+  const after = verified ? await stat(path).catch(missing) : undefined;
+  if (before && after && sameFile(before, after)) verified!.add(path, after, record.sha256);
 }
+
+const sameFile = (a: Stats, b: Stats) =>
+  a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs;
