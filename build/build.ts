@@ -19,7 +19,7 @@ import { writeDeployConfigs } from './deploy-configs.ts';
 import { acquireBuildLock } from './build-lock.ts';
 import { buildSite, siteKey, siteSourceDigest } from './site.ts';
 import { catalogFileText, stageTree } from './stage.ts';
-import { linkRouteFiles } from './link-files.ts';
+import { linkRoutesFiles } from './link-files.ts';
 import {
   BUILD_RECORD,
   answerCodeDigest,
@@ -162,7 +162,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   try {
     // The same API tree, its files linked, then this data's site.
     await stageTree(siteStaging, dataDir, catalog, brandSources, apiTree);
-    for (const entry of Object.values(answers)) await linkRouteFiles(apiTree, siteStaging, entry);
+    await linkRoutesFiles(apiTree, siteStaging, Object.values(answers));
     const siteRoutes = await step('site', () => siteStep(siteStaging, cacheDir, site));
     const treeName = await write(
       siteStaging,
@@ -192,12 +192,8 @@ async function newStagingDir(distDir: string): Promise<string> {
 /** The previous tree's site routes, their files linked into the staged tree. */
 async function carryRoutes(previous: PreviousTree, paths: readonly string[], stagingDir: string) {
   const routes: Record<string, RouteEntry> = {};
-  for (const path of paths) {
-    const entry = previous.routes[path];
-    if (!entry) continue;
-    await linkRouteFiles(previous.dir, stagingDir, entry);
-    routes[path] = entry;
-  }
+  for (const path of paths) if (previous.routes[path]) routes[path] = previous.routes[path];
+  await linkRoutesFiles(previous.dir, stagingDir, Object.values(routes));
   return routes;
 }
 

@@ -1,5 +1,6 @@
 import { link } from 'node:fs/promises';
 import { join } from 'node:path';
+import pLimit from 'p-limit';
 import { ENCODING_EXTENSIONS } from '../server/http/compress.ts';
 import type { RouteEntry } from '../server/tree.ts';
 
@@ -18,4 +19,12 @@ export async function linkRouteFiles(fromDir: string, toDir: string, entry: Rout
       if (error.code !== 'EEXIST') throw error;
     });
   }
+}
+
+/** linkRouteFiles for many routes: each file once (routes share files), a few at a time. */
+export async function linkRoutesFiles(fromDir: string, toDir: string, entries: Iterable<RouteEntry>): Promise<void> {
+  const unique = new Map<string, RouteEntry>();
+  for (const entry of entries) unique.set(routeFiles(entry).join(' '), entry);
+  const limit = pLimit(8);
+  await Promise.all([...unique.values()].map((entry) => limit(() => linkRouteFiles(fromDir, toDir, entry))));
 }

@@ -5,7 +5,7 @@ import type { RouteEntry } from '../server/tree.ts';
 import { isCompressible } from '../server/http/compress.ts';
 import { extensionFor } from '../server/http/media-types.ts';
 import { writeTreeFile } from './tree-file.ts';
-import { linkRouteFiles } from './link-files.ts';
+import { linkRouteFiles, routeFiles } from './link-files.ts';
 
 /** Headers the static server computes per request rather than stores. */
 const PER_REQUEST_HEADERS = new Set(['content-length', 'content-range']);
@@ -30,12 +30,16 @@ export async function prerender(
   const limit = pLimit(8);
   let done = 0;
   let reused = 0;
+  // Many routes share a file (an image behind its clean link and its query forms): linked once.
+  const linked = new Map<string, Promise<void>>();
   const entries = await Promise.all(
     paths.map((path) =>
       limit(async (): Promise<[string, RouteEntry]> => {
         const kept = previous?.unchanged(path);
         if (kept) {
-          await linkRouteFiles(previous!.dir, treeDir, kept);
+          const key = routeFiles(kept).join(' ');
+          if (!linked.has(key)) linked.set(key, linkRouteFiles(previous!.dir, treeDir, kept));
+          await linked.get(key);
           reused++;
           progress(++done);
           return [path, kept];
