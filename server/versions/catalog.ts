@@ -1,6 +1,7 @@
 import { readFile, readdir, stat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { join } from 'node:path';
+import pLimit from 'p-limit';
 import { DataError, parseFile, readJsonFile } from '../data-files.ts';
 import { sha256Hex } from '../digest.ts';
 import { compareNewestFirst, indexLatest, type LatestIndex } from './latest.ts';
@@ -54,14 +55,24 @@ export type VerifiedJars = {
 export async function loadCatalog(dataDir: string, verified?: VerifiedJars): Promise<Catalog> {
   const dir = versionsDir(dataDir);
   const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith('.json')).sort();
-  const records: PluginVersionRecord[] = [];
-  for (const name of names) {
-    const file = join(dir, name);
-    const record = parseFile(PluginVersionRecord, await readJsonFile(file), file);
-    if (`${record.id}.json` !== name) throw new DataError(`${file}: id: "${record.id}" does not match the file name`);
-    await checkJar(jarPath(dataDir, record.id), record, file, verified);
-    records.push(record);
-  }
+  // A few files at a time: one after the other, each read waits a round trip through libuv's threads.
+  const limit = pLimit(16);
+  const loaded = await Promise.allSettled(
+    names.map((name) =>
+      limit(async () => {
+        const file = join(dir, name);
+        const record = parseFile(PluginVersionRecord, await readJsonFile(file), file);
+        if (`${record.id}.json` !== name)
+          throw new DataError(`${file}: id: "${record.id}" does not match the file name`);
+        await checkJar(jarPath(dataDir, record.id), record, file, verified);
+        return record;
+      }),
+    ),
+  );
+  // The first bad file in name order, whichever failed first.
+  const failed = loaded.find((result) => result.status === 'rejected');
+  if (failed) throw failed.reason;
+  const records = loaded.map((result) => (result as PromiseFulfilledResult<PluginVersionRecord>).value);
   return createCatalog(records, await loadUsers(dataDir));
 }
 
