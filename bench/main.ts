@@ -1,4 +1,4 @@
-// npm run bench [-- --rounds 3 --seconds 5 --only serving|build|release|brands|charts|scale]
+// npm run bench [-- --rounds 3 --seconds 5 --only serving|build|release|brands|charts|scale|growth] [--versions 100,1000,10000]
 // Each figure is printed beside a baseline measured in the same run, as a ratio: these machines are
 // noisy, so only same-run ratios compare. Medians over the rounds.
 import { execFile } from 'node:child_process';
@@ -25,11 +25,13 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '5' },
     only: { type: 'string' },
+    versions: { type: 'string', default: '100,1000,10000' },
   },
 });
 const ROUNDS = Math.min(Math.max(Number(values.rounds), 1), 10);
 const SECONDS = Math.min(Math.max(Number(values.seconds), 1), 30);
 const TSX = ['--import', 'tsx'];
+const VERSIONS = values.versions.split(',').map((n) => Math.min(Math.max(Number(n) || 100, 1), 20_000));
 
 async function makeWorkspace(name: string) {
   const dir = join(work, name);
@@ -293,62 +295,138 @@ async function benchBuild() {
   report('first build (renders all images)', first, 'ms', 'cp -r data/ (I/O floor)', median(copies));
 }
 
-async function benchRelease() {
-  console.log(`\n# Release to served (${ROUNDS} rounds, origin following dist/current)`);
-  const ws = await makeWorkspace('release');
-  await runBuild(ws);
+/**
+ * From `depot release` (a new process, as an operator runs it) until the origin following
+ * dist/current answers the new version: its metadata and its download. `rounds` releases of
+ * `3.<label>.<round>`; returns the times in ms. The CLI is awaited (its site build) before the next.
+ */
+async function releaseToServed(
+  ws: { dataDir: string; distDir: string; dir: string; cacheDir?: string },
+  label: number,
+  rounds: number,
+) {
+  const port = 4104;
   const path = '/api/plugin-versions/latest/papermc/21';
-  const origin = await startProcess(process.execPath, [...TSX, 'server/main.ts'], `http://127.0.0.1:4104${path}`, {
-    PORT: '4104',
+  const origin = await startProcess(process.execPath, [...TSX, 'server/main.ts'], `http://127.0.0.1:${port}${path}`, {
+    PORT: String(port),
     HOST: '127.0.0.1',
     RATE_LIMIT: '0',
+    LOG_REQUESTS: 'off',
     DIST_DIR: ws.distDir,
     DATA_DIR: ws.dataDir,
   });
   const releases: number[] = [];
-  const startups: number[] = [];
   try {
-    for (let round = 0; round < ROUNDS; round++) {
-      const jar = join(ws.dir, `Release-${round}.jar`);
-      await writeFile(jar, pluginJar(`release ${round}`));
+    for (let round = 0; round < rounds; round++) {
+      const jar = join(ws.dir, `Release-${label}-${round}.jar`);
+      const bytes = pluginJar(`release ${label} ${round}`);
+      await writeFile(jar, bytes);
+      const version = `3.${label}.${round}`;
       const started = performance.now();
       const cli = timeCommand(
         process.execPath,
-        [
-          ...TSX,
-          'build/cli/depot.ts',
-          'release',
-          jar,
-          '--version',
-          `3.0.${round}`,
-          '--java',
-          '21',
-          '--software',
-          'PaperMC',
-        ],
-        {
-          DATA_DIR: ws.dataDir,
-          DIST_DIR: ws.distDir,
-        },
+        [...TSX, 'build/cli/depot.ts', 'release', jar, '--version', version, '--java', '21', '--software', 'PaperMC'],
+        { DATA_DIR: ws.dataDir, DIST_DIR: ws.distDir, ...(ws.cacheDir ? { BUILD_CACHE_DIR: ws.cacheDir } : {}) },
       );
       const deadline = Date.now() + 30_000;
       let served = false;
       while (!served && Date.now() < deadline) {
-        const body = (await (await fetch(`http://127.0.0.1:4104${path}`)).json()) as {
-          version: { pluginVersion: string };
-        };
-        served = body.version.pluginVersion === `3.0.${round}`;
+        served = await answersRelease(`http://127.0.0.1:${port}`, path, version, bytes);
         if (!served) await new Promise((r) => setTimeout(r, 10));
       }
       if (!served) throw new Error('the release was not served within 30 s');
       releases.push(performance.now() - started);
       await cli;
-      startups.push(await timeCommand(process.execPath, [...TSX, 'build/cli/depot.ts'], { EXPECT_FAILURE: '1' }));
     }
   } finally {
     await origin.stop();
   }
-  report('depot release -> served', median(releases), 'ms', 'depot CLI start (no-op)', median(startups), '< 2000 ms');
+  return releases;
+}
+
+/** Does the origin answer `version` as the latest, and its download with the released bytes? */
+async function answersRelease(base: string, path: string, version: string, bytes: Uint8Array): Promise<boolean> {
+  const body = (await (await fetch(base + path)).json()) as { version: { pluginVersion: string; downloadUrl: string } };
+  if (body.version.pluginVersion !== version) return false;
+  const download = await fetch(base + body.version.downloadUrl);
+  const served = new Uint8Array(await download.arrayBuffer());
+  return download.status === 200 && Buffer.compare(served, bytes) === 0;
+}
+
+/** `depot` with no command: the CLI's bare start-up (node, tsx, its config). */
+const cliStartup = () => timeCommand(process.execPath, [...TSX, 'build/cli/depot.ts'], { EXPECT_FAILURE: '1' });
+
+async function benchRelease() {
+  console.log(`\n# Release to served (${ROUNDS} rounds, origin following dist/current; metadata and download)`);
+  const startups: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) startups.push(await cliStartup());
+  const demo = await makeWorkspace('release');
+  await runBuild(demo);
+  const large = {
+    dir: join(work, 'release-large'),
+    dataDir: join(work, 'release-large/data'),
+    distDir: join(work, 'release-large/dist'),
+  };
+  await writeLargeData(large.dataDir, 1000);
+  await runBuild(large);
+  for (const [name, ws] of [
+    ['demo data', demo],
+    ['1,000 versions', large],
+  ] as const) {
+    const releases = await releaseToServed(ws, ws === demo ? 0 : 1, ROUNDS);
+    report(
+      `depot release -> served, ${name}`,
+      median(releases),
+      'ms',
+      'depot CLI start (no-op)',
+      median(startups),
+      '< 1000 ms',
+    );
+  }
+}
+
+/**
+ * How the build grows with data/: for each count, a full build without the site and with it (fresh
+ * dist/, brand images from a warm build cache, the site built anew), then releases to a running
+ * origin. `--versions 100,1000,10000`.
+ */
+async function benchGrowth(counts: number[]) {
+  console.log(`\n# Growth (${ROUNDS} rounds per figure; full builds with a warm image cache)`);
+  console.log(
+    `${'versions'.padStart(8)} ${'build, SITE=off'.padStart(16)} ${'build with site'.padStart(16)} ${'release -> served'.padStart(18)}`,
+  );
+  const cacheDir = join(work, 'growth-cache');
+  let run = 0;
+  for (const count of counts) {
+    const dataDir = join(work, `growth-${count}/data`);
+    await writeLargeData(dataDir, count);
+    const build = async (site: 'on' | 'off') => {
+      await rm(join(cacheDir, 'site'), { recursive: true, force: true });
+      const distDir = join(work, `growth-dist-${run++}`);
+      const ms = await timeCommand(process.execPath, [...TSX, 'build/main.ts'], {
+        DATA_DIR: dataDir,
+        DIST_DIR: distDir,
+        BUILD_CACHE_DIR: cacheDir,
+        SITE: site,
+      });
+      return { ms, distDir };
+    };
+    await build('off');
+    const off: number[] = [];
+    const on: number[] = [];
+    let built = '';
+    for (let round = 0; round < ROUNDS; round++) {
+      off.push((await build('off')).ms);
+      const withSite = await build('on');
+      on.push(withSite.ms);
+      built = withSite.distDir;
+    }
+    const ws = { dir: join(work, `growth-${count}`), dataDir, distDir: built, cacheDir };
+    const releases = await releaseToServed(ws, 2 + counts.indexOf(count), ROUNDS);
+    console.log(
+      `${count.toLocaleString('en').padStart(8)} ${`${fmt(median(off))} ms`.padStart(16)} ${`${fmt(median(on))} ms`.padStart(16)} ${`${fmt(median(releases))} ms`.padStart(18)}`,
+    );
+  }
 }
 
 const work = await mkdtemp(join(tmpdir(), 'depot-bench-'));
@@ -357,6 +435,8 @@ try {
   if (!only || only === 'serving') await benchServing();
   if (!only || only === 'build') await benchBuild();
   if (!only || only === 'release') await benchRelease();
+  // Not part of a plain `npm run bench`: 10,000 versions take minutes to write and build.
+  if (only === 'growth') await benchGrowth(VERSIONS);
   if (!only || only === 'brands') await benchBrands(await makeWorkspace('brands'), ROUNDS);
   if (!only || only === 'charts') await benchCharts(await makeWorkspace('charts'), ROUNDS);
   if (!only || only === 'scale') await benchScale(await makeWorkspace('scale'), ROUNDS, SECONDS);

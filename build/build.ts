@@ -6,7 +6,7 @@ import { DEFAULT_DEPLOY, DEFAULT_RATE_LIMIT, type DeployOptions } from '../serve
 import type { RateLimitPolicy } from '../server/http/rate-limit.ts';
 import { loadCatalog, type Catalog } from '../server/versions/catalog.ts';
 import { sha256Hex } from '../server/digest.ts';
-import { TREES_DIR, currentTreeDir, readManifestSource, type Manifest } from '../server/tree.ts';
+import { TREES_DIR, currentTreeDir, readManifestSource, type Manifest, type RouteEntry } from '../server/tree.ts';
 import { createByteCache } from '../server/byte-cache.ts';
 import { loadBrandSources } from '../server/brands/sources.ts';
 import { createFileStorage, createMemoryStorage } from '../server/storage.ts';
@@ -17,12 +17,21 @@ import { listBrandPaths, listVersionPaths } from './paths.ts';
 import { prerender } from './prerender.ts';
 import { writeDeployConfigs } from './deploy-configs.ts';
 import { acquireBuildLock } from './build-lock.ts';
-import { buildSite, siteSourceDigest } from './site.ts';
-import { stageTree } from './stage.ts';
+import { buildSite, siteKey, siteSourceDigest } from './site.ts';
+import { catalogFileText, stageTree } from './stage.ts';
+import { linkRoutesFiles } from './link-files.ts';
+import {
+  BUILD_RECORD,
+  answerCodeDigest,
+  readPreviousTree,
+  type BuildRecord,
+  type PreviousTree,
+} from './previous-tree.ts';
+import { openVerifiedJars } from './verified-jars.ts';
 import { removeAbandonedStaging, swapTree } from './swap.ts';
 
 /** Bump when the tree's layout or any answer's bytes change for the same data/. */
-const TREE_FORMAT = 4;
+const TREE_FORMAT = 5;
 
 export type BuildOptions = {
   dataDir: string;
@@ -69,7 +78,13 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const rateLimit = options.rateLimit === undefined ? DEFAULT_RATE_LIMIT : options.rateLimit;
   const step = timed(log);
   const { catalog, brandSources } = await step('load', async () => {
-    const loaded = { catalog: await loadCatalog(dataDir), brandSources: await loadBrandSources(dataDir) };
+    // JARs hashed by an earlier build and unchanged since (same file, size and times) are not read again.
+    const verified = await openVerifiedJars(join(cacheDir, 'verified-jars.json'));
+    const loaded = {
+      catalog: await loadCatalog(dataDir, verified.jars),
+      brandSources: await loadBrandSources(dataDir),
+    };
+    await verified.save();
     return [
       loaded,
       `${loaded.catalog.versions.length} versions, ${loaded.catalog.users.size} users, ${loaded.brandSources.length} brand variants from ${dataDir}`,
@@ -83,14 +98,41 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     log(`[build] unchanged since the current tree: ${previousTree}`);
     return { treeDir: previousTree, routes: 0, skipped: true, rendered: 0 };
   }
-  const stagingDir = join(distDir, TREES_DIR, `.staging-${process.pid}-${randomBytes(4).toString('hex')}`);
-  await mkdir(stagingDir, { recursive: true });
+  // The answers' code, and the one setting answers print (the feeds' PUBLIC_URL links).
+  const code = sha256Hex(await answerCodeDigest(), JSON.stringify({ publicUrl: deploy.publicUrl ?? null }));
+  const previous = await readPreviousTree(previousTree, code, { catalog, brands: brandRecords });
+  const siteNow = site === null ? null : siteKey(site, catalogFileText(catalog, brandSources));
+  // The API goes first, with the previous tree's site, then the site of this data in a second tree:
+  // a release is served without waiting for Astro. A tree whose site is not yet this data's has its
+  // own source, so `--if-changed` after a crash between the two swaps builds the site.
+  const carried = siteNow !== null ? (previous?.record.site ?? null) : null;
+  const siteDone = siteNow === null || carried?.key === siteNow;
+  const deployed = { ...deploy, distDir: deploy.distDir ?? resolve(distDir) };
+  const write = (stagingDir: string, routes: Record<string, RouteEntry>, record: BuildRecord, treeSource: string) =>
+    step('write', async () => {
+      const manifestText = JSON.stringify({ format: 1, source: treeSource, routes } satisfies Manifest);
+      const treeName = sha256Hex(manifestText).slice(0, 20);
+      await writeFile(join(stagingDir, 'manifest.json'), manifestText);
+      await writeFile(join(stagingDir, BUILD_RECORD), JSON.stringify(record));
+      const configs = await writeDeployConfigs(stagingDir, treeName, routes, deployed, rateLimit);
+      return [treeName, `manifest.json, ${configs}`] as const;
+    });
+  const swap = (stagingDir: string, treeName: string, what: string) =>
+    step('swap', async () => {
+      const dir = await swapTree(distDir, stagingDir, treeName);
+      return [dir, `${join(distDir, 'current')} -> ${dir}${what}`] as const;
+    });
+
+  const apiStaging = await newStagingDir(distDir);
+  let apiTree: string;
+  let answers: Record<string, RouteEntry>;
+  let rendered: number;
   try {
     await step('stage', async () => {
-      await stageTree(stagingDir, dataDir, catalog, brandSources, previousTree);
-      return [undefined, `${new Set(catalog.versions.map((v) => v.sha256)).size} JARs`] as const;
+      const jars = await stageTree(apiStaging, dataDir, catalog, brandSources, previousTree);
+      return [undefined, `${jars} JARs`] as const;
     });
-    const tree = { dir: stagingDir, catalog, brands: brandMap(brandRecords), routes: new Map(), source };
+    const tree = { dir: apiStaging, catalog, brands: brandMap(brandRecords), routes: new Map(), source };
     const paths = await step('list paths', async () => {
       const list = [...listVersionPaths(catalog), ...listBrandPaths(tree.brands), '/api/charts/example', OPENAPI_PATH];
       return [list, `${list.length} routes`] as const;
@@ -101,33 +143,60 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       imageCache: createByteCache(createFileStorage(cacheDir), 'brand-images', { keepForever: true }),
       publicUrl: deploy.publicUrl,
     });
-    const routes = await step('prerender', () => prerenderWithProgress(ctx, paths, log));
-    const siteRoutes = await step('site', () => siteStep(stagingDir, cacheDir, site));
-    const allRoutes = { ...routes, ...siteRoutes };
-    const manifestText = JSON.stringify({ format: 1, source, routes: allRoutes } satisfies Manifest);
-    const treeName = sha256Hex(manifestText).slice(0, 20);
-    await step('write', async () => {
-      await writeFile(join(stagingDir, 'manifest.json'), manifestText);
-      const deployed = { ...deploy, distDir: deploy.distDir ?? resolve(distDir) };
-      return [
-        undefined,
-        `manifest.json, ${await writeDeployConfigs(stagingDir, treeName, allRoutes, deployed, rateLimit)}`,
-      ] as const;
-    });
-    const treeDir = await step('swap', async () => {
-      const dir = await swapTree(distDir, stagingDir, treeName);
-      return [dir, `${join(distDir, 'current')} -> ${dir}`] as const;
-    });
-    return {
-      treeDir,
-      routes: paths.length + Object.keys(siteRoutes).length,
-      skipped: false,
-      rendered: ctx.renderer.renders(),
-    };
+    answers = await step('prerender', () => prerenderWithProgress(ctx, paths, previous, log));
+    rendered = ctx.renderer.renders();
+    const carriedRoutes = carried && previous ? await carryRoutes(previous, carried.paths, apiStaging) : {};
+    const treeName = await write(
+      apiStaging,
+      { ...answers, ...carriedRoutes },
+      { code, site: carried },
+      siteDone ? source : sha256Hex(source, 'site pending'),
+    );
+    const pending = siteDone ? '' : carried ? ' (site follows; the previous one meanwhile)' : ' (site follows)';
+    apiTree = await swap(apiStaging, treeName, pending);
   } catch (error) {
-    await rm(stagingDir, { recursive: true, force: true });
+    await rm(apiStaging, { recursive: true, force: true });
     throw error;
   }
+  if (siteDone) return { treeDir: apiTree, routes: Object.keys(answers).length, skipped: false, rendered };
+
+  const siteStaging = await newStagingDir(distDir);
+  try {
+    // The same API tree, its files linked, then this data's site.
+    await stageTree(siteStaging, dataDir, catalog, brandSources, apiTree);
+    await linkRoutesFiles(apiTree, siteStaging, Object.values(answers));
+    const siteRoutes = await step('site', () => siteStep(siteStaging, cacheDir, site));
+    const treeName = await write(
+      siteStaging,
+      { ...answers, ...siteRoutes },
+      { code, site: { key: siteNow!, paths: Object.keys(siteRoutes) } },
+      source,
+    );
+    const treeDir = await swap(siteStaging, treeName, '');
+    return {
+      treeDir,
+      routes: Object.keys(answers).length + Object.keys(siteRoutes).length,
+      skipped: false,
+      rendered,
+    };
+  } catch (error) {
+    await rm(siteStaging, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function newStagingDir(distDir: string): Promise<string> {
+  const dir = join(distDir, TREES_DIR, `.staging-${process.pid}-${randomBytes(4).toString('hex')}`);
+  await mkdir(dir, { recursive: true });
+  return dir;
+}
+
+/** The previous tree's site routes, their files linked into the staged tree. */
+async function carryRoutes(previous: PreviousTree, paths: readonly string[], stagingDir: string) {
+  const routes: Record<string, RouteEntry> = {};
+  for (const path of paths) if (previous.routes[path]) routes[path] = previous.routes[path];
+  await linkRoutesFiles(previous.dir, stagingDir, Object.values(routes));
+  return routes;
 }
 
 /** What a tree is made from; the same digest means the same tree (`--if-changed` then skips the build). */
@@ -154,18 +223,28 @@ function inputDigest(inputs: {
 }
 
 /** Asks the app for every path, with one progress line per 25% on long builds (a first build renders every image). */
-async function prerenderWithProgress(ctx: AppContext, paths: string[], log: (line: string) => void) {
+async function prerenderWithProgress(
+  ctx: AppContext,
+  paths: string[],
+  previous: PreviousTree | null,
+  log: (line: string) => void,
+) {
   let reported = 0;
-  const answers = await prerender(ctx, paths, (done) => {
-    if (done === paths.length || done - reported >= paths.length / 4) {
-      reported = done;
-      if (done < paths.length)
-        log(`[build]   prerender: ${done}/${paths.length}, ${ctx.renderer.renders()} images rendered`);
-    }
-  });
+  const { routes, reused } = await prerender(
+    ctx,
+    paths,
+    (done) => {
+      if (done === paths.length || done - reported >= paths.length / 4) {
+        reported = done;
+        if (done < paths.length)
+          log(`[build]   prerender: ${done}/${paths.length}, ${ctx.renderer.renders()} images rendered`);
+      }
+    },
+    previous,
+  );
   return [
-    answers,
-    `${paths.length} answers, ${ctx.renderer.renders()} images rendered (the rest from the build cache)`,
+    routes,
+    `${paths.length} answers, ${paths.length - reused} asked of the app, ${reused} unchanged from the previous tree; ${ctx.renderer.renders()} images rendered (the rest from the build cache)`,
   ] as const;
 }
 

@@ -29,6 +29,11 @@ export async function siteSourceDigest(): Promise<string> {
   return sha256Hex(...parts);
 }
 
+/** What the site is made from: its sources, the tree's catalog.json and the OpenAPI document. */
+export function siteKey(sourceDigest: string, catalog: string | Uint8Array): string {
+  return sha256Hex(sourceDigest, catalog, JSON.stringify(OPENAPI_DOCUMENT)).slice(0, 32);
+}
+
 /**
  * The Astro build of site/, for the tree in `treeDir` (its catalog.json already written): pages,
  * scripts and styles become tree files and manifest routes, served like every other answer. The
@@ -39,8 +44,7 @@ export async function buildSite(
   cacheDir: string,
   sourceDigest: string,
 ): Promise<{ routes: Record<string, RouteEntry>; built: boolean }> {
-  const catalog = await readFile(join(treeDir, 'catalog.json'));
-  const key = sha256Hex(sourceDigest, catalog, JSON.stringify(OPENAPI_DOCUMENT)).slice(0, 32);
+  const key = siteKey(sourceDigest, await readFile(join(treeDir, 'catalog.json')));
   const outDir = join(cacheDir, 'site', key);
   const built = !(await exists(outDir));
   if (built) await runAstro(treeDir, outDir, cacheDir);

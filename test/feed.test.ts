@@ -8,7 +8,7 @@ import { DEFAULT_DEPLOY } from '../server/config.ts';
 import type { RunningOrigin } from '../server/origin.ts';
 import { currentTreeDir, openTree, type Tree } from '../server/tree.ts';
 import { FEED_ENTRIES } from '../server/versions/feed.ts';
-import { SHARED_BUILD_CACHE, makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
+import { SHARED_BUILD_CACHE, makeWorkspace, startTestOrigin, until, type Workspace } from './helpers.ts';
 
 const ATOM = 'http://www.w3.org/2005/Atom';
 const PUBLIC_URL = 'https://plugins.example.org';
@@ -113,4 +113,24 @@ feeds("each software's feed lists only its releases; any letter case is answered
     /Unknown server software "minestom"; expected one of/,
   );
 });
+feeds(
+  'a build with another PUBLIC_URL and the same data writes the new links (no feed reused from the tree before)',
+  async () => {
+    const deploy = { ...DEFAULT_DEPLOY, publicUrl: 'https://other.example.org' };
+    await runBuild({
+      dataDir: ctx.workspace.dataDir,
+      distDir: ctx.workspace.distDir,
+      cacheDir: SHARED_BUILD_CACHE,
+      deploy,
+    });
+    await until(
+      async () =>
+        (await readFeed('/api/plugin-versions/feed.atom')).id ===
+        'https://other.example.org/api/plugin-versions/feed.atom',
+      'the origin serves the new tree',
+    );
+    const feed = await readFeed('/api/plugin-versions/feed/velocity.atom');
+    for (const entry of feed.entries) assert.match(entry.link!, /^https:\/\/other\.example\.org\/version\//);
+  },
+);
 feeds.run();

@@ -1,10 +1,13 @@
 import { readConfig } from '../../server/config.ts';
 import { DataError } from '../../server/data-files.ts';
 import { BuildLockTimeoutError } from '../build-lock.ts';
-import { addServer, addStats, addUser } from './accounts.ts';
-import { migrateToRedis } from './migrate.ts';
-import { RefusedError, parseReleaseArgs, releaseJar } from './release.ts';
-import { runWebhookCommand } from './webhooks.ts';
+
+// Each command imports what it runs when it runs: the release's build loads the whole app (about
+// 250 modules), which `depot help` or `stats add` should not wait for.
+const release = () => import('./release.ts');
+const accounts = () => import('./accounts.ts');
+const migrate = () => import('./migrate.ts');
+const webhooks = () => import('./webhooks.ts');
 
 const USAGE = `usage: npm run depot -- <command>
   release <file.jar> --version 1.4.0 --java 21 --software PaperMC,Folia [--minecraft 1.21.4] [--proxy 3.4] [--by alice]
@@ -21,12 +24,14 @@ async function main(argv: string[]): Promise<number> {
   const config = readConfig();
   try {
     switch (command) {
-      case 'release':
+      case 'release': {
+        const { parseReleaseArgs, releaseJar } = await release();
         return print(await releaseJar(parseReleaseArgs(args), config, new Date()));
+      }
       case 'migrate':
-        return print(await migrateToRedis(args, config));
+        return print(await (await migrate()).migrateToRedis(args, config));
       case 'webhook': {
-        const result = await runWebhookCommand(args, config);
+        const result = await (await webhooks()).runWebhookCommand(args, config);
         if (result) return print(result);
         break;
       }
@@ -35,6 +40,7 @@ async function main(argv: string[]): Promise<number> {
       case 'stats': {
         const [verb, ...rest] = args;
         if (verb !== 'add') break;
+        const { addUser, addServer, addStats } = await accounts();
         return print(await { user: addUser, server: addServer, stats: addStats }[command](rest, config));
       }
     }
@@ -44,7 +50,7 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   } catch (error) {
     if (
-      error instanceof RefusedError ||
+      error instanceof (await release()).RefusedError ||
       error instanceof DataError ||
       error instanceof BuildLockTimeoutError ||
       String((error as NodeJS.ErrnoException).code).startsWith('ERR_PARSE_ARGS')

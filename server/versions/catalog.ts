@@ -1,5 +1,7 @@
 import { readFile, readdir, stat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import { join } from 'node:path';
+import pLimit from 'p-limit';
 import { DataError, parseFile, readJsonFile } from '../data-files.ts';
 import { sha256Hex } from '../digest.ts';
 import { compareNewestFirst, indexLatest, type LatestIndex } from './latest.ts';
@@ -46,28 +48,47 @@ export async function loadUsers(dataDir: string): Promise<UserProfile[]> {
 }
 
 /**
+ * JARs already hashed, by the identity of their file (device, inode, size, modification and change
+ * times): a JAR whose file did not change since it matched `sha256` need not be read again.
+ */
+export type VerifiedJars = {
+  matches(path: string, file: Stats, sha256: string): boolean;
+  add(path: string, file: Stats, sha256: string): void;
+};
+
+/**
  * Reads and validates data/: every record, its JAR (present, same size and sha256), its changelog
  * when there is one, and the users. Fails on the first bad file with a message naming the file and
- * the field.
+ * the field. With `verified`, a JAR whose file is unchanged since it was last hashed is not read again.
  */
-export async function loadCatalog(dataDir: string): Promise<Catalog> {
+export async function loadCatalog(dataDir: string, verified?: VerifiedJars): Promise<Catalog> {
   const dir = versionsDir(dataDir);
   const files = (await readdir(dir).catch(() => [] as string[])).sort();
   const names = files.filter((n) => n.endsWith('.json'));
   const orphan = files.find((n) => n.endsWith('.md') && !files.includes(n.replace(/\.md$/, '.json')));
   if (orphan)
     throw new DataError(`${join(dir, orphan)}: a changelog without its record ${orphan.replace(/\.md$/, '.json')}`);
-  const records: CatalogVersion[] = [];
-  for (const name of names) {
-    const file = join(dir, name);
-    const record = parseFile(PluginVersionRecord, await readJsonFile(file), file);
-    if (`${record.id}.json` !== name) throw new DataError(`${file}: id: "${record.id}" does not match the file name`);
-    await checkJar(jarPath(dataDir, record.id), record, file);
-    const changelog = files.includes(`${record.id}.md`)
-      ? await readChangelog(changelogPath(dataDir, record.id))
-      : undefined;
-    records.push(changelog === undefined ? record : { ...record, changelog });
-  }
+  // A few files at a time: one after the other, each read waits a round trip through libuv's threads.
+  const limit = pLimit(16);
+  const loaded = await Promise.allSettled(
+    names.map((name) =>
+      limit(async (): Promise<CatalogVersion> => {
+        const file = join(dir, name);
+        const record = parseFile(PluginVersionRecord, await readJsonFile(file), file);
+        if (`${record.id}.json` !== name)
+          throw new DataError(`${file}: id: "${record.id}" does not match the file name`);
+        await checkJar(jarPath(dataDir, record.id), record, file, verified);
+        const changelog = files.includes(`${record.id}.md`)
+          ? await readChangelog(changelogPath(dataDir, record.id))
+          : undefined;
+        return changelog === undefined ? record : { ...record, changelog };
+      }),
+    ),
+  );
+  // The first bad file in name order, whichever failed first.
+  const failed = loaded.find((result) => result.status === 'rejected');
+  if (failed) throw failed.reason;
+  const records = loaded.map((result) => (result as PromiseFulfilledResult<CatalogVersion>).value);
   return createCatalog(records, await loadUsers(dataDir));
 }
 
@@ -88,12 +109,26 @@ export async function readChangelog(file: string): Promise<string> {
   return parseFile(ChangelogMarkdown, text, file);
 }
 
-async function checkJar(path: string, record: PluginVersionRecord, file: string): Promise<void> {
-  const bytes = await readFile(path).catch(() => {
+async function checkJar(
+  path: string,
+  record: PluginVersionRecord,
+  file: string,
+  verified: VerifiedJars | undefined,
+): Promise<void> {
+  const missing = () => {
     throw new DataError(`${file}: id: no JAR at ${path}`);
-  });
+  };
+  const before = verified ? await stat(path).catch(missing) : undefined;
+  if (before && before.size === record.fileSize && verified!.matches(path, before, record.sha256)) return;
+  const bytes = await readFile(path).catch(missing);
   if (bytes.length !== record.fileSize) {
     throw new DataError(`${file}: fileSize: ${record.fileSize} but ${path} has ${bytes.length} bytes`);
   }
   if (sha256Hex(bytes) !== record.sha256) throw new DataError(`${file}: sha256: does not match ${path}`);
+  // Remembered only if the file did not change while it was read.
+  const after = verified ? await stat(path).catch(missing) : undefined;
+  if (before && after && sameFile(before, after)) verified!.add(path, after, record.sha256);
 }
+
+const sameFile = (a: Stats, b: Stats) =>
+  a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs;

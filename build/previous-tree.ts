@@ -1,0 +1,105 @@
+import { readFile, readdir, stat } from 'node:fs/promises';
+import { join, relative, resolve } from 'node:path';
+import { z } from 'zod';
+import { OPENAPI_PATH } from '../server/openapi.ts';
+import { parseFile, readJsonFile } from '../server/data-files.ts';
+import { sha256Hex } from '../server/digest.ts';
+import { Manifest, type RouteEntry } from '../server/tree.ts';
+import type { BrandSourceRecord } from '../server/brands/sources.ts';
+import type { Catalog } from '../server/versions/catalog.ts';
+import type { UserProfile } from '../server/versions/schema.ts';
+
+const ROOT = resolve(import.meta.dirname, '..');
+/** What an answer's bytes are made by besides data/: the server, the build, and the packages they run on. */
+const CODE_INPUTS = [join(ROOT, 'server'), join(ROOT, 'build'), join(ROOT, 'package-lock.json')];
+
+/** Beside a tree's manifest: what the build needs to reuse the tree's answers in the next build. */
+export const BUILD_RECORD = 'build.json';
+
+export const BuildRecord = z.strictObject({
+  /** Digest of the code that rendered the answers (`answerCodeDigest`) and of the settings they print: other code or settings, no reuse. */
+  code: z.string(),
+  /** The site's key (sources, catalog, document) and its routes; null without a site. */
+  site: z.strictObject({ key: z.string(), paths: z.array(z.string()) }).nullable(),
+});
+export type BuildRecord = z.infer<typeof BuildRecord>;
+
+/** The inputs of the previous tree's answers, as its catalog.json holds them: compared as JSON text, never served. */
+const PreviousCatalog = z.object({
+  versions: z.array(z.looseObject({ id: z.string() })),
+  users: z.array(z.unknown()),
+  brands: z.array(z.unknown()),
+});
+
+export type PreviousTree = {
+  dir: string;
+  routes: Record<string, RouteEntry>;
+  record: BuildRecord;
+  /** An unchanged answer of this tree for `path`, when its inputs are the same as the new data's. */
+  unchanged: (path: string) => RouteEntry | undefined;
+};
+
+/** A digest of the code behind the answers: a tree built by other code is not reused. */
+export async function answerCodeDigest(): Promise<string> {
+  const parts: (string | Uint8Array)[] = [];
+  for (const input of CODE_INPUTS) {
+    for (const file of await listFiles(input)) parts.push(relative(ROOT, file), await readFile(file));
+  }
+  return sha256Hex(...parts);
+}
+
+/**
+ * The current tree with what of it the next build may reuse: its site until the new one is built,
+ * and, if built by the same code, each answer whose data did not change (a version's JAR answer: that record; the
+ * brand images: the brand sources; the document and the example chart: the code alone; anything
+ * else: all of data/). A tree without a build record, or unreadable, reuses nothing.
+ */
+export async function readPreviousTree(
+  dir: string | null,
+  code: string,
+  next: { catalog: Catalog; brands: readonly BrandSourceRecord[] },
+): Promise<PreviousTree | null> {
+  if (!dir) return null;
+  try {
+    const record = BuildRecord.parse(await readJsonFile(join(dir, BUILD_RECORD)));
+    const manifestFile = join(dir, 'manifest.json');
+    // Entries as written (zod's output orders an entry's keys by its schema): reused, they give the
+    // same manifest text, so the same tree name, as the build that rendered them.
+    const raw = await readJsonFile(manifestFile);
+    parseFile(Manifest, raw, manifestFile);
+    const { routes } = raw as Manifest;
+    const catalogFile = join(dir, 'catalog.json');
+    const previous = parseFile(PreviousCatalog, await readJsonFile(catalogFile), catalogFile);
+    const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+    const usersNow: UserProfile[] = [...next.catalog.users.values()];
+    const brandsSame = same(previous.brands, next.brands);
+    const allSame = brandsSame && same(previous.users, usersNow) && same(previous.versions, next.catalog.versions);
+    const previousRecords = new Map(previous.versions.map((v) => [v.id, v]));
+    const downloadPrefix = '/api/plugin-versions/download/';
+    const unchanged = (path: string): RouteEntry | undefined => {
+      const entry = routes[path];
+      if (!entry || record.code !== code) return undefined;
+      if (path.startsWith(downloadPrefix)) {
+        const id = path.slice(downloadPrefix.length);
+        const version = next.catalog.byId.get(id);
+        if (version) return same(previousRecords.get(id), version) ? entry : undefined;
+      }
+      if (path === OPENAPI_PATH || path === '/api/charts/example') return entry;
+      if (path.startsWith('/api/image/brand') || path.startsWith('/brand/')) return brandsSame ? entry : undefined;
+      return allSame ? entry : undefined;
+    };
+    return { dir, routes, record, unchanged };
+  } catch {
+    return null;
+  }
+}
+
+export async function listFiles(path: string): Promise<string[]> {
+  const info = await stat(path);
+  if (!info.isDirectory()) return [path];
+  const entries = await readdir(path, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name))
+    .sort();
+}

@@ -1,0 +1,268 @@
+import { cp, readFile, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { runBuild } from '../build/build.ts';
+import { DataError } from '../server/data-files.ts';
+import { sha256Hex } from '../server/digest.ts';
+import { currentTreeDir, openTree } from '../server/tree.ts';
+import { jarPath } from '../server/versions/catalog.ts';
+import {
+  SHARED_BUILD_CACHE,
+  makeWorkspace,
+  pluginJar,
+  snapshotFiles,
+  spawnScript,
+  startTestOrigin,
+  until,
+  type Workspace,
+} from './helpers.ts';
+
+const ctx = {} as { workspace: Workspace };
+
+const releaseArgs = (jar: string, version: string) => [
+  'release',
+  jar,
+  '--version',
+  version,
+  '--java',
+  '21',
+  '--software',
+  'PaperMC',
+];
+
+/** What a running origin says is the latest PaperMC build for Java 21, and whether its download is the JAR. */
+async function servedLatest(url: string, jar: Uint8Array) {
+  const latest = (await (await fetch(`${url}/api/plugin-versions/latest/papermc/21`)).json()) as {
+    version: { pluginVersion: string; downloadUrl: string };
+  };
+  const download = await fetch(url + latest.version.downloadUrl);
+  const bytes = Buffer.from(await download.arrayBuffer());
+  return { version: latest.version.pluginVersion, download: download.status === 200 && bytes.equals(jar) };
+}
+
+/** The site's version history page as served: does it list `version`? */
+async function historyLists(url: string, version: string) {
+  const page = await fetch(`${url}/versions`);
+  assert.is(page.status, 200, '/versions is served');
+  return (await page.text()).includes(version);
+}
+
+const apiFirst = suite('a release: the API first, then the site');
+apiFirst.before.each(async () => {
+  ctx.workspace = await makeWorkspace({ site: true });
+});
+apiFirst.after.each(() => ctx.workspace.remove());
+
+for (const [moment, line] of [
+  ['while the site is built (killed then)', '[build] swap:'],
+  ['during the site swap (killed then)', '[build] site:'],
+] as const) {
+  apiFirst(`is answered by a running origin ${moment}, and the next build completes the site`, async () => {
+    const origin = await startTestOrigin(ctx.workspace);
+    try {
+      const bytes = pluginJar('5.0.0');
+      const jar = join(ctx.workspace.dir, 'Api-5.0.0.jar');
+      await writeFile(jar, bytes);
+      const release = spawnScript('build/cli/depot.ts', releaseArgs(jar, '5.0.0'), ctx.workspace);
+      await until(() => release.stderr().includes(line), `the release reaches ${line}`, 60_000);
+      release.child.kill('SIGKILL');
+      await release.exited;
+      // The API tree was swapped in before the kill: the origin answers the release, metadata and download.
+      await until(
+        async () => (await servedLatest(origin.url, bytes)).version === '5.0.0',
+        'the origin answers the release',
+      );
+      assert.equal(await servedLatest(origin.url, bytes), { version: '5.0.0', download: true });
+      // Whatever tree the kill left is whole: every route of its manifest has its file.
+      const tree = await openTree((await currentTreeDir(ctx.workspace.distDir))!);
+      for (const entry of tree.routes.values()) await stat(join(tree.dir, entry.file));
+      assert.ok(tree.routes.has('/versions'), 'the site is served meanwhile (the previous one or the new one)');
+      assert.is((await fetch(`${origin.url}/versions`)).status, 200);
+
+      // `--if-changed` does not take a tree whose site is pending for a finished one.
+      const pending = !(await siteIsCurrent());
+      if (line === '[build] swap:') assert.ok(pending, 'killed while the site was built: the previous site is served');
+      const next = await runBuild({
+        dataDir: ctx.workspace.dataDir,
+        distDir: ctx.workspace.distDir,
+        cacheDir: SHARED_BUILD_CACHE,
+        ifChanged: true,
+      });
+      if (pending) assert.not.ok(next.skipped, 'a tree whose site is pending is built again');
+      await until(() => historyLists(origin.url, '5.0.0'), 'the site lists the release');
+      assert.equal(await servedLatest(origin.url, bytes), { version: '5.0.0', download: true });
+    } finally {
+      await origin.close();
+    }
+  });
+}
+
+/** Was the killed build's site swap done (its tree's site lists the release)? */
+async function siteIsCurrent(): Promise<boolean> {
+  const tree = await openTree((await currentTreeDir(ctx.workspace.distDir))!);
+  const entry = tree.routes.get('/versions')!;
+  return (await readFile(join(tree.dir, entry.file), 'utf8')).includes('5.0.0');
+}
+
+apiFirst('an origin answers a new version before the build has finished the site', async () => {
+  const origin = await startTestOrigin(ctx.workspace);
+  try {
+    const bytes = pluginJar('5.1.0');
+    await addVersion(ctx.workspace.dataDir, '5.1.0', bytes);
+    let apiSwapped = false;
+    const built = runBuild({
+      dataDir: ctx.workspace.dataDir,
+      distDir: ctx.workspace.distDir,
+      cacheDir: SHARED_BUILD_CACHE,
+      log: (line) => (apiSwapped ||= line.startsWith('[build] swap:') && line.includes('site follows')),
+    });
+    await until(() => apiSwapped, 'the API tree is swapped in', 60_000);
+    let servedBeforeSite = false;
+    await until(async () => {
+      const served = await servedLatest(origin.url, bytes);
+      servedBeforeSite = served.version === '5.1.0' && served.download && !(await historyLists(origin.url, '5.1.0'));
+      return served.version === '5.1.0';
+    }, 'the origin answers the new version');
+    assert.ok(servedBeforeSite, 'answered, download included, while the site still showed the previous data');
+    await built;
+    await until(() => historyLists(origin.url, '5.1.0'), 'the site lists the new version');
+  } finally {
+    await origin.close();
+  }
+});
+
+/** What `depot release` writes, without its build: a JAR and its record in data/. */
+async function addVersion(dataDir: string, version: string, bytes: Uint8Array) {
+  const at = new Date().toISOString();
+  const id = `plugin-${Date.now()}-${sha256Hex(bytes).slice(0, 12)}`;
+  await writeFile(jarPath(dataDir, id), bytes);
+  const record = {
+    id,
+    serverSoftware: ['PaperMC'],
+    pluginVersion: version,
+    javaVersion: '21',
+    proxyVersion: null,
+    fileName: `Api-${version}.jar`,
+    fileSize: bytes.length,
+    sha256: sha256Hex(bytes),
+    createdAt: at,
+    updatedAt: at,
+    createdBy: 'test',
+  };
+  await writeFile(join(dataDir, 'versions', `${id}.json`), JSON.stringify(record));
+}
+
+apiFirst.run();
+
+const incremental = suite('incremental build');
+incremental.before.each(async () => {
+  ctx.workspace = await makeWorkspace({ site: true });
+});
+incremental.after.each(() => ctx.workspace.remove());
+
+incremental('a release reusing the previous tree gives the same tree, file for file, as a full build', async () => {
+  const { dataDir, distDir } = ctx.workspace;
+  const lines: string[] = [];
+  await addVersion(dataDir, '6.0.0', pluginJar('6.0.0'));
+  await runBuild({ dataDir, distDir, cacheDir: SHARED_BUILD_CACHE, log: (line) => lines.push(line) });
+  assert.ok(
+    lines.some((line) => /prerender: .* 112 asked of the app/.test(line)),
+    'the release reused the previous tree',
+  );
+  lines.length = 0;
+  const incrementalTree = (await currentTreeDir(distDir))!;
+  const kept = join(ctx.workspace.dir, 'incremental-tree');
+  await cp(incrementalTree, kept, { recursive: true });
+  await rm(distDir, { recursive: true, force: true });
+  const full = await runBuild({ dataDir, distDir, cacheDir: SHARED_BUILD_CACHE, log: (line) => lines.push(line) });
+  assert.ok(
+    lines.some((line) => / 0 unchanged from the previous tree/.test(line)),
+    'the second build had no previous tree',
+  );
+  const [a, b] = [await snapshotFiles(kept), await snapshotFiles(full.treeDir)];
+  assert.equal(Object.keys(a).sort(), Object.keys(b).sort(), 'the same files');
+  for (const file of Object.keys(a)) assert.is(a[file], b[file], `${file}: same bytes`);
+  assert.is(full.treeDir.split('/').pop(), incrementalTree.split('/').pop(), 'the same tree name');
+});
+
+incremental('answers whose inputs did not change are reused; a changed record is answered anew', async () => {
+  const { dataDir, distDir } = ctx.workspace;
+  const lines: string[] = [];
+  const first = await openTree((await currentTreeDir(distDir))!);
+  const version = first.catalog.versions.at(-1)!;
+  const recordFile = join(dataDir, 'versions', `${version.id}.json`);
+  const record = JSON.parse(await readFile(recordFile, 'utf8'));
+  await writeFile(recordFile, JSON.stringify({ ...record, fileName: 'Renamed.jar' }));
+  await runBuild({ dataDir, distDir, cacheDir: SHARED_BUILD_CACHE, site: false, log: (line) => lines.push(line) });
+  const prerender = lines.find((line) => line.startsWith('[build] prerender:'))!;
+  // The version's own download, the list and the latest answers (1 + 1 + 110) are asked again; the rest kept.
+  assert.match(prerender, / 112 asked of the app, \d+ unchanged from the previous tree/);
+  const tree = await openTree((await currentTreeDir(distDir))!);
+  const download = tree.routes.get(`/api/plugin-versions/download/${version.id}`)!;
+  assert.match(download.headers['content-disposition']!, /Renamed\.jar/);
+});
+incremental.run();
+
+const loadCache = suite('loading data/: JARs hashed once');
+loadCache.before.each(async () => {
+  ctx.workspace = await makeWorkspace();
+});
+loadCache.after.each(() => ctx.workspace.remove());
+
+const build = () =>
+  runBuild({
+    dataDir: ctx.workspace.dataDir,
+    distDir: ctx.workspace.distDir,
+    cacheDir: SHARED_BUILD_CACHE,
+    site: false,
+  });
+
+loadCache('a JAR rewritten in place after a build (same size, other bytes) is read again and refused', async () => {
+  await build();
+  const tree = await openTree((await currentTreeDir(ctx.workspace.distDir))!);
+  const version = tree.catalog.versions[0]!;
+  const path = jarPath(ctx.workspace.dataDir, version.id);
+  const bytes = await readFile(path);
+  bytes[bytes.length - 1] = bytes[bytes.length - 1]! ^ 0xff;
+  await writeFile(path, bytes);
+  const error = await build().then(
+    () => null,
+    (e: unknown) => e,
+  );
+  assert.instance(error, DataError);
+  assert.match((error as Error).message, /sha256: does not match/);
+});
+
+loadCache('a JAR replaced by another file of the same size and times is read again and refused', async () => {
+  await build();
+  const tree = await openTree((await currentTreeDir(ctx.workspace.distDir))!);
+  const version = tree.catalog.versions[0]!;
+  const path = jarPath(ctx.workspace.dataDir, version.id);
+  const { atime, mtime, size } = await stat(path);
+  const bytes = await readFile(path);
+  bytes[0] = bytes[0]! ^ 0xff;
+  await rm(path);
+  await writeFile(path, bytes);
+  await utimes(path, atime, mtime);
+  assert.is((await stat(path)).size, size);
+  const error = await build().then(
+    () => null,
+    (e: unknown) => e,
+  );
+  assert.instance(error, DataError);
+  assert.match((error as Error).message, /sha256: does not match/);
+});
+
+loadCache('a removed JAR is missed even when it was hashed before', async () => {
+  await build();
+  const names = await readdir(join(ctx.workspace.dataDir, 'jars'));
+  await rm(join(ctx.workspace.dataDir, 'jars', names[0]!));
+  const error = await build().then(
+    () => null,
+    (e: unknown) => e,
+  );
+  assert.instance(error, DataError);
+  assert.match((error as Error).message, /no JAR at/);
+});
+loadCache.run();
