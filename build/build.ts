@@ -27,7 +27,7 @@ import {
   type BuildRecord,
   type PreviousTree,
 } from './previous-tree.ts';
-import { openVerifiedJars } from './verified-jars.ts';
+import { VERIFIED_JARS, openVerifiedJars } from './verified-jars.ts';
 import { removeAbandonedStaging, swapTree } from './swap.ts';
 
 /** Bump when the tree's layout or any answer's bytes change for the same data/. */
@@ -79,7 +79,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const step = timed(log);
   const { catalog, brandSources } = await step('load', async () => {
     // JARs hashed by an earlier build and unchanged since (same file, size and times) are not read again.
-    const verified = await openVerifiedJars(join(cacheDir, 'verified-jars.json'));
+    const verified = await openVerifiedJars(join(cacheDir, VERIFIED_JARS));
     const loaded = {
       catalog: await loadCatalog(dataDir, verified.jars),
       brandSources: await loadBrandSources(dataDir),

@@ -27,6 +27,9 @@ type FileIdentity = z.infer<typeof FileIdentity>;
 
 const VerifiedJarsFile = z.strictObject({ format: z.literal(FORMAT), jars: z.record(z.string(), FileIdentity) });
 
+/** The file in the build cache (dist/.cache) that remembers which JARs were hashed. */
+export const VERIFIED_JARS = 'verified-jars.json';
+
 /**
  * The build's memory of JARs it hashed, in the build cache (one JSON file keyed by absolute path):
  * loading data/ reads and hashes only the JARs whose files changed since. A missing or unreadable
