@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { ENCODING_EXTENSIONS } from '../server/http/compress.ts';
 import type { RouteEntry } from '../server/tree.ts';
+import { allOrFirstError } from '../server/settle.ts';
 
 /** A route's file and its br/gzip forms, as a manifest entry names them. */
 export function routeFiles(entry: RouteEntry): string[] {
@@ -26,5 +27,5 @@ export async function linkRoutesFiles(fromDir: string, toDir: string, entries: I
   const unique = new Map<string, RouteEntry>();
   for (const entry of entries) unique.set(routeFiles(entry).join(' '), entry);
   const limit = pLimit(8);
-  await Promise.all([...unique.values()].map((entry) => limit(() => linkRouteFiles(fromDir, toDir, entry))));
+  await allOrFirstError([...unique.values()].map((entry) => limit(() => linkRouteFiles(fromDir, toDir, entry))));
 }

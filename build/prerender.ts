@@ -6,6 +6,7 @@ import { isCompressible } from '../server/http/compress.ts';
 import { extensionFor } from '../server/http/media-types.ts';
 import { writeTreeFile } from './tree-file.ts';
 import { linkRouteFiles, routeFiles } from './link-files.ts';
+import { allOrFirstError } from '../server/settle.ts';
 
 /** Headers the static server computes per request rather than stores. */
 const PER_REQUEST_HEADERS = new Set(['content-length', 'content-range']);
@@ -32,7 +33,7 @@ export async function prerender(
   let reused = 0;
   // Many routes share a file (an image behind its clean link and its query forms): linked once.
   const linked = new Map<string, Promise<void>>();
-  const entries = await Promise.all(
+  const entries = await allOrFirstError(
     paths.map((path) =>
       limit(async (): Promise<[string, RouteEntry]> => {
         const kept = previous?.unchanged(path);

@@ -9,6 +9,7 @@ import type { RouteEntry } from '../server/tree.ts';
 import { writeTreeFile } from './tree-file.ts';
 import { sha256Hex } from '../server/digest.ts';
 import { MEDIA_TYPES } from '../server/http/media-types.ts';
+import { allOrFirstError } from '../server/settle.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 export const SITE_DIR = join(ROOT, 'site');
@@ -50,7 +51,7 @@ export async function buildSite(
   if (built) await runAstro(treeDir, outDir, cacheDir);
   // Files compress on zlib's thread pool, a few at a time; the manifest keeps path order.
   const limit = pLimit(4);
-  const entries = await Promise.all(
+  const entries = await allOrFirstError(
     (await listFiles(outDir)).sort().map((file) =>
       limit(async (): Promise<[string, RouteEntry]> => {
         const name = relative(outDir, file);

@@ -4,6 +4,7 @@ import pLimit from 'p-limit';
 import { sourceFile, type LoadedBrandSource } from '../server/brands/sources.ts';
 import { jarPath, type Catalog } from '../server/versions/catalog.ts';
 import { FILES_DIR, jarFile, type CatalogFile } from '../server/tree.ts';
+import { allOrFirstError } from '../server/settle.ts';
 
 /**
  * Starts a new tree: every JAR under files/<sha256>.jar (hard-linked from the previous tree when it
@@ -22,7 +23,7 @@ export async function stageTree(
   const byHash = new Map(catalog.versions.map((v) => [v.sha256, v]));
   // A few links at a time on libuv's threads: at 10,000 versions one after the other is most of the stage.
   const limit = pLimit(8);
-  await Promise.all(
+  await allOrFirstError(
     jars.map((sha256) =>
       limit(async () => {
         const target = jarFile(stagingDir, sha256);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { DataError, parseFile, readJsonFile } from '../data-files.ts';
 import { sha256Hex } from '../digest.ts';
+import { allOrFirstError } from '../settle.ts';
 import { compareNewestFirst, indexLatest, type LatestIndex } from './latest.ts';
 import {
   CHANGELOG_MAX_BYTES,
@@ -70,7 +71,7 @@ export async function loadCatalog(dataDir: string, verified?: VerifiedJars): Pro
     throw new DataError(`${join(dir, orphan)}: a changelog without its record ${orphan.replace(/\.md$/, '.json')}`);
   // A few files at a time: one after the other, each read waits a round trip through libuv's threads.
   const limit = pLimit(16);
-  const loaded = await Promise.allSettled(
+  const records = await allOrFirstError(
     names.map((name) =>
       limit(async (): Promise<CatalogVersion> => {
         const file = join(dir, name);
@@ -85,10 +86,6 @@ export async function loadCatalog(dataDir: string, verified?: VerifiedJars): Pro
       }),
     ),
   );
-  // The first bad file in name order, whichever failed first.
-  const failed = loaded.find((result) => result.status === 'rejected');
-  if (failed) throw failed.reason;
-  const records = loaded.map((result) => (result as PromiseFulfilledResult<CatalogVersion>).value);
   return createCatalog(records, await loadUsers(dataDir));
 }
 
