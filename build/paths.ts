@@ -27,14 +27,32 @@ export function listVersionPaths(catalog: Catalog): string[] {
   }
   paths.push(feedPath(), ...SERVER_SOFTWARE.map(feedPath));
   for (const version of catalog.versions) paths.push(downloadPath(version.id));
+  return [...paths, ...updateCheckPaths(catalog)];
+}
+
+/** How many plugin versions per software and Java version have their update check precomputed. */
+export const PRECOMPUTED_UPDATE_CHECKS = 5;
+
+/**
+ * The update checks of the newest PRECOMPUTED_UPDATE_CHECKS plugin versions of each software and
+ * Java version, in each channel form: every release changes them all, so precomputing every
+ * version's would make each release render about 7 answers per version ever released. Older
+ * versions (and unknown ones) are answered live, the same bytes, and cached like the rest.
+ */
+function updateCheckPaths(catalog: Catalog): Set<string> {
   const checks = new Set<string>();
+  const kept = new Map<string, Set<string>>();
   for (const version of catalog.versions) {
     for (const software of version.serverSoftware) {
+      const group = `${software}|${version.javaVersion}`;
+      const newest = kept.get(group) ?? kept.set(group, new Set()).get(group)!;
+      if (newest.size === PRECOMPUTED_UPDATE_CHECKS && !newest.has(version.pluginVersion)) continue;
+      newest.add(version.pluginVersion);
       const path = updateCheckPath(software.toLowerCase(), version.javaVersion, version.pluginVersion);
       for (const asked of withChannels(path)) checks.add(asked);
     }
   }
-  return [...paths, ...checks];
+  return checks;
 }
 
 /**

@@ -1,6 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
+import { PRECOMPUTED_UPDATE_CHECKS, listVersionPaths } from '../build/paths.ts';
+import { createCatalog } from '../server/versions/catalog.ts';
 import * as assert from 'uvu/assert';
 import { createApi } from '../server/app.ts';
 import { countsWhenPrecomputed } from '../server/endpoints.ts';
@@ -150,31 +152,67 @@ http('404 for an unknown software names the valid ones', async () => {
   );
 });
 
-http('every released version is a precomputed file, in each channel, equal to the live answer', async () => {
-  const context = liveContext(ctx.tree);
-  const live = createApi(context);
-  const versions = ctx.tree.catalog.versions;
-  let checked = 0;
-  for (const version of versions) {
-    for (const software of version.serverSoftware) {
-      for (const query of ['', '?channel=release', '?channel=beta', '?channel=alpha']) {
-        const path = `${CHECK}/${software.toLowerCase()}/${version.javaVersion}/${version.pluginVersion}${query}`;
-        const entry = ctx.tree.routes.get(path);
-        assert.ok(entry, `${path} is precomputed`);
-        const file = await readFile(join(ctx.tree.dir, entry!.file));
-        const rendered = await live.request(path, { headers: { 'accept-encoding': 'identity' } });
-        assert.is(rendered.status, entry!.status, path);
-        assert.ok(Buffer.from(await rendered.arrayBuffer()).equals(file), `${path}: precomputed == live`);
-        // Over HTTP, a letter case the tree does not hold is answered live, with the same bytes.
-        const served = await get(path.replace(`/${software.toLowerCase()}/`, `/${software.toUpperCase()}/`));
-        assert.ok(Buffer.from(await served.arrayBuffer()).equals(file), `${path}: served live == precomputed`);
-        assert.is(served.headers.get('etag'), entry!.headers.etag ?? null);
-        checked++;
+http(
+  'the newest versions of each software and Java version are precomputed files, in each channel; every answer equals the live one',
+  async () => {
+    const context = liveContext(ctx.tree);
+    const live = createApi(context);
+    const versions = ctx.tree.catalog.versions;
+    let checked = 0;
+    for (const version of versions) {
+      for (const software of version.serverSoftware) {
+        for (const query of ['', '?channel=release', '?channel=beta', '?channel=alpha']) {
+          const path = `${CHECK}/${software.toLowerCase()}/${version.javaVersion}/${version.pluginVersion}${query}`;
+          const group = versions.filter(
+            (v) => v.serverSoftware.includes(software) && v.javaVersion === version.javaVersion,
+          );
+          const newer = new Set(group.slice(0, group.indexOf(version) + 1).map((v) => v.pluginVersion));
+          const entry = ctx.tree.routes.get(path);
+          assert.is(
+            entry !== undefined,
+            newer.size <= PRECOMPUTED_UPDATE_CHECKS,
+            `${path}: precomputed when among the newest`,
+          );
+          const rendered = await live.request(path, { headers: { 'accept-encoding': 'identity' } });
+          const bytes = Buffer.from(await rendered.arrayBuffer());
+          if (entry) {
+            assert.is(rendered.status, entry.status, path);
+            assert.ok(bytes.equals(await readFile(join(ctx.tree.dir, entry.file))), `${path}: precomputed == live`);
+          }
+          // Over HTTP, a letter case the tree does not hold is answered live, with the same bytes.
+          const served = await get(path.replace(`/${software.toLowerCase()}/`, `/${software.toUpperCase()}/`));
+          assert.ok(Buffer.from(await served.arrayBuffer()).equals(bytes), `${path}: served live == rendered`);
+          if (entry) assert.is(served.headers.get('etag'), entry.headers.etag ?? null);
+          checked++;
+        }
       }
     }
-  }
-  assert.ok(checked >= versions.length * 4, `${checked} answers checked`);
-});
+    assert.ok(checked >= versions.length * 4, `${checked} answers checked`);
+  },
+);
+http(
+  `only the newest ${PRECOMPUTED_UPDATE_CHECKS} plugin versions of a software and Java version are precomputed`,
+  () => {
+    const record = ctx.tree.catalog.versions.find((v) => v.serverSoftware.includes('Velocity'))!;
+    // Eight Velocity releases for Java 21, newest first, beside the demo data.
+    const releases = Array.from({ length: 8 }, (_, i) => ({
+      ...record,
+      id: `plugin-${1800000000000 - i}-velocity${i}`,
+      serverSoftware: ['Velocity' as const],
+      javaVersion: '21' as const,
+      pluginVersion: `9.0.${7 - i}`,
+      createdAt: new Date(1800000000000 - i * 1000).toISOString(),
+    }));
+    const catalog = createCatalog([...releases, ...ctx.tree.catalog.versions], [...ctx.tree.catalog.users.values()]);
+    const checks = listVersionPaths(catalog).filter(
+      (p) => p.startsWith(`${CHECK}/velocity/21/9.0.`) && !p.includes('?'),
+    );
+    assert.equal(
+      checks.sort(),
+      ['9.0.3', '9.0.4', '9.0.5', '9.0.6', '9.0.7'].map((v) => `${CHECK}/velocity/21/${v}`),
+    );
+  },
+);
 http.run();
 
 const limited = suite('update check: rate limited like the other metadata endpoints');
