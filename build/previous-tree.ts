@@ -1,15 +1,13 @@
-import { readFile, readdir, stat } from 'node:fs/promises';
-import { join, relative, resolve } from 'node:path';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { OPENAPI_PATH } from '../server/openapi.ts';
 import { parseFile, readJsonFile } from '../server/data-files.ts';
-import { sha256Hex } from '../server/digest.ts';
+import { ROOT, digestSources } from './source-files.ts';
 import { Manifest, type RouteEntry } from '../server/tree.ts';
 import type { BrandSourceRecord } from '../server/brands/sources.ts';
 import type { Catalog } from '../server/versions/catalog.ts';
 import type { UserProfile } from '../server/versions/schema.ts';
 
-const ROOT = resolve(import.meta.dirname, '..');
 /** What an answer's bytes are made by besides data/: the server, the build, and the packages they run on. */
 const CODE_INPUTS = [join(ROOT, 'server'), join(ROOT, 'build'), join(ROOT, 'package-lock.json')];
 
@@ -40,12 +38,8 @@ export type PreviousTree = {
 };
 
 /** A digest of the code behind the answers: a tree built by other code is not reused. */
-export async function answerCodeDigest(): Promise<string> {
-  const parts: (string | Uint8Array)[] = [];
-  for (const input of CODE_INPUTS) {
-    for (const file of await listFiles(input)) parts.push(relative(ROOT, file), await readFile(file));
-  }
-  return sha256Hex(...parts);
+export function answerCodeDigest(): Promise<string> {
+  return digestSources('answers', CODE_INPUTS);
 }
 
 /**
@@ -92,14 +86,4 @@ export async function readPreviousTree(
   } catch {
     return null;
   }
-}
-
-export async function listFiles(path: string): Promise<string[]> {
-  const info = await stat(path);
-  if (!info.isDirectory()) return [path];
-  const entries = await readdir(path, { recursive: true, withFileTypes: true });
-  return entries
-    .filter((e) => e.isFile())
-    .map((e) => join(e.parentPath, e.name))
-    .sort();
 }

@@ -1,17 +1,17 @@
-import { mkdir, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
-import { join, relative, resolve } from 'node:path';
+import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import pLimit from 'p-limit';
 import { CACHE_CONTROL, PAGE_SECURITY_POLICY } from '../server/http/cache.ts';
 import { isCompressible } from '../server/http/compress.ts';
 import { strongEtag } from '../server/http/send.ts';
 import { OPENAPI_DOCUMENT } from '../server/openapi.ts';
 import type { RouteEntry } from '../server/tree.ts';
+import { ROOT, digestSources, listFiles } from './source-files.ts';
 import { writeTreeFile } from './tree-file.ts';
 import { sha256Hex } from '../server/digest.ts';
 import { MEDIA_TYPES } from '../server/http/media-types.ts';
 import { allOrFirstError } from '../server/settle.ts';
 
-const ROOT = resolve(import.meta.dirname, '..');
 export const SITE_DIR = join(ROOT, 'site');
 /** What the pages are rendered from besides the tree's catalog: their own sources and the server code they import. */
 const SITE_INPUTS = [join(SITE_DIR, 'src'), join(SITE_DIR, 'astro.config.mjs'), join(ROOT, 'server')];
@@ -22,12 +22,8 @@ const SITE_FORMAT = 1;
 const SITE_FILES = ['html', 'css', 'js'] as const;
 
 /** A digest of the site's sources (and the server code pages import): part of the build's input digest. */
-export async function siteSourceDigest(): Promise<string> {
-  const parts: (string | Uint8Array)[] = [`site ${SITE_FORMAT}`];
-  for (const input of SITE_INPUTS) {
-    for (const file of await listFiles(input)) parts.push(relative(ROOT, file), await readFile(file));
-  }
-  return sha256Hex(...parts);
+export function siteSourceDigest(): Promise<string> {
+  return digestSources(`site ${SITE_FORMAT}`, SITE_INPUTS);
 }
 
 /** What the site is made from: its sources, the tree's catalog.json and the OpenAPI document. */
@@ -52,7 +48,7 @@ export async function buildSite(
   // Files compress on zlib's thread pool, a few at a time; the manifest keeps path order.
   const limit = pLimit(4);
   const entries = await allOrFirstError(
-    (await listFiles(outDir)).sort().map((file) =>
+    (await listFiles(outDir)).map((file) =>
       limit(async (): Promise<[string, RouteEntry]> => {
         const name = relative(outDir, file);
         const ext = name.slice(name.lastIndexOf('.') + 1);
@@ -110,16 +106,6 @@ async function runAstro(treeDir: string, outDir: string, cacheDir: string): Prom
     if (error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error;
     await rm(staging, { recursive: true, force: true });
   });
-}
-
-async function listFiles(path: string): Promise<string[]> {
-  const info = await stat(path);
-  if (!info.isDirectory()) return [path];
-  const entries = await readdir(path, { recursive: true, withFileTypes: true });
-  return entries
-    .filter((e) => e.isFile())
-    .map((e) => join(e.parentPath, e.name))
-    .sort();
 }
 
 const exists = (path: string) =>

@@ -82,7 +82,7 @@ export function webhookStore(storage: Storage, redis?: Redis) {
     },
     /** Outbox keys, oldest delivery first. */
     async pendingKeys(): Promise<string[]> {
-      return (await storage.getKeys('webhook-outbox')).sort((a, b) => lastPart(a).localeCompare(lastPart(b)));
+      return oldestFirst(await storage.getKeys('webhook-outbox'));
     },
     readDelivery,
     /** A pending entry after a failed attempt. */
@@ -101,9 +101,7 @@ export function webhookStore(storage: Storage, redis?: Redis) {
     async finish(delivery: Delivery): Promise<void> {
       await storage.setItem(logKey(delivery), delivery);
       await storage.removeItem(outboxKey(delivery));
-      const kept = (await storage.getKeys(`webhook-log:${delivery.webhookId}`)).sort((a, b) =>
-        lastPart(a).localeCompare(lastPart(b)),
-      );
+      const kept = oldestFirst(await storage.getKeys(`webhook-log:${delivery.webhookId}`));
       for (const key of kept.slice(0, -KEPT_DELIVERIES)) await storage.removeItem(key);
     },
     /** A webhook's pending and finished deliveries, oldest first. */
@@ -132,6 +130,9 @@ export function webhookStore(storage: Storage, redis?: Redis) {
   };
 }
 export type WebhookStore = ReturnType<typeof webhookStore>;
+
+/** Delivery keys in the order their deliveries were made (ids start with their time). */
+const oldestFirst = (keys: string[]) => keys.sort((a, b) => lastPart(a).localeCompare(lastPart(b)));
 
 /** Deletes a lease only if it is still ours (it may have expired and been taken by another origin). */
 const RELEASE_IF_HELD = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;

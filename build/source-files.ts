@@ -1,0 +1,26 @@
+import { readFile, readdir, stat } from 'node:fs/promises';
+import { join, relative, resolve } from 'node:path';
+import { sha256Hex } from '../server/digest.ts';
+
+/** The project's root: where the sources a build digests live. */
+export const ROOT = resolve(import.meta.dirname, '..');
+
+/** Every file under `path` (or `path` itself when it is a file), sorted. */
+export async function listFiles(path: string): Promise<string[]> {
+  const info = await stat(path);
+  if (!info.isDirectory()) return [path];
+  const entries = await readdir(path, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name))
+    .sort();
+}
+
+/** A digest of the files under `inputs`, each by its path from the root and its bytes, after `label`. */
+export async function digestSources(label: string, inputs: readonly string[]): Promise<string> {
+  const parts: (string | Uint8Array)[] = [label];
+  for (const input of inputs) {
+    for (const file of await listFiles(input)) parts.push(relative(ROOT, file), await readFile(file));
+  }
+  return sha256Hex(...parts);
+}
