@@ -47,6 +47,11 @@ export type BuildOptions = {
   /** SPEC 8's limit, which nginx approximates on precomputed API answers (default 100/15m). */
   rateLimit?: RateLimitPolicy | null;
   log?: (line: string) => void;
+  /**
+   * Changes data/ under the build lock, given data/ as loaded, and returns the catalog as changed:
+   * a release checks for duplicates and writes its record there, and the build does not read data/ twice.
+   */
+  change?: (catalog: Catalog) => Promise<Catalog>;
   /** What a build waits for (another build's lock) or takes over (a killed build's); default stderr. */
   notice?: (line: string) => void;
 };
@@ -85,6 +90,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       brandSources: await loadBrandSources(dataDir),
     };
     await verified.save();
+    if (options.change) loaded.catalog = await options.change(loaded.catalog);
     return [
       loaded,
       `${loaded.catalog.versions.length} versions, ${loaded.catalog.users.size} users, ${loaded.brandSources.length} brand variants from ${dataDir}`,

@@ -24,7 +24,7 @@ export type BuildRecord = z.infer<typeof BuildRecord>;
 
 /** The inputs of the previous tree's answers, as its catalog.json holds them: compared as JSON text, never served. */
 const PreviousCatalog = z.object({
-  versions: z.array(z.looseObject({ id: z.string() })),
+  versions: z.array(z.looseObject({ id: z.string(), serverSoftware: z.array(z.string()) })),
   users: z.array(z.unknown()),
   brands: z.array(z.unknown()),
 });
@@ -37,6 +37,33 @@ export type PreviousTree = {
   unchanged: (path: string) => RouteEntry | undefined;
 };
 
+const DOWNLOAD_PREFIX = '/api/plugin-versions/download/';
+const SOFTWARE_PATH =
+  /^\/api\/plugin-versions\/(?:latest|download\/latest|update-check)\/([a-z]+)(?:[/?]|$)|^\/api\/plugin-versions\/feed\/([a-z]+)\.atom$/;
+
+/** The software (lowercase) whose versions alone a path's answer shows: its latest, update checks and feed. */
+function softwareOfPath(path: string): string | undefined {
+  const match = SOFTWARE_PATH.exec(path);
+  return match ? (match[1] ?? match[2]) : undefined;
+}
+
+/**
+ * The versions a software's answers depend on: its own, and those of every software they also run
+ * on, since a version's `isLatest` says, per software it runs on, whether it is that software's latest.
+ */
+function versionsShownWith<V extends { serverSoftware: readonly string[] }>(
+  software: string,
+  versions: readonly V[],
+): V[] {
+  const touches = (v: V, names: ReadonlySet<string>) => v.serverSoftware.some((name) => names.has(name.toLowerCase()));
+  const own = new Set([software]);
+  const related = new Set(
+    versions.filter((v) => touches(v, own)).flatMap((v) => v.serverSoftware.map((n) => n.toLowerCase())),
+  );
+  related.add(software);
+  return versions.filter((v) => touches(v, related));
+}
+
 /** A digest of the code behind the answers: a tree built by other code is not reused. */
 export function answerCodeDigest(): Promise<string> {
   return digestSources('answers', CODE_INPUTS);
@@ -45,8 +72,9 @@ export function answerCodeDigest(): Promise<string> {
 /**
  * The current tree with what of it the next build may reuse: its site until the new one is built,
  * and, if built by the same code, each answer whose data did not change (a version's JAR answer: that record; the
- * brand images: the brand sources; the document and the example chart: the code alone; anything
- * else: all of data/). A tree without a build record, or unreadable, reuses nothing.
+ * brand images: the brand sources; the document and the example chart: the code alone; a
+ * software's latest, update checks and feed: the users and the versions `versionsShownWith` it;
+ * anything else: all of data/). A tree without a build record, or unreadable, reuses nothing.
  */
 export async function readPreviousTree(
   dir: string | null,
@@ -67,19 +95,33 @@ export async function readPreviousTree(
     const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
     const usersNow: UserProfile[] = [...next.catalog.users.values()];
     const brandsSame = same(previous.brands, next.brands);
-    const allSame = brandsSame && same(previous.users, usersNow) && same(previous.versions, next.catalog.versions);
+    const usersSame = same(previous.users, usersNow);
+    const allSame = brandsSame && usersSame && same(previous.versions, next.catalog.versions);
     const previousRecords = new Map(previous.versions.map((v) => [v.id, v]));
-    const downloadPrefix = '/api/plugin-versions/download/';
+    // Per software: did anything its answers show change? Computed once per software asked.
+    const softwareSame = new Map<string, boolean>();
+    const sameFor = (software: string) => {
+      let known = softwareSame.get(software);
+      if (known === undefined) {
+        known =
+          usersSame &&
+          same(versionsShownWith(software, previous.versions), versionsShownWith(software, next.catalog.versions));
+        softwareSame.set(software, known);
+      }
+      return known;
+    };
     const unchanged = (path: string): RouteEntry | undefined => {
       const entry = routes[path];
       if (!entry || record.code !== code) return undefined;
-      if (path.startsWith(downloadPrefix)) {
-        const id = path.slice(downloadPrefix.length);
+      if (path.startsWith(DOWNLOAD_PREFIX)) {
+        const id = path.slice(DOWNLOAD_PREFIX.length);
         const version = next.catalog.byId.get(id);
         if (version) return same(previousRecords.get(id), version) ? entry : undefined;
       }
       if (path === OPENAPI_PATH || path === '/api/charts/example') return entry;
       if (path.startsWith('/api/image/brand') || path.startsWith('/brand/')) return brandsSame ? entry : undefined;
+      const software = softwareOfPath(path);
+      if (software) return sameFor(software) ? entry : undefined;
       return allSame ? entry : undefined;
     };
     return { dir, routes, record, unchanged };

@@ -7,17 +7,17 @@ import { describeIssues } from '../../server/describe-issues.ts';
 import { DataError } from '../../server/data-files.ts';
 import {
   changelogPath,
+  createCatalog,
   jarPath,
   jarsDir,
-  loadCatalog,
   readChangelog,
   versionsDir,
+  type Catalog,
 } from '../../server/versions/catalog.ts';
 import { sha256Hex } from '../../server/digest.ts';
 import { inspectJar } from '../../server/versions/jar.ts';
 import { Channel, JavaVersion, PluginVersionRecord, SemVer, ServerSoftwareName } from '../../server/versions/schema.ts';
 import { runBuild } from '../build.ts';
-import { VERIFIED_JARS, openVerifiedJars } from '../verified-jars.ts';
 import { writeFileAtomic } from '../../server/write-atomic.ts';
 import { enqueueReleaseWebhooks } from './webhooks.ts';
 
@@ -129,10 +129,37 @@ export async function releaseJar(
   }
   const changelog = options.changelog === undefined ? undefined : await readChangelogOption(options.changelog);
   const sha256 = sha256Hex(bytes);
-  // The JARs the last build hashed are not read again: at 10,000 versions that took 3 s.
-  const verified = await openVerifiedJars(join(dirs.buildCacheDir ?? join(dirs.distDir, '.cache'), VERIFIED_JARS));
-  const catalog = await loadCatalog(dirs.dataDir, verified.jars);
-  await verified.save();
+  let released: PluginVersionRecord | undefined;
+  // Checked and written under the build lock, against data/ as the build loads it: two releases of
+  // the same JAR at once cannot both pass the duplicate check, and data/ is read once.
+  const change = async (catalog: Catalog): Promise<Catalog> => {
+    const record = newRecord(options, catalog, { file, bytes, sha256, now });
+    await mkdir(jarsDir(dirs.dataDir), { recursive: true });
+    await mkdir(versionsDir(dirs.dataDir), { recursive: true });
+    await writeFileAtomic(jarPath(dirs.dataDir, record.id), bytes);
+    if (changelog !== undefined) await writeFileAtomic(changelogPath(dirs.dataDir, record.id), changelog);
+    await writeFileAtomic(join(versionsDir(dirs.dataDir), `${record.id}.json`), `${JSON.stringify(record, null, 2)}\n`);
+    released = record;
+    const added = changelog === undefined ? record : { ...record, changelog };
+    return createCatalog([...catalog.versions, added], [...catalog.users.values()]);
+  };
+  await runBuild({ ...dirs, cacheDir: dirs.buildCacheDir, change, log: (line) => console.error(line) });
+  const record = released!;
+  // The new tree is served: announce it through the outbox the origins deliver from (webhooks).
+  if (dirs.storageDir) {
+    const told = await enqueueReleaseWebhooks({ ...dirs, storageDir: dirs.storageDir }, record.id, Date.now());
+    if (told > 0) console.error(`[webhooks] ${told} deliveries written to the outbox`);
+  }
+  return record;
+}
+
+/** The record of a release, refused when data/ already has the same bytes or the same version, Java and softwares. */
+function newRecord(
+  options: ReleaseOptions,
+  catalog: Catalog,
+  jar: { file: string; bytes: Uint8Array; sha256: string; now: Date },
+): PluginVersionRecord {
+  const { file, bytes, sha256, now } = jar;
   const sameBytes = catalog.versions.find((v) => v.sha256 === sha256);
   if (sameBytes) throw new RefusedError(`${file} is already released as ${sameBytes.id} (same sha256)`);
   const sameRelease = catalog.versions.find(
@@ -163,17 +190,5 @@ export async function releaseJar(
     channel: options.channel ?? 'release',
   });
   if (!parsed.success) throw new RefusedError(`cannot release ${file}: ${describeIssues(parsed.error.issues)}`);
-  const record = parsed.data;
-  await mkdir(jarsDir(dirs.dataDir), { recursive: true });
-  await mkdir(versionsDir(dirs.dataDir), { recursive: true });
-  await writeFileAtomic(jarPath(dirs.dataDir, record.id), bytes);
-  if (changelog !== undefined) await writeFileAtomic(changelogPath(dirs.dataDir, record.id), changelog);
-  await writeFileAtomic(join(versionsDir(dirs.dataDir), `${record.id}.json`), `${JSON.stringify(record, null, 2)}\n`);
-  await runBuild({ ...dirs, cacheDir: dirs.buildCacheDir, log: (line) => console.error(line) });
-  // The new tree is served: announce it through the outbox the origins deliver from (webhooks).
-  if (dirs.storageDir) {
-    const told = await enqueueReleaseWebhooks({ ...dirs, storageDir: dirs.storageDir }, record.id, Date.now());
-    if (told > 0) console.error(`[webhooks] ${told} deliveries written to the outbox`);
-  }
-  return record;
+  return parsed.data;
 }
