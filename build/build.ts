@@ -19,7 +19,6 @@ import { writeDeployConfigs } from './deploy-configs.ts';
 import { acquireBuildLock } from './build-lock.ts';
 import { buildSite, siteKey, siteSourceDigest } from './site.ts';
 import { catalogFileText, stageTree } from './stage.ts';
-import { linkRoutesFiles } from './link-files.ts';
 import {
   BUILD_RECORD,
   answerCodeDigest,
@@ -29,9 +28,10 @@ import {
 } from './previous-tree.ts';
 import { VERIFIED_JARS, openVerifiedJars } from './verified-jars.ts';
 import { removeAbandonedStaging, swapTree } from './swap.ts';
+import { STORE_DIR, collectStoreGarbage } from './file-store.ts';
 
 /** Bump when the tree's layout or any answer's bytes change for the same data/. */
-const TREE_FORMAT = 5;
+const TREE_FORMAT = 6;
 
 export type BuildOptions = {
   dataDir: string;
@@ -126,7 +126,12 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const swap = (stagingDir: string, treeName: string, what: string) =>
     step('swap', async () => {
       const dir = await swapTree(distDir, stagingDir, treeName);
-      return [dir, `${join(distDir, 'current')} -> ${dir}${what}`] as const;
+      // After the swap: the new tree is served while the files of pruned trees are removed.
+      const removed = await collectStoreGarbage(distDir).then(
+        (count) => (count > 0 ? `; ${count} unused files removed from ${STORE_DIR}/` : ''),
+        (error: Error) => `; unused files kept (${error.message})`,
+      );
+      return [dir, `${join(distDir, 'current')} -> ${dir}${what}${removed}`] as const;
     });
 
   const apiStaging = await newStagingDir(distDir);
@@ -135,8 +140,8 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   let rendered: number;
   try {
     await step('stage', async () => {
-      const jars = await stageTree(apiStaging, dataDir, catalog, brandSources, previousTree);
-      return [undefined, `${jars} JARs`] as const;
+      const copied = await stageTree(distDir, apiStaging, dataDir, catalog, brandSources);
+      return [undefined, `${catalog.versions.length} versions, ${copied} JARs new to dist/files`] as const;
     });
     const tree = { dir: apiStaging, catalog, brands: brandMap(brandRecords), routes: new Map(), source };
     const paths = await step('list paths', async () => {
@@ -151,7 +156,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     });
     answers = await step('prerender', () => prerenderWithProgress(ctx, paths, previous, log));
     rendered = ctx.renderer.renders();
-    const carriedRoutes = carried && previous ? await carryRoutes(previous, carried.paths, apiStaging) : {};
+    const carriedRoutes = carried && previous ? carryRoutes(previous, carried.paths) : {};
     const treeName = await write(
       apiStaging,
       { ...answers, ...carriedRoutes },
@@ -168,9 +173,8 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
 
   const siteStaging = await newStagingDir(distDir);
   try {
-    // The same API tree, its files linked, then this data's site.
-    await stageTree(siteStaging, dataDir, catalog, brandSources, apiTree);
-    await linkRoutesFiles(apiTree, siteStaging, Object.values(answers));
+    // The same API answers, then this data's site.
+    await stageTree(distDir, siteStaging, dataDir, catalog, brandSources);
     const siteRoutes = await step('site', () => siteStep(siteStaging, cacheDir, site));
     const treeName = await write(
       siteStaging,
@@ -197,11 +201,10 @@ async function newStagingDir(distDir: string): Promise<string> {
   return dir;
 }
 
-/** The previous tree's site routes, their files linked into the staged tree. */
-async function carryRoutes(previous: PreviousTree, paths: readonly string[], stagingDir: string) {
+/** The previous tree's site routes (their files are in the store). */
+function carryRoutes(previous: PreviousTree, paths: readonly string[]) {
   const routes: Record<string, RouteEntry> = {};
   for (const path of paths) if (previous.routes[path]) routes[path] = previous.routes[path];
-  await linkRoutesFiles(previous.dir, stagingDir, Object.values(routes));
   return routes;
 }
 

@@ -5,20 +5,19 @@ import type { RouteEntry } from '../server/tree.ts';
 import { isCompressible } from '../server/http/compress.ts';
 import { extensionFor } from '../server/http/media-types.ts';
 import { writeTreeFile } from './tree-file.ts';
-import { linkRouteFiles, routeFiles } from './link-files.ts';
 import { allOrFirstError } from '../server/settle.ts';
 
 /** Headers the static server computes per request rather than stores. */
 const PER_REQUEST_HEADERS = new Set(['content-length', 'content-range']);
 
-/** The previous tree's answer for a path whose inputs did not change, and that tree's folder. */
-export type Reusable = { dir: string; unchanged: (path: string) => RouteEntry | undefined };
+/** The previous tree's answer for a path whose inputs did not change (its files are in the store). */
+export type Reusable = { unchanged: (path: string) => RouteEntry | undefined };
 
 /**
  * Asks the same app the origin runs for each path and records status, headers and bytes. Bytes go to
  * files/<sha256>.<ext>: identical answers (a JAR behind several URLs) are stored once. Requests run a
  * few at a time (images render in parallel, bounded by the renderer); the manifest keeps path order.
- * An answer of `previous` whose inputs did not change is taken as it is (its files hard-linked).
+ * An answer of `previous` whose inputs did not change is taken as it is.
  */
 export async function prerender(
   ctx: AppContext,
@@ -31,16 +30,11 @@ export async function prerender(
   const limit = pLimit(8);
   let done = 0;
   let reused = 0;
-  // Many routes share a file (an image behind its clean link and its query forms): linked once.
-  const linked = new Map<string, Promise<void>>();
   const entries = await allOrFirstError(
     paths.map((path) =>
       limit(async (): Promise<[string, RouteEntry]> => {
         const kept = previous?.unchanged(path);
         if (kept) {
-          const key = routeFiles(kept).join(' ');
-          if (!linked.has(key)) linked.set(key, linkRouteFiles(previous!.dir, treeDir, kept));
-          await linked.get(key);
           reused++;
           progress(++done);
           return [path, kept];

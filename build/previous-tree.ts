@@ -1,9 +1,10 @@
+import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { OPENAPI_PATH } from '../server/openapi.ts';
 import { parseFile, readJsonFile } from '../server/data-files.ts';
 import { ROOT, digestSources } from './source-files.ts';
-import { Manifest, type RouteEntry } from '../server/tree.ts';
+import { FILES_DIR, Manifest, type RouteEntry } from '../server/tree.ts';
 import type { BrandSourceRecord } from '../server/brands/sources.ts';
 import type { Catalog } from '../server/versions/catalog.ts';
 import type { UserProfile } from '../server/versions/schema.ts';
@@ -83,6 +84,8 @@ export async function readPreviousTree(
 ): Promise<PreviousTree | null> {
   if (!dir) return null;
   try {
+    // A tree of the layout before dist/files: its files are not in the store, so nothing is reused.
+    if (!(await lstat(join(dir, FILES_DIR))).isSymbolicLink()) return null;
     const record = BuildRecord.parse(await readJsonFile(join(dir, BUILD_RECORD)));
     const manifestFile = join(dir, 'manifest.json');
     // Entries as written (zod's output orders an entry's keys by its schema): reused, they give the

@@ -1,4 +1,4 @@
-import { access, writeFile } from 'node:fs/promises';
+import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   ENCODINGS,
@@ -9,10 +9,12 @@ import {
 } from '../server/http/compress.ts';
 import { FILES_DIR, type RouteEntry } from '../server/tree.ts';
 import { sha256Hex } from '../server/digest.ts';
+import { putStoreFile } from './file-store.ts';
 
 /**
- * Stores an answer's bytes in the tree as files/<sha256>.<ext>, once however many routes serve it,
- * and, when compressible and worth it, its br and gzip forms beside it at the strongest settings.
+ * Stores an answer's bytes as files/<sha256>.<ext> (in the store the tree's `files` links to), once
+ * however many routes or trees serve it, and, when compressible and worth it, its br and gzip forms
+ * beside it at the strongest settings.
  * Returns what a manifest entry needs to find them.
  */
 export async function writeTreeFile(
@@ -40,7 +42,7 @@ export async function writeTreeFile(
         () => false,
       ))
     )
-      await writeFile(target, content);
+      await putStoreFile(target, content);
   }
   return { file, size: bytes.length, ...(encodings.length > 0 ? { encodings } : {}) };
 }

@@ -10,7 +10,8 @@ import { runBuild } from '../build/build.ts';
 import { makePluginJar } from '../build/plugin-jar.ts';
 import { standaloneNginxConfig } from '../build/deploy-configs.ts';
 import { createAppContext, type AppContext } from '../server/context.ts';
-import type { Tree } from '../server/tree.ts';
+import type { Manifest, Tree } from '../server/tree.ts';
+import { ENCODING_EXTENSIONS } from '../server/http/compress.ts';
 import { DataError } from '../server/data-files.ts';
 import { startOrigin, type OriginOptions, type RunningOrigin } from '../server/origin.ts';
 import { createMemoryStorage } from '../server/storage.ts';
@@ -169,6 +170,23 @@ export async function snapshotFiles(dir: string): Promise<Record<string, string>
       : entry.isDirectory()
         ? 'folder'
         : 'other';
+  }
+  return files;
+}
+
+/**
+ * A built tree as its readers see it: snapshotFiles of its own files, and of every file its
+ * manifest names (each route's file and its codings, read through the tree's `files` link to dist/files).
+ */
+export async function snapshotTree(treeDir: string): Promise<Record<string, string>> {
+  const files = await snapshotFiles(treeDir);
+  delete files.files;
+  const manifest = JSON.parse(await readFile(join(treeDir, 'manifest.json'), 'utf8')) as Manifest;
+  for (const entry of Object.values(manifest.routes)) {
+    for (const file of [entry.file, ...(entry.encodings ?? []).map((e) => `${entry.file}.${ENCODING_EXTENSIONS[e]}`)])
+      files[file] = createHash('sha256')
+        .update(await readFile(join(treeDir, file)))
+        .digest('hex');
   }
   return files;
 }

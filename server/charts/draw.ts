@@ -1,6 +1,7 @@
 import type { ChartPoint, Series } from './aggregate.ts';
 import { THEMES, type ThemeName } from './themes.ts';
 import { sha256Hex } from '../digest.ts';
+import { escapeXml } from '../escape-xml.ts';
 
 export type DrawOptions = { width: number; height: number; theme: ThemeName };
 
@@ -16,10 +17,6 @@ const LINES = [
 
 /** One formatter for every coordinate: fixed decimals give the same bytes for the same input. */
 const num = (n: number) => n.toFixed(1);
-
-export function escapeXml(text: string): string {
-  return text.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
 
 /** Thousands separators without Intl (several times faster, same text for en-US). */
 const count = (n: number) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');

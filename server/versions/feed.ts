@@ -1,5 +1,6 @@
 import { Feed } from 'feed';
 import type { Catalog } from './catalog.ts';
+import { escapeXml } from '../escape-xml.ts';
 import { changelogHtml } from './changelog.ts';
 import { channelOf } from './channels.ts';
 import { downloadPath } from './present.ts';
@@ -45,9 +46,7 @@ export function releaseFeed(catalog: Catalog, publicUrl: string, software?: Serv
       date: new Date(version.updatedAt),
       published: new Date(version.createdAt),
       description: `${channel === 'release' ? 'Release' : `A ${channel} version`} for ${facts}${version.minecraftVersion ? `, Minecraft ${version.minecraftVersion}` : ''}: ${version.fileName}`,
-      content: changelogHtml(
-        `${version.changelog ?? ''}\n\n[Download ${markdownText(version.fileName)}](${url(downloadPath(version.id))})`,
-      ),
+      content: `${version.changelog === undefined ? '' : changelogHtml(version.changelog)}\n<p><a href="${escapeXml(url(downloadPath(version.id)))}">Download ${escapeXml(version.fileName)}</a></p>`,
       category: [
         { term: channel, name: `channel: ${channel}` },
         ...version.serverSoftware.map((name) => ({ term: name })),
@@ -57,9 +56,4 @@ export function releaseFeed(catalog: Catalog, publicUrl: string, software?: Serv
     });
   }
   return feed.atom1();
-}
-
-/** Text as Markdown reads it literally (a file name in a link's text). */
-function markdownText(text: string): string {
-  return text.replace(/[\\`*_{}[\]()<>#+!|~-]/g, '\\$&');
 }

@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto';
+import { copyFile, mkdir, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { z } from 'zod';
+import { BrandSourceRecord, sourceFile } from '../server/brands/sources.ts';
+import { parseFile, readJsonFile } from '../server/data-files.ts';
+import { ENCODINGS, ENCODING_EXTENSIONS } from '../server/http/compress.ts';
+import { FILES_DIR, TREES_DIR } from '../server/tree.ts';
+
+/**
+ * dist/files/: the files of every tree, content-addressed (`<sha256>.<ext>`, and its `.br`/`.gz`),
+ * shared by the trees through each tree's `files` link (-> ../../files). A build writes only the
+ * files no tree has yet, so what a release costs does not grow with what was released before it.
+ * Only the build holding dist/'s lock writes here; files are never changed once written.
+ */
+export const STORE_DIR = 'files';
+
+/** Makes `files` in a staged tree a link to the store (a relative one: dist/ may be copied or moved). */
+export async function attachStore(distDir: string, treeDir: string): Promise<void> {
+  const store = join(distDir, STORE_DIR);
+  await mkdir(store, { recursive: true });
+  await symlink(relative(treeDir, store), join(treeDir, FILES_DIR));
+}
+
+/** The names in the store now, for a build that writes many (every JAR): one readdir, no stat per file. */
+export async function storeContents(distDir: string): Promise<Set<string>> {
+  return new Set(await readdir(join(distDir, STORE_DIR)).catch(() => [] as string[]));
+}
+
+/**
+ * Puts bytes (or a copy of a file) at `path` in the store under its final name in one rename, so a
+ * build killed meanwhile leaves no partial file under a name the next build would trust. Not
+ * flushed to disk: like the trees before the store, a power loss during a build may lose them.
+ */
+export async function putStoreFile(path: string, content: Uint8Array | { copyOf: string }): Promise<void> {
+  const temporary = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  try {
+    if (content instanceof Uint8Array) await writeFile(temporary, content);
+    else await copyFile(content.copyOf, temporary);
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
+}
+
+/**
+ * Removes from the store every file that no tree in dist/trees names (its routes' files and their
+ * codings, its JARs and brand sources): the files of pruned trees and of killed builds, and their
+ * temporary files. Only the build holding the lock runs it, after its swap, when no build writes.
+ * A tree that cannot be read stops it (nothing removed). Returns how many files were removed.
+ */
+export async function collectStoreGarbage(distDir: string): Promise<number> {
+  const treesDir = join(distDir, TREES_DIR);
+  const used = new Set<string>();
+  for (const tree of await readdir(treesDir)) {
+    if (tree.startsWith('.')) continue;
+    for (const name of await treeFileNames(join(treesDir, tree))) used.add(name);
+  }
+  let removed = 0;
+  for (const name of await storeContents(distDir)) {
+    if (used.has(name)) continue;
+    await rm(join(distDir, STORE_DIR, name), { force: true });
+    removed++;
+  }
+  return removed;
+}
+
+/** What a tree's manifest and catalog.json name in files/ (validated: only the fields read). */
+const NamedFiles = {
+  manifest: z.object({
+    routes: z.record(z.string(), z.object({ file: z.string(), encodings: z.array(z.enum(ENCODINGS)).optional() })),
+  }),
+  catalog: z.object({
+    versions: z.array(z.object({ sha256: z.string() })),
+    brands: z.array(z.object({ sha256: z.string(), format: BrandSourceRecord.shape.format })),
+  }),
+};
+
+async function treeFileNames(treeDir: string): Promise<string[]> {
+  const manifestFile = join(treeDir, 'manifest.json');
+  const catalogFile = join(treeDir, 'catalog.json');
+  const { routes } = parseFile(NamedFiles.manifest, await readJsonFile(manifestFile), manifestFile);
+  const catalog = parseFile(NamedFiles.catalog, await readJsonFile(catalogFile), catalogFile);
+  const inFiles = (file: string) => file.slice(`${FILES_DIR}/`.length);
+  return [
+    ...Object.values(routes).flatMap((entry) => [
+      inFiles(entry.file),
+      ...(entry.encodings ?? []).map((encoding) => `${inFiles(entry.file)}.${ENCODING_EXTENSIONS[encoding]}`),
+    ]),
+    ...catalog.versions.map((version) => `${version.sha256}.jar`),
+    ...catalog.brands.map((brand) => inFiles(sourceFile(brand))),
+  ];
+}

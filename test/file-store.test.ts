@@ -1,0 +1,94 @@
+import { lstat, readFile, readdir, readlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { runBuild } from '../build/build.ts';
+import { sha256Hex } from '../server/digest.ts';
+import { ENCODING_EXTENSIONS } from '../server/http/compress.ts';
+import { jarPath } from '../server/versions/catalog.ts';
+import { currentTreeDir, type Manifest } from '../server/tree.ts';
+import { SHARED_BUILD_CACHE, makeWorkspace, pluginJar, type Workspace } from './helpers.ts';
+
+const ctx = { workspace: undefined as unknown as Workspace };
+const store = suite('dist/files: one store of files for every tree');
+store.before.each(async () => {
+  ctx.workspace = await makeWorkspace();
+});
+store.after.each(() => ctx.workspace.remove());
+
+const storeNames = async () => new Set(await readdir(join(ctx.workspace.distDir, 'files')));
+const build = () =>
+  runBuild({
+    dataDir: ctx.workspace.dataDir,
+    distDir: ctx.workspace.distDir,
+    cacheDir: SHARED_BUILD_CACHE,
+    site: false,
+  });
+
+/** Adds a PaperMC version for Java 21 to data/, as `depot release` writes it. */
+async function addVersion(version: string): Promise<string> {
+  const bytes = pluginJar(version);
+  const at = new Date().toISOString();
+  const id = `plugin-${Date.now()}-${sha256Hex(bytes).slice(0, 12)}`;
+  await writeFile(jarPath(ctx.workspace.dataDir, id), bytes);
+  const record = {
+    ...{ id, serverSoftware: ['PaperMC'], pluginVersion: version, javaVersion: '21', proxyVersion: null },
+    ...{ fileName: `Store-${version}.jar`, fileSize: bytes.length, sha256: sha256Hex(bytes) },
+    ...{ createdAt: at, updatedAt: at, createdBy: 'test' },
+  };
+  await writeFile(join(ctx.workspace.dataDir, 'versions', `${id}.json`), JSON.stringify(record));
+  return sha256Hex(bytes);
+}
+
+/** Every file a tree's manifest names, as names in dist/files. */
+async function namedFiles(treeDir: string): Promise<string[]> {
+  const manifest = JSON.parse(await readFile(join(treeDir, 'manifest.json'), 'utf8')) as Manifest;
+  return Object.values(manifest.routes).flatMap((entry) => {
+    const name = entry.file.slice('files/'.length);
+    return [name, ...(entry.encodings ?? []).map((encoding) => `${name}.${ENCODING_EXTENSIONS[encoding]}`)];
+  });
+}
+
+store('a tree links its files to dist/files, and a release adds only the files it changed', async () => {
+  const tree = (await currentTreeDir(ctx.workspace.distDir))!;
+  assert.ok((await lstat(join(tree, 'files'))).isSymbolicLink(), 'files is a link');
+  assert.is(await readlink(join(tree, 'files')), '../../files', 'a relative link: dist/ can move');
+  const before = await storeNames();
+  const sha256 = await addVersion('7.0.0');
+  await build();
+  const after = await storeNames();
+  const added = [...after].filter((name) => !before.has(name));
+  assert.ok(added.includes(`${sha256}.jar`), 'the new JAR');
+  // The new download, the list and the changed latest answers (with their br and gzip forms); none of
+  // the brand images or the other downloads.
+  assert.ok(added.length > 3 && added.length < before.size / 10, `${added.length} new files of ${after.size}`);
+  for (const name of await namedFiles((await currentTreeDir(ctx.workspace.distDir))!))
+    assert.ok(after.has(name), `${name} is in dist/files`);
+});
+
+store('files that no kept tree names are removed after a swap, with what killed builds left', async () => {
+  const first = (await currentTreeDir(ctx.workspace.distDir))!;
+  const firstOnly = new Set(await namedFiles(first));
+  await writeFile(join(ctx.workspace.distDir, 'files', `${'0'.repeat(64)}.json.tmp-4242-abcd`), 'half a file');
+  // Three releases: the first tree is pruned (two trees are kept besides the current one).
+  for (const version of ['7.1.0', '7.2.0', '7.3.0']) {
+    await addVersion(version);
+    await build();
+  }
+  const trees = await readdir(join(ctx.workspace.distDir, 'trees'));
+  assert.not.ok(trees.includes(first.split('/').pop()!), 'the first tree is pruned');
+  const kept = new Set<string>();
+  for (const tree of trees)
+    for (const name of await namedFiles(join(ctx.workspace.distDir, 'trees', tree))) kept.add(name);
+  for (const name of kept) firstOnly.delete(name);
+  assert.ok(firstOnly.size > 0, 'the first tree had answers no later tree has (its version list)');
+  const now = await storeNames();
+  for (const name of firstOnly) assert.not.ok(now.has(name), `${name}, named only by the pruned tree, is removed`);
+  for (const name of kept) assert.ok(now.has(name), `${name}, named by a kept tree, stays`);
+  assert.not.ok(
+    [...now].some((name) => name.includes('.tmp-')),
+    'no temporary file is left',
+  );
+});
+
+store.run();
