@@ -4,7 +4,7 @@ import pLimit from 'p-limit';
 import { CACHE_CONTROL, PAGE_SECURITY_POLICY } from '../server/http/cache.ts';
 import { isCompressible } from '../server/http/compress.ts';
 import { strongEtag } from '../server/http/send.ts';
-import { OPENAPI_DOCUMENT } from '../server/openapi.ts';
+import { openApiDocument } from '../server/openapi.ts';
 import type { RouteEntry } from '../server/tree.ts';
 import { ROOT, digestSources, listFiles } from './source-files.ts';
 import { writeTreeFile } from './tree-file.ts';
@@ -28,7 +28,7 @@ export function siteSourceDigest(): Promise<string> {
 
 /** What the site is made from: its sources, the tree's catalog.json and the OpenAPI document. */
 export function siteKey(sourceDigest: string, catalog: string | Uint8Array): string {
-  return sha256Hex(sourceDigest, catalog, JSON.stringify(OPENAPI_DOCUMENT)).slice(0, 32);
+  return sha256Hex(sourceDigest, catalog, JSON.stringify(openApiDocument())).slice(0, 32);
 }
 
 /**

@@ -8,7 +8,7 @@ import { createErrorAnswer } from './http/errors.ts';
 import { sendJson } from './http/json.ts';
 import { limitRequests, type RateLimiter } from './http/rate-limit.ts';
 import { serveTree } from './http/static.ts';
-import { OPENAPI_DOCUMENT, OPENAPI_PATH } from './openapi.ts';
+import { OPENAPI_PATH, openApiDocument } from './openapi.ts';
 import { versionRoutes } from './versions/routes.ts';
 import { brandRoutes } from './brands/routes.ts';
 import { chartRoutes } from './charts/routes.ts';
@@ -24,7 +24,7 @@ export function createApi(ctx: AppContext, edge: Middleware[] = []): H3 {
   app.mount('/api/plugin-versions', versionRoutes(ctx));
   app.mount('', brandRoutes(ctx));
   app.mount('', chartRoutes(ctx));
-  app.get(OPENAPI_PATH, (event) => sendJson(event, OPENAPI_DOCUMENT, CACHE_CONTROL.apiDocument));
+  app.get(OPENAPI_PATH, (event) => sendJson(event, openApiDocument(), CACHE_CONTROL.apiDocument));
   app.get('/healthz', () => {
     const body = JSON.stringify({ status: 'ok', tree: basename(ctx.tree().dir) });
     return new Response(body, { headers: { ...HEALTH_HEADERS, 'content-length': String(Buffer.byteLength(body)) } });

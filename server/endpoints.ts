@@ -1,8 +1,8 @@
 import { createEndpointTable, isChargedByRoute } from './http/endpoints.ts';
-import { OPENAPI_DOCUMENT } from './openapi.ts';
+import { OPENAPI_PATHS } from './openapi.ts';
 
-/** The service's endpoint table, read off its OpenAPI document once; the app hands it to the edge. */
-export const ENDPOINTS = createEndpointTable(OPENAPI_DOCUMENT.paths ?? {});
+/** The service's endpoint table, read off its OpenAPI paths once; the app hands it to the edge. */
+export const ENDPOINTS = createEndpointTable(OPENAPI_PATHS);
 
 /**
  * Does a precomputed answer at this path count against SPEC 8's limit? Limited endpoints do, except

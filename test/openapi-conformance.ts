@@ -1,5 +1,5 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { OPENAPI_DOCUMENT } from '../server/openapi.ts';
+import { openApiDocument } from '../server/openapi.ts';
 
 // Every answer the suite receives over HTTP is checked against the OpenAPI document: its status is
 // documented for the operation, its content type and required headers are the documented ones, and
@@ -10,13 +10,13 @@ type Header = { required?: boolean; schema?: { pattern?: string } };
 type ResponseSpec = { content?: Record<string, unknown>; headers?: Record<string, Header | { $ref: string }> };
 type Operation = { responses: Record<string, ResponseSpec> };
 
-const doc = OPENAPI_DOCUMENT as unknown as {
+const doc = openApiDocument() as unknown as {
   paths: Record<string, Record<string, Operation>>;
   components: { headers: Record<string, Header> };
 };
 
 const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
-ajv.addSchema({ ...OPENAPI_DOCUMENT, $id: 'openapi' });
+ajv.addSchema({ ...openApiDocument(), $id: 'openapi' });
 
 const TEMPLATES = Object.keys(doc.paths).map((template) => ({
   template,

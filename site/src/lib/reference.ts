@@ -1,5 +1,5 @@
 import type { oas31 } from 'zod-openapi';
-import { OPENAPI_DOCUMENT, OPENAPI_PATH } from '../../../server/openapi.ts';
+import { OPENAPI_PATH, openApiDocument } from '../../../server/openapi.ts';
 
 // The API reference page, read off the OpenAPI document: the same one /api/openapi.json serves,
 // built from the zod schemas the routes validate with.
@@ -8,7 +8,7 @@ import { OPENAPI_DOCUMENT, OPENAPI_PATH } from '../../../server/openapi.ts';
 type Schema = oas31.SchemaObject | oas31.ReferenceObject;
 const isInline = <T extends object>(item: T | oas31.ReferenceObject): item is T => !('$ref' in item);
 
-const doc: oas31.OpenAPIObject = OPENAPI_DOCUMENT;
+const doc: oas31.OpenAPIObject = openApiDocument();
 const operationsOf = (item: oas31.PathItemObject) =>
   (['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const).flatMap((method) =>
     item[method] ? [[method, item[method]] as const] : [],
