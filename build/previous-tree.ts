@@ -39,14 +39,8 @@ export type PreviousTree = {
 };
 
 const DOWNLOAD_PREFIX = '/api/plugin-versions/download/';
-const SOFTWARE_PATH =
-  /^\/api\/plugin-versions\/(?:latest|download\/latest|update-check)\/([a-z]+)(?:[/?]|$)|^\/api\/plugin-versions\/feed\/([a-z]+)\.atom$/;
-
-/** The software (lowercase) whose versions alone a path's answer shows: its latest, update checks and feed. */
-function softwareOfPath(path: string): string | undefined {
-  const match = SOFTWARE_PATH.exec(path);
-  return match ? (match[1] ?? match[2]) : undefined;
-}
+const SOFTWARE_PATH = /^\/api\/plugin-versions\/(?:latest|download\/latest|update-check)\/([a-z]+)(?:[/?]|$)/;
+const SOFTWARE_FEED = /^\/api\/plugin-versions\/feed\/([a-z]+)\.atom$/;
 
 /**
  * The versions a software's answers depend on: its own, and those of every software they also run
@@ -74,7 +68,8 @@ export function answerCodeDigest(): Promise<string> {
  * The current tree with what of it the next build may reuse: its site until the new one is built,
  * and, if built by the same code, each answer whose data did not change (a version's JAR answer: that record; the
  * brand images: the brand sources; the document and the example chart: the code alone; a
- * software's latest, update checks and feed: the users and the versions `versionsShownWith` it;
+ * software's latest and update checks: the versions `versionsShownWith` it, and its feed those
+ * and the users;
  * anything else: all of data/). A tree without a build record, or unreadable, reuses nothing.
  */
 export async function readPreviousTree(
@@ -106,9 +101,10 @@ export async function readPreviousTree(
     const sameFor = (software: string) => {
       let known = softwareSame.get(software);
       if (known === undefined) {
-        known =
-          usersSame &&
-          same(versionsShownWith(software, previous.versions), versionsShownWith(software, next.catalog.versions));
+        known = same(
+          versionsShownWith(software, previous.versions),
+          versionsShownWith(software, next.catalog.versions),
+        );
         softwareSame.set(software, known);
       }
       return known;
@@ -123,8 +119,11 @@ export async function readPreviousTree(
       }
       if (path === OPENAPI_PATH || path === '/api/charts/example') return entry;
       if (path.startsWith('/api/image/brand') || path.startsWith('/brand/')) return brandsSame ? entry : undefined;
-      const software = softwareOfPath(path);
+      // A software's latest and update checks show its versions; its feed, their authors' names too.
+      const software = SOFTWARE_PATH.exec(path)?.[1];
       if (software) return sameFor(software) ? entry : undefined;
+      const feed = SOFTWARE_FEED.exec(path)?.[1];
+      if (feed) return usersSame && sameFor(feed) ? entry : undefined;
       return allSame ? entry : undefined;
     };
     return { dir, routes, record, unchanged };

@@ -4,6 +4,7 @@ import { suite } from 'uvu';
 import { listVersionPaths } from '../build/paths.ts';
 import type { Catalog } from '../server/versions/catalog.ts';
 import type { CatalogVersion } from '../server/versions/schema.ts';
+import { SERVER_SOFTWARE } from '../server/versions/software.ts';
 import * as assert from 'uvu/assert';
 import { runBuild } from '../build/build.ts';
 import { DataError } from '../server/data-files.ts';
@@ -237,6 +238,22 @@ incremental('answers whose inputs did not change are reused; a changed record is
   const download = tree.routes.get(`/api/plugin-versions/download/${version.id}`)!;
   assert.match(download.headers['content-disposition']!, /Renamed\.jar/);
 });
+incremental('a changed user asks only the answers that name users: the list and the feeds', async () => {
+  const { dataDir, distDir } = ctx.workspace;
+  const lines: string[] = [];
+  const usersFile = join(dataDir, 'users.json');
+  const users = JSON.parse(await readFile(usersFile, 'utf8')) as { nickname?: string | null }[];
+  users[0]!.nickname = 'Alice, renamed';
+  await writeFile(usersFile, JSON.stringify(users));
+  await runBuild({ dataDir, distDir, cacheDir: SHARED_BUILD_CACHE, site: false, log: (line) => lines.push(line) });
+  const prerender = lines.find((line) => line.startsWith('[build] prerender:'))!;
+  const feeds = 1 + SERVER_SOFTWARE.length;
+  assert.match(prerender, ` ${1 + feeds} asked of the app, `, 'the list and every feed');
+  const tree = await openTree((await currentTreeDir(distDir))!);
+  const list = tree.routes.get('/api/plugin-versions')!;
+  assert.match(await readFile(join(tree.dir, list.file), 'utf8'), /"nickname":"Alice, renamed"/);
+});
+
 incremental.run();
 
 const loadCache = suite('loading data/: JARs hashed once');
