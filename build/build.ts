@@ -28,7 +28,7 @@ import {
 } from './previous-tree.ts';
 import { VERIFIED_JARS, openVerifiedJars } from './verified-jars.ts';
 import { removeAbandonedStaging, swapTree } from './swap.ts';
-import { STORE_DIR, collectStoreGarbage } from './file-store.ts';
+import { STORE_DIR, openFileStore, type FileStore } from './file-store.ts';
 
 /** Bump when the tree's layout or any answer's bytes change for the same data/. */
 const TREE_FORMAT = 6;
@@ -114,6 +114,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const carried = siteNow !== null ? (previous?.record.site ?? null) : null;
   const siteDone = siteNow === null || carried?.key === siteNow;
   const deployed = { ...deploy, distDir: deploy.distDir ?? resolve(distDir) };
+  const store = await openFileStore(distDir);
   const write = (stagingDir: string, routes: Record<string, RouteEntry>, record: BuildRecord, treeSource: string) =>
     step('write', async () => {
       const manifestText = JSON.stringify({ format: 1, source: treeSource, routes } satisfies Manifest);
@@ -127,7 +128,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     step('swap', async () => {
       const dir = await swapTree(distDir, stagingDir, treeName);
       // After the swap: the new tree is served while the files of pruned trees are removed.
-      const removed = await collectStoreGarbage(distDir).then(
+      const removed = await store.removeUnused().then(
         (count) => (count > 0 ? `; ${count} unused files removed from ${STORE_DIR}/` : ''),
         (error: Error) => `; unused files kept (${error.message})`,
       );
@@ -140,7 +141,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   let rendered: number;
   try {
     await step('stage', async () => {
-      const copied = await stageTree(distDir, apiStaging, dataDir, catalog, brandSources);
+      const copied = await stageTree(store, apiStaging, dataDir, catalog, brandSources);
       return [undefined, `${catalog.versions.length} versions, ${copied} JARs new to dist/files`] as const;
     });
     const tree = { dir: apiStaging, catalog, brands: brandMap(brandRecords), routes: new Map(), source };
@@ -154,7 +155,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       imageCache: createByteCache(createFileStorage(cacheDir), 'brand-images', { keepForever: true }),
       publicUrl: deploy.publicUrl,
     });
-    answers = await step('prerender', () => prerenderWithProgress(ctx, paths, previous, log));
+    answers = await step('prerender', () => prerenderWithProgress(ctx, store, paths, previous, log));
     rendered = ctx.renderer.renders();
     const carriedRoutes = carried && previous ? carryRoutes(previous, carried.paths) : {};
     const treeName = await write(
@@ -174,8 +175,8 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const siteStaging = await newStagingDir(distDir);
   try {
     // The same API answers, then this data's site.
-    await stageTree(distDir, siteStaging, dataDir, catalog, brandSources);
-    const siteRoutes = await step('site', () => siteStep(siteStaging, cacheDir, site));
+    await stageTree(store, siteStaging, dataDir, catalog, brandSources);
+    const siteRoutes = await step('site', () => siteStep(store, siteStaging, cacheDir, site));
     const treeName = await write(
       siteStaging,
       { ...answers, ...siteRoutes },
@@ -234,6 +235,7 @@ function inputDigest(inputs: {
 /** Asks the app for every path, with one progress line per 25% on long builds (a first build renders every image). */
 async function prerenderWithProgress(
   ctx: AppContext,
+  store: FileStore,
   paths: string[],
   previous: PreviousTree | null,
   log: (line: string) => void,
@@ -241,6 +243,7 @@ async function prerenderWithProgress(
   let reported = 0;
   const { routes, reused } = await prerender(
     ctx,
+    store,
     paths,
     (done) => {
       if (done === paths.length || done - reported >= paths.length / 4) {
@@ -258,9 +261,9 @@ async function prerenderWithProgress(
 }
 
 /** The human site's pages, scripts and styles (or none with SITE=off). */
-async function siteStep(stagingDir: string, cacheDir: string, site: string | null) {
+async function siteStep(store: FileStore, stagingDir: string, cacheDir: string, site: string | null) {
   if (site === null) return [{}, 'off (SITE=off)'] as const;
-  const result = await buildSite(stagingDir, cacheDir, site);
+  const result = await buildSite(store, stagingDir, cacheDir, site);
   const pages = Object.keys(result.routes).filter((path) => !path.startsWith('/_site/')).length;
   return [
     result.routes,

@@ -15,55 +15,69 @@ import { FILES_DIR, TREES_DIR } from '../server/tree.ts';
  */
 export const STORE_DIR = 'files';
 
-/** Makes `files` in a staged tree a link to the store (a relative one: dist/ may be copied or moved). */
-export async function attachStore(distDir: string, treeDir: string): Promise<void> {
-  const store = join(distDir, STORE_DIR);
-  await mkdir(store, { recursive: true });
-  await symlink(relative(treeDir, store), join(treeDir, FILES_DIR));
+/** The store as one build writes it: what it holds (one readdir, then kept up to date) and how to add to it. */
+export type FileStore = {
+  /** Makes `files` in a staged tree a link to the store (a relative one: dist/ may be copied or moved). */
+  attach(treeDir: string): Promise<void>;
+  /** Is `name` (`<sha256>.<ext>`, or its `.br`/`.gz`) in the store? */
+  has(name: string): boolean;
+  /**
+   * Puts bytes (or a copy of a file) under `name` in one rename, so a build killed meanwhile leaves
+   * no partial file under a name the next build would trust. Not flushed to disk: like the trees
+   * before the store, a power loss during a build may lose them.
+   */
+  put(name: string, content: Uint8Array | { copyOf: string }): Promise<void>;
+  /**
+   * Removes every file that no tree in dist/trees names (its routes' files and their codings, its
+   * JARs and brand sources): the files of pruned trees and of killed builds, and their temporary
+   * files. Run after a swap, when this build writes nothing. A tree that cannot be read stops it
+   * (nothing removed). Returns how many files were removed.
+   */
+  removeUnused(): Promise<number>;
+};
+
+export async function openFileStore(distDir: string): Promise<FileStore> {
+  const dir = join(distDir, STORE_DIR);
+  await mkdir(dir, { recursive: true });
+  const names = await storeContents(distDir);
+  return {
+    attach: (treeDir) => symlink(relative(treeDir, dir), join(treeDir, FILES_DIR)),
+    has: (name) => names.has(name),
+    async put(name, content) {
+      const path = join(dir, name);
+      const temporary = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+      try {
+        if (content instanceof Uint8Array) await writeFile(temporary, content);
+        else await copyFile(content.copyOf, temporary);
+        await rename(temporary, path);
+      } catch (error) {
+        await rm(temporary, { force: true });
+        throw error;
+      }
+      names.add(name);
+    },
+    async removeUnused() {
+      const treesDir = join(distDir, TREES_DIR);
+      const used = new Set<string>();
+      for (const tree of await readdir(treesDir)) {
+        if (tree.startsWith('.')) continue;
+        for (const name of await treeFileNames(join(treesDir, tree))) used.add(name);
+      }
+      let removed = 0;
+      for (const name of await storeContents(distDir)) {
+        if (used.has(name)) continue;
+        await rm(join(dir, name), { force: true });
+        names.delete(name);
+        removed++;
+      }
+      return removed;
+    },
+  };
 }
 
-/** The names in the store now, for a build that writes many (every JAR): one readdir, no stat per file. */
-export async function storeContents(distDir: string): Promise<Set<string>> {
+/** The names in the store now. */
+async function storeContents(distDir: string): Promise<Set<string>> {
   return new Set(await readdir(join(distDir, STORE_DIR)).catch(() => [] as string[]));
-}
-
-/**
- * Puts bytes (or a copy of a file) at `path` in the store under its final name in one rename, so a
- * build killed meanwhile leaves no partial file under a name the next build would trust. Not
- * flushed to disk: like the trees before the store, a power loss during a build may lose them.
- */
-export async function putStoreFile(path: string, content: Uint8Array | { copyOf: string }): Promise<void> {
-  const temporary = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-  try {
-    if (content instanceof Uint8Array) await writeFile(temporary, content);
-    else await copyFile(content.copyOf, temporary);
-    await rename(temporary, path);
-  } catch (error) {
-    await rm(temporary, { force: true });
-    throw error;
-  }
-}
-
-/**
- * Removes from the store every file that no tree in dist/trees names (its routes' files and their
- * codings, its JARs and brand sources): the files of pruned trees and of killed builds, and their
- * temporary files. Only the build holding the lock runs it, after its swap, when no build writes.
- * A tree that cannot be read stops it (nothing removed). Returns how many files were removed.
- */
-export async function collectStoreGarbage(distDir: string): Promise<number> {
-  const treesDir = join(distDir, TREES_DIR);
-  const used = new Set<string>();
-  for (const tree of await readdir(treesDir)) {
-    if (tree.startsWith('.')) continue;
-    for (const name of await treeFileNames(join(treesDir, tree))) used.add(name);
-  }
-  let removed = 0;
-  for (const name of await storeContents(distDir)) {
-    if (used.has(name)) continue;
-    await rm(join(distDir, STORE_DIR, name), { force: true });
-    removed++;
-  }
-  return removed;
 }
 
 /** What a tree's manifest and catalog.json name in files/ (validated: only the fields read). */

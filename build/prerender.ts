@@ -5,6 +5,7 @@ import type { RouteEntry } from '../server/tree.ts';
 import { isCompressible } from '../server/http/compress.ts';
 import { extensionFor } from '../server/http/media-types.ts';
 import { writeTreeFile } from './tree-file.ts';
+import type { FileStore } from './file-store.ts';
 import { allOrFirstError } from '../server/settle.ts';
 
 /** Headers the static server computes per request rather than stores. */
@@ -21,12 +22,12 @@ export type Reusable = { unchanged: (path: string) => RouteEntry | undefined };
  */
 export async function prerender(
   ctx: AppContext,
+  store: FileStore,
   paths: readonly string[],
   progress: (done: number) => void,
   previous: Reusable | null = null,
 ) {
   const api = createApi(ctx);
-  const treeDir = ctx.tree().dir;
   const limit = pLimit(8);
   let done = 0;
   let reused = 0;
@@ -52,7 +53,7 @@ export async function prerender(
         const headers = Object.fromEntries(
           [...response.headers].filter(([name]) => !PER_REQUEST_HEADERS.has(name)).sort(),
         );
-        const stored = await writeTreeFile(treeDir, bytes, ext, isCompressible(headers['content-type']));
+        const stored = await writeTreeFile(store, bytes, ext, isCompressible(headers['content-type']));
         progress(++done);
         return [path, { ...stored, status: response.status, headers }];
       }),

@@ -8,6 +8,7 @@ import { openApiDocument } from '../server/openapi.ts';
 import type { RouteEntry } from '../server/tree.ts';
 import { ROOT, digestSources, listFiles } from './source-files.ts';
 import { writeTreeFile } from './tree-file.ts';
+import type { FileStore } from './file-store.ts';
 import { sha256Hex } from '../server/digest.ts';
 import { MEDIA_TYPES } from '../server/http/media-types.ts';
 import { allOrFirstError } from '../server/settle.ts';
@@ -37,6 +38,7 @@ export function siteKey(sourceDigest: string, catalog: string | Uint8Array): str
  * output is kept in `cacheDir`, keyed by every input, so an unchanged site is not built again.
  */
 export async function buildSite(
+  store: FileStore,
   treeDir: string,
   cacheDir: string,
   sourceDigest: string,
@@ -65,7 +67,7 @@ export async function buildSite(
           'x-content-type-options': 'nosniff',
           ...(page ? { 'content-security-policy': PAGE_SECURITY_POLICY } : {}),
         };
-        const stored = await writeTreeFile(treeDir, bytes, ext, isCompressible(type));
+        const stored = await writeTreeFile(store, bytes, ext, isCompressible(type));
         return [
           routePath(name),
           { ...stored, status: 200, headers: Object.fromEntries(Object.entries(headers).sort()) },

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { sourceFile, type LoadedBrandSource } from '../server/brands/sources.ts';
 import { jarPath, type Catalog } from '../server/versions/catalog.ts';
-import { jarFile, type CatalogFile } from '../server/tree.ts';
-import { attachStore, putStoreFile, storeContents } from './file-store.ts';
+import type { CatalogFile } from '../server/tree.ts';
+import type { FileStore } from './file-store.ts';
 import { allOrFirstError } from '../server/settle.ts';
 
 /**
@@ -13,29 +13,26 @@ import { allOrFirstError } from '../server/settle.ts';
  * catalog.json, which the live routes answer from. Returns how many JARs were copied.
  */
 export async function stageTree(
-  distDir: string,
+  store: FileStore,
   stagingDir: string,
   dataDir: string,
   catalog: Catalog,
   brands: LoadedBrandSource[],
 ) {
-  await attachStore(distDir, stagingDir);
-  const stored = await storeContents(distDir);
+  await store.attach(stagingDir);
   const byHash = new Map(catalog.versions.map((v) => [v.sha256, v]));
-  const newJars = [...byHash].filter(([sha256]) => !stored.has(`${sha256}.jar`));
+  const newJars = [...byHash].filter(([sha256]) => !store.has(`${sha256}.jar`));
   // A few copies at a time on libuv's threads.
   const limit = pLimit(8);
   await allOrFirstError(
     newJars.map(([sha256, version]) =>
-      limit(() => putStoreFile(jarFile(stagingDir, sha256), { copyOf: jarPath(dataDir, version.id) })),
+      limit(() => store.put(`${sha256}.jar`, { copyOf: jarPath(dataDir, version.id) })),
     ),
   );
   for (const source of brands) {
     const file = sourceFile(source);
     const name = file.slice(file.indexOf('/') + 1);
-    if (stored.has(name)) continue;
-    await putStoreFile(join(stagingDir, file), source.bytes);
-    stored.add(name);
+    if (!store.has(name)) await store.put(name, source.bytes);
   }
   await writeFile(join(stagingDir, 'catalog.json'), catalogFileText(catalog, brands));
   return newJars.length;

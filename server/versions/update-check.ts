@@ -30,11 +30,9 @@ export function checkForUpdate(
   if (order === 0) return { status: 'latest', behind: 0 };
   if (order > 0) return { status: 'ahead', behind: 0 };
   const newer = new Set(
-    versions
+    versionsFor(versions, software, java)
       .filter(
         (v) =>
-          v.javaVersion === java &&
-          v.serverSoftware.includes(software) &&
           channelsShowing(channelOf(v)).includes(channel) &&
           semver.gt(v.pluginVersion, current) &&
           semver.lte(v.pluginVersion, latest.pluginVersion),
@@ -45,6 +43,27 @@ export function checkForUpdate(
 }
 
 /** A semantic version as written, build metadata allowed: semver itself would also take `v1.2.0`, `=1.2.0` and spaces. */
+// Per list of versions (a tree's catalog), its versions by software and Java version: a build asks
+// hundreds of update checks of one catalog, each of which would otherwise scan every version.
+const indexes = new WeakMap<readonly PluginVersionRecord[], Map<string, PluginVersionRecord[]>>();
+
+function versionsFor(versions: readonly PluginVersionRecord[], software: ServerSoftware, java: JavaVersion) {
+  let index = indexes.get(versions);
+  if (!index) {
+    index = new Map();
+    for (const version of versions) {
+      for (const name of version.serverSoftware) {
+        const key = `${name}|${version.javaVersion}`;
+        const list = index.get(key);
+        if (list) list.push(version);
+        else index.set(key, [version]);
+      }
+    }
+    indexes.set(versions, index);
+  }
+  return index.get(`${software}|${java}`) ?? [];
+}
+
 function isSemVer(text: string): boolean {
   return /^\d\S*$/.test(text) && semver.valid(text) !== null;
 }
