@@ -79,16 +79,15 @@ export async function loadCatalog(dataDir: string, memory?: DataFileMemory): Pro
   // Unchanged versions in one synchronous pass: a stat takes microseconds, where a promise per
   // file waits a round trip through libuv's threads (10,000 versions: 20,000 of them).
   const recall = memory && recallVersion(dataDir, files, memory);
-  const remembered = recall ? names.map(recall) : [];
+  const records = recall ? names.map(recall) : names.map(() => undefined);
   // The rest a few files at a time: one after the other, each read waits a round trip through libuv's threads.
   const limit = pLimit(16);
-  const records = await allOrFirstError(
-    names.map((name, index) => {
-      const known = remembered[index];
-      return known ? Promise.resolve(known) : limit(() => readVersion(dataDir, name, files, memory));
-    }),
+  const unknown = names.flatMap((name, index) => (records[index] ? [] : [index]));
+  const read = await allOrFirstError(
+    unknown.map((index) => limit(() => readVersion(dataDir, names[index]!, files, memory))),
   );
-  return createCatalog(records, await loadUsers(dataDir));
+  unknown.forEach((index, i) => (records[index] = read[i]));
+  return createCatalog(records as CatalogVersion[], await loadUsers(dataDir));
 }
 
 /** A version whose record, JAR and changelog files are all as remembered; undefined otherwise. */
