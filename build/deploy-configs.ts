@@ -44,7 +44,7 @@ export function nginxConfig(routes: Record<string, RouteEntry>, options: NginxOp
   // Answers other than 200 (a few small 404s) are left to the origin, which has them in memory.
   // One pass over the routes: the map's lines and the locations' lines, each list joined once.
   const mapLines: string[] = [];
-  const locationLines: string[] = [];
+  const locations = joinedLines();
   // Paths that differ only in their query share an endpoint: one lookup per path.
   const counted = new Map<string, boolean>();
   for (const path in routes) {
@@ -61,7 +61,8 @@ export function nginxConfig(routes: Record<string, RouteEntry>, options: NginxOp
       // The first request plus a burst of limit - 1 pass at once.
       if (counts) burst = limit.limit - 1;
     }
-    routeLocation(locationLines, index, path, entry, options.treeDir, burst);
+    routeLocation(locations.lines, index, path, entry, options.treeDir, burst);
+    locations.settle();
   }
   // nginx counts per second or minute: SPEC 8's 100 per 15 minutes becomes a burst of 100 refilled
   // at 7 a minute (a leaky bucket, where the origin counts a fixed window).
@@ -77,8 +78,28 @@ ${limit ? clientLimitZone(perMinute) : ''}
 ${CODING_MAPS}
 ${routeMap(mapLines.join('\n'))}
 
-${serverBlock(options, limit, perMinute ? Math.ceil(60 / perMinute) : 0, locationLines.join('\n'))}
+${serverBlock(options, limit, perMinute ? Math.ceil(60 / perMinute) : 0, locations.text())}
 `;
+}
+
+/**
+ * Lines for one `\n`-joined text, joined a few thousand at a time: a hundred thousand small strings
+ * kept alive until a single join are what the garbage collector spends most of a large nginx.conf's
+ * time on (copied from young to old space), where each joined chunk is one large string.
+ */
+function joinedLines() {
+  const chunks: string[] = [];
+  const lines: string[] = [];
+  return {
+    lines,
+    /** Call between appends. */
+    settle() {
+      if (lines.length < 16_384) return;
+      chunks.push(lines.join('\n'));
+      lines.length = 0;
+    },
+    text: () => (lines.length ? [...chunks, lines.join('\n')] : chunks).join('\n'),
+  };
 }
 
 function upstreamBlock(origins: readonly string[]): string {
