@@ -70,12 +70,12 @@ export type DataFileMemory = {
  */
 export async function loadCatalog(dataDir: string, memory?: DataFileMemory): Promise<Catalog> {
   const dir = versionsDir(dataDir);
-  const files = new Set(await readdir(dir).catch(() => [] as string[]));
-  const names = [...files].filter((n) => n.endsWith('.json')).sort();
-  for (const name of files) {
-    if (name.endsWith('.md') && !files.has(name.replace(/\.md$/, '.json')))
-      throw new DataError(`${join(dir, name)}: a changelog without its record ${name.replace(/\.md$/, '.json')}`);
-  }
+  const sorted = (await readdir(dir).catch(() => [] as string[])).sort();
+  const files = new Set(sorted);
+  const names = sorted.filter((n) => n.endsWith('.json'));
+  const orphan = sorted.find((n) => n.endsWith('.md') && !files.has(n.replace(/\.md$/, '.json')));
+  if (orphan)
+    throw new DataError(`${join(dir, orphan)}: a changelog without its record ${orphan.replace(/\.md$/, '.json')}`);
   // Unchanged versions in one synchronous pass: a stat takes microseconds, where a promise per
   // file waits a round trip through libuv's threads (10,000 versions: 20,000 of them).
   const recall = memory && recallVersion(dataDir, files, memory);
