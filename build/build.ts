@@ -26,7 +26,7 @@ import {
   type BuildRecord,
   type PreviousTree,
 } from './previous-tree.ts';
-import { VERIFIED_JARS, openVerifiedJars } from './verified-jars.ts';
+import { VERIFIED_DATA, openVerifiedData } from './verified-data.ts';
 import { removeAbandonedStaging, swapTree } from './swap.ts';
 import { STORE_DIR, openFileStore, type FileStore } from './file-store.ts';
 
@@ -83,10 +83,11 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const rateLimit = options.rateLimit === undefined ? DEFAULT_RATE_LIMIT : options.rateLimit;
   const step = timed(log);
   const { catalog, brandSources } = await step('load', async () => {
-    // JARs hashed by an earlier build and unchanged since (same file, size and times) are not read again.
-    const verified = await openVerifiedJars(join(cacheDir, VERIFIED_JARS));
+    // Records, changelogs and JARs read by an earlier build and unchanged since (same file, size and
+    // times) are not read again.
+    const verified = await openVerifiedData(join(cacheDir, VERIFIED_DATA), dataDir);
     const loaded = {
-      catalog: await loadCatalog(dataDir, verified.jars),
+      catalog: await loadCatalog(dataDir, verified.memory),
       brandSources: await loadBrandSources(dataDir),
     };
     await verified.save();
