@@ -28,7 +28,7 @@ import {
 } from './previous-tree.ts';
 import { VERIFIED_DATA, openVerifiedData } from './verified-data.ts';
 import { removeAbandonedStaging, swapTree } from './swap.ts';
-import { STORE_DIR, openFileStore, type FileStore } from './file-store.ts';
+import { STORE_DIR, openFileStore, removeUnusedFiles, type FileStore } from './file-store.ts';
 
 /** Bump when the tree's layout or any answer's bytes change for the same data/. */
 const TREE_FORMAT = 6;
@@ -68,7 +68,16 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
   });
   try {
     await removeAbandonedStaging(options.distDir);
-    return await buildLocked(options);
+    const result = await buildLocked(options);
+    // Once the new tree is served: the files of pruned trees and of killed builds go.
+    if (!result.skipped) {
+      const removed = await removeUnusedFiles(options.distDir).then(
+        (count) => `${count} files no kept tree names removed`,
+        (error: Error) => `unused files kept (${error.message})`,
+      );
+      options.log?.(`[build] clean: ${join(options.distDir, STORE_DIR)}: ${removed}`);
+    }
+    return result;
   } finally {
     await release();
   }
@@ -128,12 +137,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const swap = (stagingDir: string, treeName: string, what: string) =>
     step('swap', async () => {
       const dir = await swapTree(distDir, stagingDir, treeName);
-      // After the swap: the new tree is served while the files of pruned trees are removed.
-      const removed = await store.removeUnused().then(
-        (count) => (count > 0 ? `; ${count} unused files removed from ${STORE_DIR}/` : ''),
-        (error: Error) => `; unused files kept (${error.message})`,
-      );
-      return [dir, `${join(distDir, 'current')} -> ${dir}${what}${removed}`] as const;
+      return [dir, `${join(distDir, 'current')} -> ${dir}${what}`] as const;
     });
 
   const apiStaging = await newStagingDir(distDir);

@@ -27,13 +27,6 @@ export type FileStore = {
    * before the store, a power loss during a build may lose them.
    */
   put(name: string, content: Uint8Array | { copyOf: string }): Promise<void>;
-  /**
-   * Removes every file that no tree in dist/trees names (its routes' files and their codings, its
-   * JARs and brand sources): the files of pruned trees and of killed builds, and their temporary
-   * files. Run after a swap, when this build writes nothing. A tree that cannot be read stops it
-   * (nothing removed). Returns how many files were removed.
-   */
-  removeUnused(): Promise<number>;
 };
 
 export async function openFileStore(distDir: string): Promise<FileStore> {
@@ -56,23 +49,29 @@ export async function openFileStore(distDir: string): Promise<FileStore> {
       }
       names.add(name);
     },
-    async removeUnused() {
-      const treesDir = join(distDir, TREES_DIR);
-      const used = new Set<string>();
-      for (const tree of await readdir(treesDir)) {
-        if (tree.startsWith('.')) continue;
-        for (const name of await treeFileNames(join(treesDir, tree))) used.add(name);
-      }
-      let removed = 0;
-      for (const name of await storeContents(distDir)) {
-        if (used.has(name)) continue;
-        await rm(join(dir, name), { force: true });
-        names.delete(name);
-        removed++;
-      }
-      return removed;
-    },
   };
+}
+
+/**
+ * Removes from the store every file that no tree in dist/trees names (its routes' files and their
+ * codings, its JARs and brand sources): the files of pruned trees and of killed builds, and their
+ * temporary files. Run by a build once it swapped, holding the lock, so no build writes meanwhile.
+ * A tree that cannot be read stops it (nothing removed). Returns how many files were removed.
+ */
+export async function removeUnusedFiles(distDir: string): Promise<number> {
+  const treesDir = join(distDir, TREES_DIR);
+  const used = new Set<string>();
+  for (const tree of await readdir(treesDir)) {
+    if (tree.startsWith('.')) continue;
+    for (const name of await treeFileNames(join(treesDir, tree))) used.add(name);
+  }
+  let removed = 0;
+  for (const name of await storeContents(distDir)) {
+    if (used.has(name)) continue;
+    await rm(join(distDir, STORE_DIR, name), { force: true });
+    removed++;
+  }
+  return removed;
 }
 
 /** The names in the store now. */
