@@ -27,12 +27,12 @@ async function copyProject(): Promise<string> {
 }
 
 /** `npm run --silent depot -- <args>` in the scratch copy, with the workspace's folders. */
-function npmDepot(args: string[]): Promise<CliResult> {
+function npmDepot(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
   return new Promise((done) => {
     execFile(
       'npm',
       ['run', '--silent', 'depot', '--', ...args],
-      { cwd: ctx.dir, env: workspaceEnv(ctx.workspace), timeout: 120_000 },
+      { cwd: ctx.dir, env: workspaceEnv(ctx.workspace, env), timeout: 120_000 },
       (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -175,6 +175,28 @@ for (const [name, args] of refusals) {
     assert.equal({ ...bundled, stderr: normalised(bundled.stderr) }, { ...tsx, stderr: normalised(tsx.stderr) });
   });
 }
+
+same("an uncaught error: the same message, its stack at the sources' lines", async () => {
+  const env = { RATE_LIMIT: 'bogus' };
+  const bundled = await npmDepot([], env);
+  const tsx = await runDepot([], ctx.workspace, env);
+  assert.is(bundled.code, 1);
+  assert.is(tsx.code, 1);
+  // Up to node's own frames (grey under FORCE_COLOR), which differ: the launcher imports the bundle.
+  const ours = (stderr: string, root: string) =>
+    withoutNpm(stderr)
+      .replace(BUNDLED, '')
+      .replaceAll(root, 'ROOT')
+      .replace(/\x1b\[\d+m/g, '')
+      .split('    at ModuleJob.run')[0] ?? '';
+  assert.match(ours(bundled.stderr, ctx.dir), /^Error: Invalid configuration: RATE_LIMIT: /m);
+  assert.match(
+    ours(bundled.stderr, ctx.dir),
+    /^    at readConfig \(ROOT\/server\/config\.ts:\d+:\d+\)$/m,
+    bundled.stderr,
+  );
+  assert.is(ours(bundled.stderr, ctx.dir), ours(tsx.stderr, ROOT));
+});
 
 same('user add in a temp DATA_DIR and STORAGE_DIR: the same record, progress and data/users.json', async () => {
   const other = await makeWorkspace({ build: false });

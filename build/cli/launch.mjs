@@ -26,10 +26,14 @@ const OPTIONS = {
   target: 'node20',
   // Each command's modules in their own chunk, loaded when it runs: `depot` alone starts in half the time.
   splitting: true,
-  outdir: 'out',
+  // Never written (write: false), but at the depth of the build-* folders: the source maps' paths hold.
+  outdir: join(CACHE_DIR, 'out'),
   write: false,
   metafile: true,
   keepNames: true,
+  // An uncaught error's stack names the sources' lines, as under tsx (process.setSourceMapsEnabled below).
+  sourcemap: 'linked',
+  sourcesContent: false,
   // sharp is native, Astro runs Vite on site/ from its own files, ioredis reads its package.json
   // through __dirname: imported from node_modules as they are.
   external: ['sharp', 'astro', 'ioredis'],
@@ -92,7 +96,7 @@ async function rebuild(key) {
   // Written under a name of its own, then renamed whole: a launch never sees half a bundle.
   const staging = join(CACHE_DIR, `tmp-${process.pid}-${Date.now()}`);
   for (const file of files) {
-    const target = join(staging, file.path.slice(join(ROOT, 'out').length));
+    const target = join(staging, file.path.slice(join(CACHE_DIR, 'out').length));
     await mkdir(dirname(target), { recursive: true });
     await writeFile(target, file.contents);
   }
@@ -152,4 +156,5 @@ try {
 }
 // The build lock names its holder by the script it runs (build/build-lock.ts): depot.ts, as ever.
 process.argv[1] = ENTRY;
+process.setSourceMapsEnabled(true);
 await import(pathToFileURL(entry).href);
