@@ -2,8 +2,12 @@ import { readFile, readdir, stat } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { sha256Hex } from '../server/digest.ts';
 
+// The operator CLI runs from a bundle kept outside the sources (build/cli/launch.mjs), whose own
+// location says nothing about the checkout: the launcher defines DEPOT_ROOT when it bundles.
+declare const DEPOT_ROOT: string | undefined;
+
 /** The project's root: where the sources a build digests live. */
-export const ROOT = resolve(import.meta.dirname, '..');
+export const ROOT = typeof DEPOT_ROOT === 'string' ? DEPOT_ROOT : resolve(import.meta.dirname, '..');
 
 /** Every file under `path` (or `path` itself when it is a file), sorted. */
 export async function listFiles(path: string): Promise<string[]> {
