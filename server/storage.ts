@@ -1,11 +1,11 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
 import { lock } from 'proper-lockfile';
 import { createStorage, type Driver, type Storage } from 'unstorage';
 import fsLiteDriver from 'unstorage/drivers/fs-lite';
 import memoryDriver from 'unstorage/drivers/memory';
-import redisDriver from 'unstorage/drivers/redis';
 import { REDIS_OPTIONS, watchRedis } from './redis.ts';
 import { TEMPORARY_FILE, writeFileAtomic } from './write-atomic.ts';
 
@@ -136,6 +136,11 @@ export function createMemoryStorage(): Storage {
  * commands at once while the connection is down and reconnects by itself (see REDIS_OPTIONS).
  */
 export function createRedisStorage(url: string, warn: (line: string) => void = console.warn): StateStore {
+  // Loaded here, not at import: ioredis takes about 0.1 s to load, which every CLI command and a
+  // release without REDIS_URL would pay for nothing.
+  const redisDriver = createRequire(import.meta.url)(
+    'unstorage/drivers/redis',
+  ) as typeof import('unstorage/drivers/redis').default;
   const driver = redisDriver({ url, base: REDIS_BASE, ...REDIS_OPTIONS });
   const redis = watchRedis(driver.getInstance!() as Redis, url, warn);
   return { storage: createStorage({ driver: failingAsUnavailable(driver) }), redis };

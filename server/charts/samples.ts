@@ -1,4 +1,4 @@
-import { ReplyError, type Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { StorageUnavailableError, redisKey, withKeyLock, type Storage } from '../storage.ts';
 import type { HourBucket } from './aggregate.ts';
@@ -116,7 +116,10 @@ export function sampleStore(storage: Storage, redis?: Redis) {
                 ...daySamples.flatMap((s) => [hourOf(s.at), s.players]),
               )
               .catch((error: unknown) =>
-                Promise.reject(error instanceof ReplyError ? error : new StorageUnavailableError(error)),
+                // A reply of Redis itself (the script failed) is a bug to report; anything else, Redis unavailable.
+                Promise.reject(
+                  error instanceof Error && error.name === 'ReplyError' ? error : new StorageUnavailableError(error),
+                ),
               ),
           ),
         );
