@@ -204,6 +204,8 @@ export async function readManifestSource(distDir: string): Promise<string | null
 
 /** A tree that failed to open is said again at most this often while `current` still points at it. */
 const REPEAT_FAILURE_MS = 60_000;
+/** How long after a swap the new tree's catalog is prepared: the requests that noticed the release are answered first. */
+const PREPARE_CATALOG_AFTER_MS = 500;
 /** Looks in a row while watch events keep coming; the poll takes over after that. */
 const MAX_LOOKS_IN_A_ROW = 8;
 
@@ -243,8 +245,10 @@ export function followCurrentTree(
       if (!dir || dir === tree.dir) return;
       if (failing?.dir === dir && now() < failing.retryAt) return;
       const opened = await openTree(dir);
-      if (!stopped) tree = opened;
       failing = null;
+      if (stopped) return;
+      tree = opened;
+      prepareCatalog(opened);
     } catch (error) {
       const failed = dir ?? distDir;
       const time = now();
@@ -260,6 +264,23 @@ export function followCurrentTree(
       if (say) onError(error, failed);
     }
   }
+
+  /**
+   * The catalog is validated a little after the swap rather than at the first live request that
+   * needs it; the release's own answers, from the manifest, come first. An invalid one is said here.
+   */
+  const prepareCatalog = (opened: Tree) => {
+    setTimeout(() => {
+      if (opened !== tree) return; // already replaced
+      try {
+        void opened.catalog;
+      } catch (error) {
+        warn(
+          `[tree] ${opened.dir}: answers that need the catalog fail until the next tree: ${(error as Error).message}`,
+        );
+      }
+    }, PREPARE_CATALOG_AFTER_MS).unref();
+  };
 
   let looking = false;
   let lookAgain = false;
@@ -328,6 +349,7 @@ export function followCurrentTree(
   };
 
   startWatching();
+  prepareCatalog(initial);
   const timer = setInterval(() => {
     check();
     void keepWatching();
