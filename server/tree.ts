@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { ENCODINGS } from './http/compress.ts';
 import { createCatalog, type Catalog } from './versions/catalog.ts';
 import { DataError, parseFile, readJsonFile } from './data-files.ts';
+import { describeIssues } from './describe-issues.ts';
 import { CatalogVersion, UserProfiles } from './versions/schema.ts';
 import { BrandSourceRecord, brandKey } from './brands/sources.ts';
 
@@ -74,13 +75,19 @@ const ManifestHead = z.strictObject({
  * validating all of them up front took 0.9 s). Anything invalid throws DataError where it is used:
  * that request answers 500 and is logged, and the others are answered.
  */
-export async function openTree(dir: string): Promise<Tree> {
+export async function openTree(dir: string, previous?: Tree): Promise<Tree> {
   const manifestFile = join(dir, 'manifest.json');
   const catalogFile = join(dir, 'catalog.json');
   const [manifestRaw, catalogText] = await Promise.all([readJsonFile(manifestFile), readFile(catalogFile, 'utf8')]);
   const manifest = parseFile(ManifestHead, manifestRaw, manifestFile);
-  const catalog = lazily(() => parseTreeCatalog(parseJson(catalogText, catalogFile), catalogFile));
-  return {
+  // Only the previous catalog's versions, and only if already made: never a chain of trees.
+  const earlier = previous && madeCatalogs.get(previous)?.byId;
+  const catalog = lazily(() => {
+    const made = parseTreeCatalog(parseJson(catalogText, catalogFile), catalogFile, earlier);
+    madeCatalogs.set(tree, made.catalog);
+    return made;
+  });
+  const tree: Tree = {
     dir,
     get catalog() {
       return catalog().catalog;
@@ -91,7 +98,11 @@ export async function openTree(dir: string): Promise<Tree> {
     routes: new RouteTable(manifest.routes, manifestFile),
     source: manifest.source,
   };
+  return tree;
 }
+
+/** The catalogs made so far, by tree: what the next tree's catalog may reuse. */
+const madeCatalogs = new WeakMap<Tree, Catalog>();
 
 /** A tree's catalog.json, validated: what the live routes answer from, and what the site is built from. */
 export async function readTreeCatalog(dir: string): Promise<Pick<Tree, 'catalog' | 'brands'>> {
@@ -99,9 +110,46 @@ export async function readTreeCatalog(dir: string): Promise<Pick<Tree, 'catalog'
   return parseTreeCatalog(await readJsonFile(catalogFile), catalogFile);
 }
 
-function parseTreeCatalog(raw: unknown, file: string): Pick<Tree, 'catalog' | 'brands'> {
-  const { versions, users, brands } = parseFile(CatalogFile, raw, file);
-  return { catalog: createCatalog(versions, users), brands: brandMap(brands) };
+/** catalog.json with its versions checked one by one below. */
+const CatalogFileHead = CatalogFile.extend({ versions: z.array(z.unknown()) });
+
+/**
+ * A release adds one version to thousands: a version equal, field for field, to one `earlier`
+ * validated (the previous tree's) is that one, and only the others go through CatalogVersion. Equal
+ * is enough: a validated version is what CatalogVersion makes of itself.
+ */
+function parseTreeCatalog(
+  raw: unknown,
+  file: string,
+  earlier?: ReadonlyMap<string, CatalogVersion>,
+): Pick<Tree, 'catalog' | 'brands'> {
+  const head = parseFile(CatalogFileHead, raw, file);
+  const versions = head.versions.map((version, index) => {
+    const known = earlier && isObject(version) && typeof version.id === 'string' ? earlier.get(version.id) : undefined;
+    if (known && sameRecord(version as Record<string, unknown>, known)) return known;
+    const parsed = CatalogVersion.safeParse(version);
+    if (parsed.success) return parsed.data;
+    const issues = parsed.error.issues.map((issue) => ({ ...issue, path: ['versions', index, ...issue.path] }));
+    throw new DataError(`${file}: ${describeIssues(issues)}`);
+  });
+  return { catalog: createCatalog(versions, head.users), brands: brandMap(head.brands) };
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Same keys, same values; arrays (of strings) compared item by item. */
+function sameRecord(raw: Record<string, unknown>, known: object): boolean {
+  const keys = Object.keys(raw);
+  if (keys.length !== Object.keys(known).length) return false;
+  for (const key of keys) {
+    const a = raw[key];
+    const b = (known as Record<string, unknown>)[key];
+    if (a === b) continue;
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length || a.some((item, i) => item !== b[i]))
+      return false;
+  }
+  return true;
 }
 
 function parseJson(text: string, file: string): unknown {
@@ -112,16 +160,18 @@ function parseJson(text: string, file: string): unknown {
   }
 }
 
-/** `make` run on first call; its value, or its error, is kept and given to every later call. */
+/** `make` run on first call (then let go, with what it holds); its value, or its error, is kept and given to every later call. */
 function lazily<T>(make: () => T): () => T {
+  let pending: (() => T) | null = make;
   let outcome: { value: T } | { error: unknown } | null = null;
   return () => {
     if (!outcome) {
       try {
-        outcome = { value: make() };
+        outcome = { value: pending!() };
       } catch (error) {
         outcome = { error };
       }
+      pending = null;
     }
     if ('error' in outcome) throw outcome.error;
     return outcome.value;
@@ -244,7 +294,7 @@ export function followCurrentTree(
       dir = await currentTreeDir(distDir);
       if (!dir || dir === tree.dir) return;
       if (failing?.dir === dir && now() < failing.retryAt) return;
-      const opened = await openTree(dir);
+      const opened = await openTree(dir, tree);
       failing = null;
       if (stopped) return;
       tree = opened;

@@ -132,4 +132,19 @@ open('catalog.json is validated when the catalog is first used; its error is giv
   assert.is(good.catalog, good.catalog, 'made once');
   assert.ok(good.brands.size > 0);
 });
+open('a catalog reuses the versions the previous tree validated when they are equal, and only then', async () => {
+  const previous = await openTree((await currentTreeDir(ctx.workspace.distDir))!);
+  const [first, second] = previous.catalog.versions;
+  const renamed = await editedTree('renamed', (_manifest, catalog) => {
+    catalog.versions.find((v: { id: string }) => v.id === first!.id).fileName = 'Renamed.jar';
+  });
+  const next = await openTree(renamed, previous);
+  assert.is(next.catalog.byId.get(second!.id), second, 'an unchanged version is the one validated before');
+  assert.is(next.catalog.byId.get(first!.id)?.fileName, 'Renamed.jar', 'a changed one is read from the new tree');
+  const invalid = await editedTree('same-id-invalid', (_manifest, catalog) => {
+    catalog.versions.find((v: { id: string }) => v.id === second!.id).serverSoftware = ['NoSuchServer'];
+  });
+  const tree = await openTree(invalid, previous);
+  assert.throws(() => tree.catalog, /versions\[\d+\]\.serverSoftware\[0\]: Unknown server software "NoSuchServer"/);
+});
 open.run();
