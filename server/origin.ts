@@ -48,19 +48,25 @@ export type OriginOptions = {
   /** WEBHOOK_RETRY_BASE_MS, and the attempt timeout (10 s): tests shorten them. */
   webhookRetryBaseMs?: number;
   webhookTimeoutMs?: number;
+  /** How often dist/current is read besides watching dist/ (default 200 ms): tests lengthen it to see the watcher work alone. */
+  treePollMs?: number;
 };
 
 /** Serves dist/current on host:port (0 picks a free port) and follows rebuilds without a restart. */
 export async function startOrigin(options: OriginOptions): Promise<RunningOrigin> {
   const dir = await currentTreeDir(options.distDir);
   if (!dir) throw new Error(`No built tree at ${options.distDir}/current: run \`npm run build\` first`);
-  const follower = followCurrentTree(options.distDir, await openTree(dir), (error, tree) =>
-    console.error(
-      `[tree] could not open ${tree}; still serving the previous tree (said again at most once a minute):`,
-      error,
-    ),
-  );
   const warn = options.warn ?? ((line: string) => console.warn(line));
+  const follower = followCurrentTree(
+    options.distDir,
+    await openTree(dir),
+    (error, tree) =>
+      console.error(
+        `[tree] could not open ${tree}; still serving the previous tree (said again at most once a minute):`,
+        error,
+      ),
+    { warn, ...(options.treePollMs ? { intervalMs: options.treePollMs } : {}) },
+  );
   // The store the origin opens itself (Redis, or files in storageDir) it also closes; a passed one is the caller's.
   const { storage, redis } = options.redisUrl
     ? createRedisStorage(options.redisUrl, warn)

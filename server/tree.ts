@@ -1,9 +1,11 @@
-import { readlink } from 'node:fs/promises';
+import { statSync, watch, type FSWatcher } from 'node:fs';
+import { readFile, readlink, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { ENCODINGS } from './http/compress.ts';
 import { createCatalog, type Catalog } from './versions/catalog.ts';
-import { parseFile, readJsonFile } from './data-files.ts';
+import { DataError, parseFile, readJsonFile } from './data-files.ts';
+import { describeIssues } from './describe-issues.ts';
 import { CatalogVersion, UserProfiles } from './versions/schema.ts';
 import { BrandSourceRecord, brandKey } from './brands/sources.ts';
 
@@ -43,31 +45,197 @@ export type CatalogFile = z.infer<typeof CatalogFile>;
 
 export type Tree = {
   dir: string;
-  catalog: Catalog;
+  /** Validated when first used (a lookup of a version by id, a live route): a release answered from the manifest alone never pays for it. */
+  readonly catalog: Catalog;
   /** Brand sources by `brand/variant`; their bytes are tree files too. */
-  brands: ReadonlyMap<string, BrandSourceRecord>;
+  readonly brands: ReadonlyMap<string, BrandSourceRecord>;
   routes: ReadonlyMap<string, RouteEntry>;
   source: string;
 };
 
 export const jarFile = (treeDir: string, sha256: string) => join(treeDir, FILES_DIR, `${sha256}.jar`);
 
-export async function openTree(dir: string): Promise<Tree> {
+/** What opening a tree checks of its manifest at once; each route is checked on first use (RouteTable). */
+const ManifestHead = z.strictObject({
+  format: z.literal(1),
+  source: z.string(),
+  routes: z.custom<Record<string, unknown>>(
+    (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+    {
+      error: 'must be an object of URL paths',
+    },
+  ),
+});
+
+/**
+ * Opens a tree for the origin. Its share of a release is what stands between the swap and the first
+ * answer, so only what every request needs is done here: both files are read (in parallel, before
+ * the build may prune the tree), the manifest parsed and its head checked. Routes are validated one
+ * by one when first asked for, catalog.json when the catalog is first used (at 10,000 versions,
+ * validating all of them up front took 0.9 s). Anything invalid throws DataError where it is used:
+ * that request answers 500 and is logged, and the others are answered.
+ */
+export async function openTree(dir: string, previous?: Tree): Promise<Tree> {
   const manifestFile = join(dir, 'manifest.json');
-  const manifest = parseFile(Manifest, await readJsonFile(manifestFile), manifestFile);
-  return {
+  const catalogFile = join(dir, 'catalog.json');
+  const [manifestRaw, catalogText] = await Promise.all([readJsonFile(manifestFile), readFile(catalogFile, 'utf8')]);
+  const manifest = parseFile(ManifestHead, manifestRaw, manifestFile);
+  // Only the previous catalog's versions, and only if already made: never a chain of trees.
+  const earlier = previous && madeCatalogs.get(previous)?.byId;
+  const catalog = lazily(() => {
+    const made = parseTreeCatalog(parseJson(catalogText, catalogFile), catalogFile, earlier);
+    madeCatalogs.set(tree, made.catalog);
+    return made;
+  });
+  const tree: Tree = {
     dir,
-    ...(await readTreeCatalog(dir)),
-    routes: new Map(Object.entries(manifest.routes)),
+    get catalog() {
+      return catalog().catalog;
+    },
+    get brands() {
+      return catalog().brands;
+    },
+    routes: new RouteTable(manifest.routes, manifestFile),
     source: manifest.source,
   };
+  return tree;
 }
+
+/** The catalogs made so far, by tree: what the next tree's catalog may reuse. */
+const madeCatalogs = new WeakMap<Tree, Catalog>();
 
 /** A tree's catalog.json, validated: what the live routes answer from, and what the site is built from. */
 export async function readTreeCatalog(dir: string): Promise<Pick<Tree, 'catalog' | 'brands'>> {
   const catalogFile = join(dir, 'catalog.json');
-  const { versions, users, brands } = parseFile(CatalogFile, await readJsonFile(catalogFile), catalogFile);
-  return { catalog: createCatalog(versions, users), brands: brandMap(brands) };
+  return parseTreeCatalog(await readJsonFile(catalogFile), catalogFile);
+}
+
+/** catalog.json with its versions checked one by one below. */
+const CatalogFileHead = CatalogFile.extend({ versions: z.array(z.unknown()) });
+
+/**
+ * A release adds one version to thousands: a version equal, field for field, to one `earlier`
+ * validated (the previous tree's) is that one, and only the others go through CatalogVersion. Equal
+ * is enough: a validated version is what CatalogVersion makes of itself.
+ */
+function parseTreeCatalog(
+  raw: unknown,
+  file: string,
+  earlier?: ReadonlyMap<string, CatalogVersion>,
+): Pick<Tree, 'catalog' | 'brands'> {
+  const head = parseFile(CatalogFileHead, raw, file);
+  const versions = head.versions.map((version, index) => {
+    const known = earlier && isObject(version) && typeof version.id === 'string' ? earlier.get(version.id) : undefined;
+    if (known && sameRecord(version as Record<string, unknown>, known)) return known;
+    const parsed = CatalogVersion.safeParse(version);
+    if (parsed.success) return parsed.data;
+    const issues = parsed.error.issues.map((issue) => ({ ...issue, path: ['versions', index, ...issue.path] }));
+    throw new DataError(`${file}: ${describeIssues(issues)}`);
+  });
+  return { catalog: createCatalog(versions, head.users), brands: brandMap(head.brands) };
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Same keys, same values; arrays (of strings) compared item by item. */
+function sameRecord(raw: Record<string, unknown>, known: object): boolean {
+  const keys = Object.keys(raw);
+  if (keys.length !== Object.keys(known).length) return false;
+  for (const key of keys) {
+    const a = raw[key];
+    const b = (known as Record<string, unknown>)[key];
+    if (a === b) continue;
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length || a.some((item, i) => item !== b[i]))
+      return false;
+  }
+  return true;
+}
+
+function parseJson(text: string, file: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new DataError(`${file}: not valid JSON (${(error as Error).message})`);
+  }
+}
+
+/** `make` run on first call (then let go, with what it holds); its value, or its error, is kept and given to every later call. */
+function lazily<T>(make: () => T): () => T {
+  let pending: (() => T) | null = make;
+  let outcome: { value: T } | { error: unknown } | null = null;
+  return () => {
+    if (!outcome) {
+      try {
+        outcome = { value: pending!() };
+      } catch (error) {
+        outcome = { error };
+      }
+      pending = null;
+    }
+    if ('error' in outcome) throw outcome.error;
+    return outcome.value;
+  };
+}
+
+/**
+ * A manifest's routes, each validated with RouteEntry the first time it is looked up (then kept): a
+ * request touches one or two of the tens of thousands. Iterating validates them all.
+ */
+export class RouteTable implements ReadonlyMap<string, RouteEntry> {
+  readonly #raw: Record<string, unknown>;
+  readonly #file: string;
+  readonly #checked = new Map<string, RouteEntry>();
+  #size: number | null = null;
+
+  constructor(raw: Record<string, unknown>, file: string) {
+    this.#raw = raw;
+    this.#file = file;
+  }
+
+  get(path: string): RouteEntry | undefined {
+    const checked = this.#checked.get(path);
+    if (checked || !Object.hasOwn(this.#raw, path)) return checked;
+    const entry = parseFile(RouteEntry, this.#raw[path], `${this.#file}: routes[${JSON.stringify(path)}]`);
+    this.#checked.set(path, entry);
+    return entry;
+  }
+
+  has(path: string): boolean {
+    return Object.hasOwn(this.#raw, path);
+  }
+
+  get size(): number {
+    return (this.#size ??= Object.keys(this.#raw).length);
+  }
+
+  /** Every route, validated, in the manifest's order. */
+  #all(): Map<string, RouteEntry> {
+    return new Map(Object.keys(this.#raw).map((path) => [path, this.get(path)!]));
+  }
+
+  entries() {
+    return this.#all().entries();
+  }
+
+  keys() {
+    return this.#all().keys();
+  }
+
+  values() {
+    return this.#all().values();
+  }
+
+  [Symbol.iterator]() {
+    return this.entries();
+  }
+
+  forEach(
+    callback: (entry: RouteEntry, path: string, map: ReadonlyMap<string, RouteEntry>) => void,
+    thisArg?: unknown,
+  ) {
+    for (const [path, entry] of this.#all()) callback.call(thisArg, entry, path, this);
+  }
 }
 
 /** The tree `dist/current` points at, or null before the first build. */
@@ -86,34 +254,51 @@ export async function readManifestSource(distDir: string): Promise<string | null
 
 /** A tree that failed to open is said again at most this often while `current` still points at it. */
 const REPEAT_FAILURE_MS = 60_000;
+/** How long after a swap the new tree's catalog is prepared: the requests that noticed the release are answered first. */
+const PREPARE_CATALOG_AFTER_MS = 500;
+/** Looks in a row while watch events keep coming; the poll takes over after that. */
+const MAX_LOOKS_IN_A_ROW = 8;
+
+export type FollowOptions = {
+  /** How often `current` is read when no watch event came (fs.watch misses some: NFS, dist/ recreated). */
+  intervalMs?: number;
+  now?: () => number;
+  /** Where a watcher failure is said, once; default stderr. */
+  warn?: (line: string) => void;
+};
 
 /**
- * Follows `dist/current`: polls the link (one readlink per interval) and opens a new tree when it
- * moves. A request in flight keeps the tree it started with; old trees stay on disk for a while.
- * A tree that fails to open is reported once, then at most once a minute, and tried again less
- * and less often (up to once a minute); a link that moves on to another tree is tried at once.
+ * Follows `dist/current`: watches dist/ (inotify on Linux: the swap renames a new link onto
+ * `current`) and opens the new tree on the event, and also reads the link every `intervalMs` in case
+ * an event was missed or the watcher failed. A burst of events is one or two looks. A request in
+ * flight keeps the tree it started with; old trees stay on disk for a while. A tree that fails to
+ * open is reported once, then at most once a minute, and tried again less and less often (up to
+ * once a minute); a link that moves on to another tree is tried at once.
  */
 export function followCurrentTree(
   distDir: string,
   initial: Tree,
   onError: (error: unknown, dir: string) => void,
-  options: { intervalMs?: number; now?: () => number } = {},
+  options: FollowOptions = {},
 ) {
   const intervalMs = options.intervalMs ?? 200;
   const now = options.now ?? Date.now;
+  const warn = options.warn ?? ((line: string) => console.warn(line));
   let tree = initial;
-  let busy = false;
+  let stopped = false;
   let failing: { dir: string; failures: number; retryAt: number; saidAt: number } | null = null;
-  const timer = setInterval(async () => {
-    if (busy) return;
-    busy = true;
+
+  async function look() {
     let dir: string | null = null;
     try {
       dir = await currentTreeDir(distDir);
       if (!dir || dir === tree.dir) return;
       if (failing?.dir === dir && now() < failing.retryAt) return;
-      tree = await openTree(dir);
+      const opened = await openTree(dir, tree);
       failing = null;
+      if (stopped) return;
+      tree = opened;
+      prepareCatalog(opened);
     } catch (error) {
       const failed = dir ?? distDir;
       const time = now();
@@ -127,12 +312,107 @@ export function followCurrentTree(
         saidAt: say ? time : again.saidAt,
       };
       if (say) onError(error, failed);
-    } finally {
-      busy = false;
     }
+  }
+
+  /**
+   * The catalog is validated a little after the swap rather than at the first live request that
+   * needs it; the release's own answers, from the manifest, come first. An invalid one is said here.
+   */
+  const prepareCatalog = (opened: Tree) => {
+    setTimeout(() => {
+      if (opened !== tree) return; // already replaced
+      try {
+        void opened.catalog;
+      } catch (error) {
+        warn(
+          `[tree] ${opened.dir}: answers that need the catalog fail until the next tree: ${(error as Error).message}`,
+        );
+      }
+    }, PREPARE_CATALOG_AFTER_MS).unref();
+  };
+
+  let looking = false;
+  let lookAgain = false;
+  /** Looks now, or once more right after the look under way (which may have read the link before it moved). */
+  function check() {
+    if (stopped) return;
+    if (looking) {
+      lookAgain = true;
+      return;
+    }
+    looking = true;
+    void (async () => {
+      for (let i = 0; i < MAX_LOOKS_IN_A_ROW && !stopped; i++) {
+        lookAgain = false;
+        await look();
+        if (!lookAgain) break;
+      }
+    })()
+      .catch((error: unknown) => onError(error, distDir))
+      .finally(() => (looking = false));
+  }
+
+  let watcher: FSWatcher | null = null;
+  let watchedIno = 0;
+  let watchFailed = false;
+  const stopWatching = () => {
+    watcher?.close();
+    watcher = null;
+  };
+  const failWatching = (error: unknown) => {
+    stopWatching();
+    if (watchFailed) return;
+    watchFailed = true;
+    warn(
+      `[tree] cannot watch ${distDir} (${(error as Error).message}); rebuilds are noticed by polling every ${intervalMs} ms`,
+    );
+  };
+  const startWatching = () => {
+    try {
+      const { ino } = statSync(distDir);
+      watcher = watch(distDir, { persistent: false }, (_event, name) => {
+        if (name === null || name === CURRENT_LINK) check();
+      });
+      watcher.on('error', failWatching);
+      watchedIno = ino;
+    } catch (error) {
+      failWatching(error);
+    }
+  };
+  /** dist/ removed or recreated: an inotify watch stays on the old directory, so watch the new one. */
+  let rewatching = false;
+  const keepWatching = async () => {
+    if (rewatching) return;
+    rewatching = true;
+    try {
+      const ino = await stat(distDir).then(
+        (s) => s.ino,
+        () => null,
+      );
+      if (stopped) return;
+      if (watcher && ino !== watchedIno) stopWatching();
+      if (!watcher && ino !== null) startWatching();
+    } finally {
+      rewatching = false;
+    }
+  };
+
+  startWatching();
+  prepareCatalog(initial);
+  const timer = setInterval(() => {
+    check();
+    void keepWatching();
   }, intervalMs);
   timer.unref();
-  return { current: () => tree, stop: () => clearInterval(timer) };
+  return {
+    current: () => tree,
+    stop: () => {
+      stopped = true;
+      clearInterval(timer);
+      stopWatching();
+    },
+  };
 }
 
 export function brandMap(brands: readonly BrandSourceRecord[]): ReadonlyMap<string, BrandSourceRecord> {

@@ -1,8 +1,9 @@
-import { cp, mkdir, rename, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CURRENT_LINK, TREES_DIR, currentTreeDir, followCurrentTree, openTree } from '../server/tree.ts';
+import { DataError } from '../server/data-files.ts';
 import { makeWorkspace, until, type Workspace } from './helpers.ts';
 
 const ctx = {} as { workspace: Workspace };
@@ -64,3 +65,86 @@ follow(
   },
 );
 follow.run();
+
+/** A copy of the current tree named `name`, its manifest and catalog changed by `edit`. */
+async function editedTree(name: string, edit: (manifest: any, catalog: any) => void) {
+  const dir = join(ctx.workspace.distDir, TREES_DIR, name);
+  await cp((await currentTreeDir(ctx.workspace.distDir))!, dir, { recursive: true });
+  const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8'));
+  const catalog = JSON.parse(await readFile(join(dir, 'catalog.json'), 'utf8'));
+  edit(manifest, catalog);
+  await writeFile(join(dir, 'manifest.json'), JSON.stringify(manifest));
+  await writeFile(join(dir, 'catalog.json'), JSON.stringify(catalog));
+  return dir;
+}
+
+const isDataError = (error: unknown) => error instanceof DataError;
+
+const open = suite('openTree');
+open.before(async () => {
+  ctx.workspace = await makeWorkspace();
+});
+open.after(() => ctx.workspace.remove());
+
+open('routes are validated when looked up: a bad one throws DataError naming it, the others are answered', async () => {
+  const dir = await editedTree('bad-route', (manifest) => {
+    manifest.routes['/api/plugin-versions'].file = '../../etc/passwd';
+  });
+  const tree = await openTree(dir);
+  const error = (() => {
+    try {
+      tree.routes.get('/api/plugin-versions');
+    } catch (error) {
+      return error;
+    }
+  })();
+  assert.instance(error, DataError);
+  assert.match((error as Error).message, 'routes["/api/plugin-versions"]: file');
+  assert.throws(() => tree.routes.get('/api/plugin-versions'), isDataError, 'and again on the next lookup');
+  assert.is(tree.routes.get('/api/plugin-versions/latest/papermc')?.status, 200);
+  assert.is(tree.routes.get('/nowhere'), undefined);
+  assert.throws(() => [...tree.routes.values()], isDataError, 'iterating validates every route');
+});
+
+open('a manifest whose head is wrong does not open', async () => {
+  for (const [name, edit] of [
+    ['format-2', (manifest: any) => (manifest.format = 2)],
+    ['routes-array', (manifest: any) => (manifest.routes = [])],
+    ['no-source', (manifest: any) => delete manifest.source],
+  ] as const) {
+    const dir = await editedTree(name, edit);
+    await openTree(dir).then(
+      () => assert.unreachable(`${name} opened`),
+      (error: unknown) => assert.instance(error, DataError, name),
+    );
+  }
+});
+
+open('catalog.json is validated when the catalog is first used; its error is given to every use', async () => {
+  const dir = await editedTree('bad-catalog', (_manifest, catalog) => {
+    catalog.versions[0].pluginVersion = 'one';
+  });
+  const tree = await openTree(dir);
+  assert.throws(() => tree.catalog, /catalog\.json: versions\[0\]\.pluginVersion/);
+  assert.throws(() => tree.brands, isDataError);
+  const good = await openTree((await currentTreeDir(ctx.workspace.distDir))!);
+  assert.ok(good.catalog.versions.length > 0);
+  assert.is(good.catalog, good.catalog, 'made once');
+  assert.ok(good.brands.size > 0);
+});
+open('a catalog reuses the versions the previous tree validated when they are equal, and only then', async () => {
+  const previous = await openTree((await currentTreeDir(ctx.workspace.distDir))!);
+  const [first, second] = previous.catalog.versions;
+  const renamed = await editedTree('renamed', (_manifest, catalog) => {
+    catalog.versions.find((v: { id: string }) => v.id === first!.id).fileName = 'Renamed.jar';
+  });
+  const next = await openTree(renamed, previous);
+  assert.is(next.catalog.byId.get(second!.id), second, 'an unchanged version is the one validated before');
+  assert.is(next.catalog.byId.get(first!.id)?.fileName, 'Renamed.jar', 'a changed one is read from the new tree');
+  const invalid = await editedTree('same-id-invalid', (_manifest, catalog) => {
+    catalog.versions.find((v: { id: string }) => v.id === second!.id).serverSoftware = ['NoSuchServer'];
+  });
+  const tree = await openTree(invalid, previous);
+  assert.throws(() => tree.catalog, /versions\[\d+\]\.serverSoftware\[0\]: Unknown server software "NoSuchServer"/);
+});
+open.run();
