@@ -4,9 +4,11 @@ import type { AppContext } from '../server/context.ts';
 import type { RouteEntry } from '../server/tree.ts';
 import { isCompressible } from '../server/http/compress.ts';
 import { extensionFor } from '../server/http/media-types.ts';
-import { writeTreeFile } from './tree-file.ts';
+import { storedTreeFile, writeTreeFile } from './tree-file.ts';
 import type { FileStore } from './file-store.ts';
 import { allOrFirstError } from '../server/settle.ts';
+
+const ETAG_DIGEST = /^"([0-9a-f]{64})"$/;
 
 /** Headers the static server computes per request rather than stores. */
 const PER_REQUEST_HEADERS = new Set(['content-length', 'content-range']);
@@ -41,9 +43,7 @@ export async function prerender(
           return [path, kept];
         }
         const response = await api.request(path);
-        const bytes = new Uint8Array(await response.arrayBuffer());
-        if (response.status >= 500)
-          throw new Error(`prerender ${path}: ${response.status} ${new TextDecoder().decode(bytes)}`);
+        if (response.status >= 500) throw new Error(`prerender ${path}: ${response.status} ${await response.text()}`);
         const type = response.headers.get('content-type') ?? '';
         const ext = extensionFor(type);
         if (!ext)
@@ -53,7 +53,16 @@ export async function prerender(
         const headers = Object.fromEntries(
           [...response.headers].filter(([name]) => !PER_REQUEST_HEADERS.has(name)).sort(),
         );
-        const stored = await writeTreeFile(store, bytes, ext, isCompressible(headers['content-type']));
+        const compressible = isCompressible(type);
+        // Every answer's strong ETag is the sha256 of its bytes: a file answer (a JAR, streamed with
+        // its length) already in the store is not read and hashed again (megabytes per JAR route).
+        const digest = ETAG_DIGEST.exec(headers.etag ?? '')?.[1];
+        const length = response.headers.get('content-length');
+        const known =
+          digest && length !== null ? storedTreeFile(store, digest, ext, Number(length), compressible) : undefined;
+        if (known) await response.body?.cancel();
+        const stored =
+          known ?? (await writeTreeFile(store, new Uint8Array(await response.arrayBuffer()), ext, compressible));
         progress(++done);
         return [path, { ...stored, status: response.status, headers }];
       }),

@@ -21,18 +21,13 @@ export async function writeTreeFile(
   ext: string,
   compressible: boolean,
 ): Promise<Pick<RouteEntry, 'file' | 'size' | 'encodings'>> {
-  const name = `${sha256Hex(bytes)}.${ext}`;
-  const entry = (encodings: Encoding[]) => ({
-    file: `${FILES_DIR}/${name}`,
-    size: bytes.length,
-    ...(encodings.length > 0 ? { encodings } : {}),
-  });
-  const worthCompressing = compressible && bytes.length >= MIN_COMPRESSED_BYTES;
-  const storedForms = ENCODINGS.filter((encoding) => store.has(`${name}.${ENCODING_EXTENSIONS[encoding]}`));
-  if (store.has(name) && (!worthCompressing || storedForms.length > 0)) return entry(storedForms);
+  const digest = sha256Hex(bytes);
+  const stored = storedTreeFile(store, digest, ext, bytes.length, compressible);
+  if (stored) return stored;
+  const name = `${digest}.${ext}`;
   const variants: [string, Uint8Array][] = [[name, bytes]];
   const encodings: Encoding[] = [];
-  if (worthCompressing) {
+  if (compressible && bytes.length >= MIN_COMPRESSED_BYTES) {
     const encoded = await Promise.all(ENCODINGS.map((encoding) => compressInBackground(bytes, encoding)));
     ENCODINGS.forEach((encoding, i) => {
       if (encoded[i]!.length >= bytes.length) return;
@@ -41,5 +36,29 @@ export async function writeTreeFile(
     });
   }
   for (const [file, content] of variants) if (!store.has(file)) await store.put(file, content);
-  return entry(encodings);
+  return entry(name, bytes.length, encodings);
 }
+
+/**
+ * The entry of bytes of this digest already in the store with their br/gzip forms (when worth
+ * having), or undefined: a prerender that knows an answer's digest from its ETag need not read it.
+ */
+export function storedTreeFile(
+  store: FileStore,
+  digest: string,
+  ext: string,
+  size: number,
+  compressible: boolean,
+): Pick<RouteEntry, 'file' | 'size' | 'encodings'> | undefined {
+  const name = `${digest}.${ext}`;
+  if (!store.has(name)) return undefined;
+  const forms = ENCODINGS.filter((encoding) => store.has(`${name}.${ENCODING_EXTENSIONS[encoding]}`));
+  if (compressible && size >= MIN_COMPRESSED_BYTES && forms.length === 0) return undefined;
+  return entry(name, size, forms);
+}
+
+const entry = (name: string, size: number, encodings: Encoding[]) => ({
+  file: `${FILES_DIR}/${name}`,
+  size,
+  ...(encodings.length > 0 ? { encodings } : {}),
+});
