@@ -2,12 +2,9 @@ import { lstat, readFile, readdir, readlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { runBuild } from '../build/build.ts';
-import { sha256Hex } from '../server/digest.ts';
 import { ENCODING_EXTENSIONS } from '../server/http/compress.ts';
-import { jarPath } from '../server/versions/catalog.ts';
 import { currentTreeDir, type Manifest } from '../server/tree.ts';
-import { SHARED_BUILD_CACHE, makeWorkspace, pluginJar, type Workspace } from './helpers.ts';
+import { addPaperVersion, buildApi, makeWorkspace, pluginJar, type Workspace } from './helpers.ts';
 
 const ctx = { workspace: undefined as unknown as Workspace };
 const store = suite('dist/files: one store of files for every tree');
@@ -17,28 +14,8 @@ store.before.each(async () => {
 store.after.each(() => ctx.workspace.remove());
 
 const storeNames = async () => new Set(await readdir(join(ctx.workspace.distDir, 'files')));
-const build = () =>
-  runBuild({
-    dataDir: ctx.workspace.dataDir,
-    distDir: ctx.workspace.distDir,
-    cacheDir: SHARED_BUILD_CACHE,
-    site: false,
-  });
-
-/** Adds a PaperMC version for Java 21 to data/, as `depot release` writes it. */
-async function addVersion(version: string): Promise<string> {
-  const bytes = pluginJar(version);
-  const at = new Date().toISOString();
-  const id = `plugin-${Date.now()}-${sha256Hex(bytes).slice(0, 12)}`;
-  await writeFile(jarPath(ctx.workspace.dataDir, id), bytes);
-  const record = {
-    ...{ id, serverSoftware: ['PaperMC'], pluginVersion: version, javaVersion: '21', proxyVersion: null },
-    ...{ fileName: `Store-${version}.jar`, fileSize: bytes.length, sha256: sha256Hex(bytes) },
-    ...{ createdAt: at, updatedAt: at, createdBy: 'test' },
-  };
-  await writeFile(join(ctx.workspace.dataDir, 'versions', `${id}.json`), JSON.stringify(record));
-  return sha256Hex(bytes);
-}
+const build = () => buildApi(ctx.workspace);
+const addVersion = (version: string) => addPaperVersion(ctx.workspace.dataDir, version, pluginJar(version));
 
 /** Every file a tree's manifest names, as names in dist/files. */
 async function namedFiles(treeDir: string): Promise<string[]> {

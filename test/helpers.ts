@@ -60,6 +60,25 @@ export async function makeWorkspace(options: { build?: boolean; site?: boolean }
   };
 }
 
+/** A build of the workspace's data/ without the site, with the tests' shared build cache. */
+export const buildApi = (workspace: Pick<Workspace, 'dataDir' | 'distDir'>) =>
+  runBuild({ dataDir: workspace.dataDir, distDir: workspace.distDir, cacheDir: SHARED_BUILD_CACHE, site: false });
+
+/** What `depot release` writes, without its build: a JAR and its record (PaperMC, Java 21) in data/. Returns its sha256. */
+export async function addPaperVersion(dataDir: string, version: string, bytes: Uint8Array): Promise<string> {
+  const at = new Date().toISOString();
+  const sha256 = createHash('sha256').update(bytes).digest('hex');
+  const id = `plugin-${Date.now()}-${sha256.slice(0, 12)}`;
+  await writeFile(join(dataDir, 'jars', `${id}.jar`), bytes);
+  const record = {
+    ...{ id, serverSoftware: ['PaperMC'], pluginVersion: version, javaVersion: '21', proxyVersion: null },
+    ...{ fileName: `Api-${version}.jar`, fileSize: bytes.length, sha256, createdAt: at, updatedAt: at },
+    createdBy: 'test',
+  };
+  await writeFile(join(dataDir, 'versions', `${id}.json`), JSON.stringify(record));
+  return sha256;
+}
+
 /**
  * The same parts the origin builds, for calling the app in-process with no static edge and no
  * precomputed routes: every answer is computed live (images rendered by sharp).

@@ -8,11 +8,12 @@ import { SERVER_SOFTWARE } from '../server/versions/software.ts';
 import * as assert from 'uvu/assert';
 import { runBuild } from '../build/build.ts';
 import { DataError } from '../server/data-files.ts';
-import { sha256Hex } from '../server/digest.ts';
 import { currentTreeDir, openTree } from '../server/tree.ts';
 import { jarPath } from '../server/versions/catalog.ts';
 import {
   SHARED_BUILD_CACHE,
+  addPaperVersion,
+  buildApi,
   makeWorkspace,
   pluginJar,
   snapshotTree,
@@ -113,7 +114,7 @@ apiFirst('an origin answers a new version before the build has finished the site
   const origin = await startTestOrigin(ctx.workspace);
   try {
     const bytes = pluginJar('5.1.0');
-    await addVersion(ctx.workspace.dataDir, '5.1.0', bytes);
+    await addPaperVersion(ctx.workspace.dataDir, '5.1.0', bytes);
     let apiSwapped = false;
     const built = runBuild({
       dataDir: ctx.workspace.dataDir,
@@ -135,27 +136,6 @@ apiFirst('an origin answers a new version before the build has finished the site
     await origin.close();
   }
 });
-
-/** What `depot release` writes, without its build: a JAR and its record in data/. */
-async function addVersion(dataDir: string, version: string, bytes: Uint8Array) {
-  const at = new Date().toISOString();
-  const id = `plugin-${Date.now()}-${sha256Hex(bytes).slice(0, 12)}`;
-  await writeFile(jarPath(dataDir, id), bytes);
-  const record = {
-    id,
-    serverSoftware: ['PaperMC'],
-    pluginVersion: version,
-    javaVersion: '21',
-    proxyVersion: null,
-    fileName: `Api-${version}.jar`,
-    fileSize: bytes.length,
-    sha256: sha256Hex(bytes),
-    createdAt: at,
-    updatedAt: at,
-    createdBy: 'test',
-  };
-  await writeFile(join(dataDir, 'versions', `${id}.json`), JSON.stringify(record));
-}
 
 apiFirst.run();
 
@@ -193,7 +173,7 @@ incremental.after.each(() => ctx.workspace.remove());
 incremental('a release reusing the previous tree gives the same tree, file for file, as a full build', async () => {
   const { dataDir, distDir } = ctx.workspace;
   const lines: string[] = [];
-  await addVersion(dataDir, '6.0.0', pluginJar('6.0.0'));
+  await addPaperVersion(dataDir, '6.0.0', pluginJar('6.0.0'));
   await runBuild({ dataDir, distDir, cacheDir: SHARED_BUILD_CACHE, log: (line) => lines.push(line) });
   const { catalog } = await openTree((await currentTreeDir(distDir))!);
   const asked = versionAnswersAsked(
@@ -262,13 +242,7 @@ loadCache.before.each(async () => {
 });
 loadCache.after.each(() => ctx.workspace.remove());
 
-const build = () =>
-  runBuild({
-    dataDir: ctx.workspace.dataDir,
-    distDir: ctx.workspace.distDir,
-    cacheDir: SHARED_BUILD_CACHE,
-    site: false,
-  });
+const build = () => buildApi(ctx.workspace);
 
 loadCache('a JAR rewritten in place after a build (same size, other bytes) is read again and refused', async () => {
   await build();
