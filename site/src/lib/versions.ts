@@ -72,16 +72,20 @@ export function historyFilters(): HistoryFilter[] {
   return softwares.flatMap((software) => javas.map((java) => ({ software, java }))).filter((f) => f.software || f.java);
 }
 
+/** A build runs on its Java version and every later one: the page for Java 21 lists builds for 8 to 21. */
+export const runsOnJava = (version: { javaVersion: JavaVersion }, java: JavaVersion) =>
+  Number(version.javaVersion) <= Number(java);
+
 export function filterHistory(catalog: Catalog, { software, java }: HistoryFilter): PluginVersion[] {
   return catalog.versions
-    .filter((v) => (!software || v.serverSoftware.includes(software)) && (!java || v.javaVersion === java))
+    .filter((v) => (!software || v.serverSoftware.includes(software)) && (!java || runsOnJava(v, java)))
     .map((v) => presentVersion(catalog, v, true));
 }
 
 export function describeFilter({ software, java }: HistoryFilter): string {
   if (software && java) return `${software} on Java ${java}`;
   if (software) return software;
-  if (java) return `Java ${java}`;
+  if (java) return `servers on Java ${java}`;
   return 'every server software and Java version';
 }
 
