@@ -11,6 +11,7 @@ import { describeMinecraft, parseMinecraftList, supportsMinecraft } from '../ser
 import { explainNoBuild, resolveBuild } from '../server/versions/resolve.ts';
 import { PluginVersionRecord } from '../server/versions/schema.ts';
 import { JAVA_VERSIONS, SERVER_SOFTWARE, type JavaVersion, type ServerSoftware } from '../server/versions/software.ts';
+import { checkAnswer } from './openapi-conformance.ts';
 import { ROOT, liveContext, makeWorkspace, type Workspace } from './helpers.ts';
 
 // The demo data's versions, by the letter the tables below use (createdAt order).
@@ -240,6 +241,8 @@ http.after(() => ctx.workspace.remove());
 
 const getJson = async (path: string) => {
   const answer = await ctx.api.request(path);
+  // Each answer as the OpenAPI document describes it (status, headers, body schema).
+  await checkAnswer('GET', `http://127.0.0.1${path}`, answer.clone());
   return { status: answer.status, body: (await answer.json()) as any, headers: answer.headers };
 };
 
