@@ -2,7 +2,8 @@ import type { Catalog } from '../server/versions/catalog.ts';
 import { CHANNELS } from '../server/versions/channels.ts';
 import { MINECRAFT_VERSION } from '../server/versions/minecraft.ts';
 import { resolvePath } from '../server/versions/present.ts';
-import { JAVA_VERSIONS, SERVER_SOFTWARE } from '../server/versions/software.ts';
+import { JAVA_VERSIONS, SERVER_SOFTWARE, findSoftware } from '../server/versions/software.ts';
+import { RUNS_PLUGINS_OF } from '../server/versions/compat.ts';
 
 /**
  * The Minecraft versions data/ names, each a version a server may ask for: every `minecraftVersion`
@@ -47,4 +48,16 @@ export function listResolvePaths(catalog: Catalog): string[] {
     }
   }
   return paths;
+}
+
+const RESOLVE_PATH = /^\/api\/plugin-versions\/(?:download\/)?resolve\/([a-z]+)(?:[/?]|$)/;
+
+/**
+ * For reusing a previous tree's answers: a resolve answer shows the versions of the softwares its
+ * server runs builds for (RUNS_PLUGINS_OF, lowercase), and no users; undefined for other paths.
+ * It is unchanged when each of those softwares' latest answers would be.
+ */
+export function resolveChainOf(path: string): string[] | undefined {
+  const software = findSoftware(RESOLVE_PATH.exec(path)?.[1] ?? '');
+  return software && RUNS_PLUGINS_OF[software].map((name) => name.toLowerCase());
 }
