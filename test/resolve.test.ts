@@ -167,6 +167,24 @@ minecraft('resolve keeps the builds inside the range: the newest in range wins, 
   assert.is(pick('PaperMC', '1.20.4', '11'), 'spigot');
   assert.is(pick('PaperMC', '1.19'), undefined);
 });
+minecraft('a BungeeCord-only build serves Waterfall, matched as BungeeCord; never Velocity', () => {
+  const versions = createCatalog(
+    [
+      record('bungee', { serverSoftware: ['BungeeCord'], javaVersion: '11' }),
+      record('waterfall', { serverSoftware: ['Waterfall'], javaVersion: '21', createdAt: '2025-01-01T00:00:00.000Z' }),
+    ],
+    [],
+  ).versions;
+  const pick = (software: ServerSoftware, java?: JavaVersion) =>
+    resolveBuild(versions, { software, java, channel: 'release' });
+  assert.equal([pick('Waterfall')?.version.id, pick('Waterfall')?.software], ['plugin-1-waterfall', 'Waterfall']);
+  assert.equal(
+    [pick('Waterfall', '17')?.version.id, pick('Waterfall', '17')?.software],
+    ['plugin-1-bungee', 'BungeeCord'],
+  );
+  assert.is(pick('BungeeCord')?.version.id, 'plugin-1-bungee');
+  assert.is(pick('Velocity'), undefined);
+});
 minecraft('demo data: the filter applies to fallbacks too, and proxies state no game version', () => {
   const pick = (software: ServerSoftware, minecraft: string, java?: JavaVersion) =>
     resolveBuild(demo.catalog.versions, { software, minecraft, java, channel: 'release' });
