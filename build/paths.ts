@@ -6,6 +6,7 @@ import { CHANNELS } from '../server/versions/channels.ts';
 import { feedPath } from '../server/versions/feed.ts';
 import { downloadPath, updateCheckPath } from '../server/versions/present.ts';
 import { JAVA_VERSIONS, SERVER_SOFTWARE } from '../server/versions/software.ts';
+import { listResolvePaths } from './resolve-paths.ts';
 
 /** A path as asked without a channel and with each `?channel=` (the query form clients write). */
 const withChannels = (path: string) => [path, ...CHANNELS.map((channel) => `${path}?channel=${channel}`)];
@@ -27,7 +28,7 @@ export function listVersionPaths(catalog: Catalog): string[] {
   }
   paths.push(feedPath(), ...SERVER_SOFTWARE.map(feedPath));
   for (const version of catalog.versions) paths.push(downloadPath(version.id));
-  return [...paths, ...updateCheckPaths(catalog)];
+  return [...paths, ...updateCheckPaths(catalog), ...listResolvePaths(catalog)];
 }
 
 /** How many plugin versions per software and Java version have their update check precomputed. */

@@ -2,6 +2,7 @@ import { readFile, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import { listVersionPaths } from '../build/paths.ts';
+import { namedMinecraftVersions, resolveChainOf } from '../build/resolve-paths.ts';
 import type { Catalog } from '../server/versions/catalog.ts';
 import type { CatalogVersion } from '../server/versions/schema.ts';
 import { SERVER_SOFTWARE } from '../server/versions/software.ts';
@@ -157,6 +158,9 @@ function versionAnswersAsked(catalog: Catalog, changed: CatalogVersion): number 
     /^\/api\/plugin-versions\/(?:latest|download\/latest|update-check|feed)\/([a-z]+)/.exec(path)?.[1];
   const asked = listVersionPaths(catalog).filter((path) => {
     if (path.startsWith('/api/plugin-versions/download/plugin-')) return false;
+    // A server's resolve answers: asked again when a software it runs builds for is.
+    const chain = resolveChainOf(path);
+    if (chain) return chain.some((software) => shown.has(software));
     const software = softwareOf(path);
     return software === undefined || shown.has(software);
   });
@@ -228,8 +232,13 @@ incremental('a changed user asks only the answers that name users: the list and 
   await runBuild({ dataDir, distDir, cacheDir: SHARED_BUILD_CACHE, site: false, log: (line) => lines.push(line) });
   const prerender = lines.find((line) => line.startsWith('[build] prerender:'))!;
   const feeds = 1 + SERVER_SOFTWARE.length;
-  assert.match(prerender, ` ${1 + feeds} asked of the app, `, 'the list and every feed');
   const tree = await openTree((await currentTreeDir(distDir))!);
+  const lists = 1 + namedMinecraftVersions(tree.catalog).length;
+  assert.match(
+    prerender,
+    ` ${lists + feeds} asked of the app, `,
+    'the lists (all, and per Minecraft version) and every feed',
+  );
   const list = tree.routes.get('/api/plugin-versions')!;
   assert.match(await readFile(join(tree.dir, list.file), 'utf8'), /"nickname":"Alice, renamed"/);
 });

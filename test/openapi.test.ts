@@ -51,11 +51,15 @@ document('every endpoint of SPEC 4, ingestion and operations is documented, with
     'GET /api/plugin-versions',
     'GET /api/plugin-versions/download/latest/{serverSoftware}',
     'GET /api/plugin-versions/download/latest/{serverSoftware}/{javaVersion}',
+    'GET /api/plugin-versions/download/resolve/{serverSoftware}',
+    'GET /api/plugin-versions/download/resolve/{serverSoftware}/{javaVersion}',
     'GET /api/plugin-versions/download/{id}',
     'GET /api/plugin-versions/feed.atom',
     'GET /api/plugin-versions/feed/{serverSoftware}.atom',
     'GET /api/plugin-versions/latest/{serverSoftware}',
     'GET /api/plugin-versions/latest/{serverSoftware}/{javaVersion}',
+    'GET /api/plugin-versions/resolve/{serverSoftware}',
+    'GET /api/plugin-versions/resolve/{serverSoftware}/{javaVersion}',
     'GET /api/plugin-versions/update-check/{serverSoftware}/{javaVersion}/{current}',
     'GET /api/servers/{id}/chart/players',
     'GET /brand/{brand}/{file}',
@@ -89,11 +93,21 @@ document('parameters carry the validation rules: ranges, defaults and allowed va
     '/api/plugin-versions/download/latest/{serverSoftware}',
     '/api/plugin-versions/download/latest/{serverSoftware}/{javaVersion}',
     '/api/plugin-versions/update-check/{serverSoftware}/{javaVersion}/{current}',
+    '/api/plugin-versions/resolve/{serverSoftware}',
+    '/api/plugin-versions/resolve/{serverSoftware}/{javaVersion}',
+    '/api/plugin-versions/download/resolve/{serverSoftware}',
+    '/api/plugin-versions/download/resolve/{serverSoftware}/{javaVersion}',
   ]) {
     assert.equal((params(path)['query:channel'] as { enum: string[] }).enum, ['release', 'beta', 'alpha'], path);
     assert.ok('400' in paths[path]!.get!.responses, `${path}: 400`);
   }
   assert.is('query:channel' in params('/api/plugin-versions/download/{id}'), false);
+  for (const path of ['/api/plugin-versions', '/api/plugin-versions/resolve/{serverSoftware}/{javaVersion}'])
+    assert.is(
+      (params(path)['query:minecraft'] as { pattern: string }).pattern,
+      '^\\d{1,3}\\.\\d{1,3}(\\.\\d{1,3})?$',
+      path,
+    );
   const check = params('/api/plugin-versions/update-check/{serverSoftware}/{javaVersion}/{current}');
   assert.is((check['path:current'] as { maxLength: number }).maxLength, 64);
 });

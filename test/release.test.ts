@@ -129,6 +129,26 @@ const refusalCases: [string, (jar: string, dir: string) => Promise<string[]>, Re
     async (jar) => [jar, '--software', 'PaperMC', '--java', '21', '--version'],
     /Option '--version <value>' argument missing/,
   ],
+  [
+    'a Minecraft range that runs backwards',
+    async (jar) => [jar, '--version', '2.0.0', '--java', '21', '--software', 'PaperMC', '--minecraft', '1.21.4-1.20.6'],
+    /--minecraft: "1\.21\.4-1\.20\.6" runs backwards; write the lower version first/,
+  ],
+  [
+    'a Minecraft list with a malformed item',
+    async (jar) => [
+      jar,
+      '--version',
+      '2.0.0',
+      '--java',
+      '21',
+      '--software',
+      'PaperMC',
+      '--minecraft',
+      '1.20.6,1.21-1.21.1-1.21.4',
+    ],
+    /--minecraft: "1\.21-1\.21\.1-1\.21\.4" is not a version, a range or a minor version; write 1\.21\.4, 1\.20\.6-1\.21\.4 or 1\.21\.x/,
+  ],
 ];
 for (const [name, args, message] of refusalCases) {
   refusals(`refuses ${name} with exit 1 and one line`, async () => {
@@ -355,4 +375,52 @@ release('without --channel the record says release', async () => {
     'no changelog file without --changelog',
   );
 });
+release(
+  '--minecraft 1.20.6-1.21.4 stores the range, its highest as minecraftVersion, and resolves inside it only',
+  async () => {
+    const jar = join(ctx.workspace.dir, 'Ranged-6.0.0.jar');
+    await writeFile(jar, pluginJar('6.0.0'));
+    const result = await runDepot(
+      [
+        'release',
+        jar,
+        '--version',
+        '6.0.0',
+        '--java',
+        '17',
+        '--software',
+        'Spigot',
+        '--minecraft',
+        '1.20.6-1.21.4,1.19.x',
+      ],
+      ctx.workspace,
+    );
+    assert.is(result.code, 0, result.stderr);
+    const record = JSON.parse(result.stdout) as { id: string; minecraftVersion: string; minecraftVersions: unknown };
+    assert.is(record.minecraftVersion, '1.21.4');
+    assert.equal(record.minecraftVersions, [
+      { from: '1.20.6', to: '1.21.4' },
+      { from: '1.19', to: '1.19.x' },
+    ]);
+    const origin = await startTestOrigin(ctx.workspace);
+    try {
+      const resolve = async (query: string) => {
+        const answer = await fetch(`${origin.url}/api/plugin-versions/resolve/spigot/17?${query}`);
+        return answer.status === 200
+          ? ((await answer.json()) as { version: { id: string } }).version.id
+          : answer.status;
+      };
+      for (const inside of ['1.20.6', '1.21', '1.21.1', '1.21.4', '1.19', '1.19.4'])
+        assert.is(await resolve(`minecraft=${inside}`), record.id, inside);
+      for (const outside of ['1.20.4', '1.21.5', '1.18.2', '1.20'])
+        assert.is.not(await resolve(`minecraft=${outside}`), record.id, outside);
+      const list = (await (await fetch(`${origin.url}/api/plugin-versions?minecraft=1.21.1`)).json()) as {
+        versions: { id: string; minecraftVersions?: unknown }[];
+      };
+      assert.equal(list.versions.find((v) => v.id === record.id)?.minecraftVersions, record.minecraftVersions);
+    } finally {
+      await origin.close();
+    }
+  },
+);
 release.run();

@@ -20,6 +20,7 @@ import { Channel, JavaVersion, PluginVersionRecord, SemVer, ServerSoftwareName }
 import { runBuild } from '../build.ts';
 import { writeFileAtomic } from '../../server/write-atomic.ts';
 import { enqueueReleaseWebhooks } from './webhooks.ts';
+import { highestMinecraft, parseMinecraftList, type MinecraftRange } from '../../server/versions/minecraft.ts';
 
 export class RefusedError extends Error {}
 
@@ -38,7 +39,25 @@ const ReleaseOptions = z.object({
         .filter(Boolean),
     )
     .pipe(z.array(ServerSoftwareName).min(1)),
-  minecraft: z.string().min(1).max(32).optional(),
+  /** Issue 15: `1.21.4`, `1.20.6-1.21.4`, `1.21.x` or a comma list of them. */
+  minecraft: z
+    .string()
+    .max(400, { error: 'is longer than 400 characters' })
+    .transform((text, ctx): MinecraftRange[] | string => {
+      // A snapshot or pre-release name (24w14a, 1.21.5-pre1) is kept as written, as before ranges: it matches only itself.
+      if (!/^[\d.x,\s-]+$/.test(text)) {
+        if (text.length <= 32) return text;
+        ctx.addIssue({ code: 'custom', message: 'must be a version, a range or a list of them such as 1.20.6-1.21.4' });
+        return z.NEVER;
+      }
+      const ranges = parseMinecraftList(text);
+      if (typeof ranges === 'string') {
+        ctx.addIssue({ code: 'custom', message: ranges });
+        return z.NEVER;
+      }
+      return ranges;
+    })
+    .optional(),
   proxy: z.string().min(1).max(32).optional(),
   by: z.string().min(1).max(64).default('operator'),
   /** A Markdown file, stored as data/versions/<id>.md. */
@@ -179,7 +198,7 @@ function newRecord(
     serverSoftware: options.software,
     pluginVersion: options.version,
     javaVersion: options.java,
-    ...(options.minecraft ? { minecraftVersion: options.minecraft } : {}),
+    ...minecraftFields(options.minecraft),
     proxyVersion: options.proxy ?? null,
     fileName: basename(options.file),
     fileSize: bytes.length,
@@ -191,4 +210,16 @@ function newRecord(
   });
   if (!parsed.success) throw new RefusedError(`cannot release ${file}: ${describeIssues(parsed.error.issues)}`);
   return parsed.data;
+}
+
+/**
+ * Issue 15: one version stays SPEC's `minecraftVersion` alone, as before; a range or list adds
+ * `minecraftVersions`, and `minecraftVersion` holds its highest version for clients reading only SPEC's field.
+ */
+function minecraftFields(ranges: MinecraftRange[] | string | undefined) {
+  if (ranges === undefined) return {};
+  if (typeof ranges === 'string') return { minecraftVersion: ranges };
+  const [only] = ranges;
+  if (ranges.length === 1 && only!.from === only!.to) return { minecraftVersion: only!.from };
+  return { minecraftVersion: highestMinecraft(ranges), minecraftVersions: ranges };
 }

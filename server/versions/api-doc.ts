@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject } from 'zod-openapi';
+import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject, ZodOpenApiResponsesObject } from 'zod-openapi';
 import {
   CACHE_HEADERS,
   COMPRESSIBLE_HEADERS,
@@ -19,6 +19,9 @@ import {
   ServerSoftwareName,
   UpdateCheck,
   VersionList,
+  ListQuery,
+  ResolveQuery,
+  ResolvedVersion,
 } from './schema.ts';
 import { FEED_ENTRIES } from './feed.ts';
 
@@ -116,9 +119,87 @@ const UPDATE_CHECK_DESCRIPTION = [
   'as the latest endpoint answers; 400 for a `current` longer than 64 characters or an unknown channel.',
 ].join(' ');
 
+// Issue 15: compatible resolution and the Minecraft filter.
+
+function versionListOperation(): ZodOpenApiOperationObject {
+  const operation = metadata('Every version, newest first (SPEC 4.4)', undefined, VersionList);
+  return {
+    ...operation,
+    description:
+      'With `?minecraft=`, only the versions that run on that Minecraft version (`minecraftVersions`, else exactly `minecraftVersion`; a version without either, a proxy build, states none and is kept). 400 for a malformed `minecraft`.',
+    requestParams: { query: ListQuery },
+    responses: { ...operation.responses, '400': errorAnswer('`minecraft` is not a version such as 1.21.4 or 1.21') },
+  };
+}
+
+const RESOLVE_DESCRIPTION = [
+  'The best build for a server: its own software first, then the softwares whose plugins it runs, in order',
+  '(Purpur: PaperMC, Spigot, Bukkit; PaperMC and LeafMC: Spigot, Bukkit; Spigot: Bukkit; CanvasMC: Folia; Waterfall: BungeeCord;',
+  'Folia, Bukkit, Quilt, BungeeCord and Velocity only their own); within one software the newest (SPEC 2.4.2), whatever its Java version.',
+  'The Java version is a minimum: a Java 17 build runs on Java 21, never a build for a newer Java than asked; without it any Java.',
+  '`minecraft` keeps the builds that run on that version; `channel` as on the latest endpoints.',
+  '404 names what would resolve if the server changed one thing (its Java version, Minecraft version or channel).',
+].join(' ');
+
+const BAD_RESOLVE_QUERY = errorAnswer(
+  '`channel` is not release, beta or alpha, or `minecraft` is not a version such as 1.21.4 (the error names the parameter and the allowed values)',
+);
+const NO_BUILD = errorAnswer(
+  'No build runs on that server (the error says what would resolve if one thing changed), or the software or Java version is unknown (the error names the valid ones)',
+);
+
+function resolveOperation(summary: string, path: z.ZodObject, jar: boolean): ZodOpenApiOperationObject {
+  const jarHeaders = { ...CACHE_HEADERS, ...DISPOSITION_HEADERS, ...RATE_LIMIT_HEADERS };
+  const ok: ZodOpenApiResponsesObject = jar
+    ? {
+        '200': { description: 'The JAR', headers: jarHeaders, content: binaryContent(['application/java-archive']) },
+        '206': {
+          description: 'One byte range of the JAR (Range, If-Range)',
+          headers: jarHeaders,
+          content: binaryContent(['application/java-archive']),
+        },
+      }
+    : {
+        '200': {
+          description: 'JSON',
+          headers: { ...COMPRESSIBLE_HEADERS, ...RATE_LIMIT_HEADERS },
+          content: { 'application/json': { schema: ResolvedVersion } },
+        },
+      };
+  return {
+    tags: ['plugin versions'],
+    summary,
+    description: RESOLVE_DESCRIPTION,
+    requestParams: { path, query: ResolveQuery },
+    responses: {
+      ...ok,
+      '304': NOT_MODIFIED,
+      '400': BAD_RESOLVE_QUERY,
+      '404': NO_BUILD,
+      ...(jar ? { '416': errorAnswer('The range lies outside the file') } : {}),
+      ...LIMITED_ANSWERS,
+    },
+  };
+}
+
+const RESOLVE_PATHS: ZodOpenApiPathsObject = {
+  '/api/plugin-versions/resolve/{serverSoftware}': {
+    get: resolveOperation('The best build for a server software, any Java version', Software, false),
+  },
+  '/api/plugin-versions/resolve/{serverSoftware}/{javaVersion}': {
+    get: resolveOperation('The best build for a server software and Java version', SoftwareAndJava, false),
+  },
+  '/api/plugin-versions/download/resolve/{serverSoftware}': {
+    get: resolveOperation('Download the best build for a server software, any Java version', Software, true),
+  },
+  '/api/plugin-versions/download/resolve/{serverSoftware}/{javaVersion}': {
+    get: resolveOperation('Download the best build for a server software and Java version', SoftwareAndJava, true),
+  },
+};
+
 /** SPEC 4.1-4.6, and the update check. */
 export const VERSION_PATHS: ZodOpenApiPathsObject = {
-  '/api/plugin-versions': { get: metadata('Every version, newest first (SPEC 4.4)', undefined, VersionList) },
+  '/api/plugin-versions': { get: versionListOperation() },
   '/api/plugin-versions/latest/{serverSoftware}': {
     get: metadata('The latest version for a software, any Java version (SPEC 4.5)', Software, LatestVersion),
   },
@@ -144,4 +225,5 @@ export const VERSION_PATHS: ZodOpenApiPathsObject = {
       UPDATE_CHECK_DESCRIPTION,
     ),
   },
+  ...RESOLVE_PATHS,
 };

@@ -3,6 +3,7 @@ import type { Catalog } from './catalog.ts';
 import { escapeXml } from '../escape-xml.ts';
 import { changelogHtml } from './changelog.ts';
 import { channelOf } from './channels.ts';
+import { describeMinecraft } from './minecraft.ts';
 import { downloadPath } from './present.ts';
 import type { ServerSoftware } from './software.ts';
 
@@ -45,7 +46,7 @@ export function releaseFeed(catalog: Catalog, publicUrl: string, software?: Serv
       link: url(`/version/${version.id}`),
       date: new Date(version.updatedAt),
       published: new Date(version.createdAt),
-      description: `${channel === 'release' ? 'Release' : `A ${channel} version`} for ${facts}${version.minecraftVersion ? `, Minecraft ${version.minecraftVersion}` : ''}: ${version.fileName}`,
+      description: `${channel === 'release' ? 'Release' : `A ${channel} version`} for ${facts}${version.minecraftVersion ? `, Minecraft ${describeMinecraft(version)}` : ''}: ${version.fileName}`,
       content: `${version.changelog === undefined ? '' : changelogHtml(version.changelog)}\n<p><a href="${escapeXml(url(downloadPath(version.id)))}">Download ${escapeXml(version.fileName)}</a></p>`,
       category: [
         { term: channel, name: `channel: ${channel}` },

@@ -1,9 +1,13 @@
 import type { Catalog } from './catalog.ts';
 import { channelOf } from './channels.ts';
 import { isLatestMap } from './latest.ts';
+import { supportsMinecraft } from './minecraft.ts';
 import type { CatalogVersion, PluginVersion } from './schema.ts';
 
 export const downloadPath = (id: string) => `/api/plugin-versions/download/${id}`;
+/** Issue 15: `kind` is `resolve` (metadata) or `download/resolve`. */
+export const resolvePath = (kind: 'resolve' | 'download/resolve', software: string, java?: string) =>
+  `/api/plugin-versions/${kind}/${software}${java === undefined ? '' : `/${java}`}`;
 /** `current` as a plugin sends it: a semantic version's characters (`+` too) need no escaping in a path. */
 export const updateCheckPath = (software: string, java: string, current: string) =>
   `/api/plugin-versions/update-check/${software}/${java}/${current}`;
@@ -22,6 +26,7 @@ export function presentVersion(catalog: Catalog, version: CatalogVersion, withUs
     channel: channelOf(version),
     javaVersion: version.javaVersion,
     ...(version.minecraftVersion === undefined ? {} : { minecraftVersion: version.minecraftVersion }),
+    ...(version.minecraftVersions === undefined ? {} : { minecraftVersions: version.minecraftVersions }),
     proxyVersion: version.proxyVersion ?? null,
     fileName: version.fileName,
     fileSize: version.fileSize,
@@ -45,14 +50,20 @@ export function presentVersion(catalog: Catalog, version: CatalogVersion, withUs
   };
 }
 
-/** SPEC 2.5. lastUpdated is derived from the records, not the clock, so a rebuild gives the same bytes. */
-export function presentVersionList(catalog: Catalog) {
+/**
+ * SPEC 2.5. lastUpdated is derived from the records, not the clock, so a rebuild gives the same bytes.
+ * With `minecraft` (issue 15), only the versions that run on it; lastUpdated stays the catalog's.
+ */
+export function presentVersionList(catalog: Catalog, minecraft?: string) {
   const lastUpdated = catalog.versions.reduce(
     (max, v) => (v.updatedAt > max ? v.updatedAt : max),
     new Date(0).toISOString(),
   );
   return {
-    versions: catalog.versions.map((v) => presentVersion(catalog, v, true)),
+    versions: (minecraft === undefined
+      ? catalog.versions
+      : catalog.versions.filter((v) => supportsMinecraft(v, minecraft))
+    ).map((v) => presentVersion(catalog, v, true)),
     lastUpdated,
   };
 }

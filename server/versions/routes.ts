@@ -16,6 +16,7 @@ import {
   ChannelQuery,
   CurrentVersion,
   JavaVersion,
+  ListQuery,
   PLUGIN_VERSION_ID,
   ServerSoftwareName,
   type PluginVersionRecord,
@@ -24,13 +25,17 @@ import {
 import type { ServerSoftware } from './software.ts';
 import { checkForUpdate } from './update-check.ts';
 import { dispositionHeader } from '../http/disposition.ts';
+import { resolveRoutes } from './resolve-routes.ts';
 
-const NOT_FOUND_HEADERS = { 'cache-control': CACHE_CONTROL.notFound };
+export const NOT_FOUND_HEADERS = { 'cache-control': CACHE_CONTROL.notFound };
 
 /** SPEC 4.1-4.6, mounted at /api/plugin-versions, and the update check. */
 export function versionRoutes(ctx: AppContext): H3 {
   const app = new H3();
-  app.get('/', (event) => sendJson(event, presentVersionList(ctx.tree().catalog), CACHE_CONTROL.versionList));
+  app.get('/', async (event) => {
+    const { minecraft } = await validateQuery(event, ListQuery);
+    return sendJson(event, presentVersionList(ctx.tree().catalog, minecraft), CACHE_CONTROL.versionList);
+  });
   const latestMetadata = async (event: H3Event) => {
     const { catalog, version } = await findLatest(ctx, event);
     return sendJson(event, { version: presentVersion(catalog, version, false) }, CACHE_CONTROL.latest);
@@ -54,6 +59,7 @@ export function versionRoutes(ctx: AppContext): H3 {
     if (!version) throw notFound(`No plugin version with id ${JSON.stringify(id)}`, undefined, NOT_FOUND_HEADERS);
     return sendJar(ctx, event, version, CACHE_CONTROL.versionFile);
   });
+  resolveRoutes(app, ctx);
   app.get('/update-check/:software/:java/:current', async (event) => {
     const current = CurrentVersion.safeParse(getRouterParam(event, 'current', { decode: true }) ?? '');
     if (!current.success) throw new HTTPError({ status: 400, message: `current ${current.error.issues[0]!.message}` });
@@ -106,7 +112,7 @@ async function findLatest(ctx: AppContext, event: H3Event): Promise<Latest> {
 const sendFeed = (event: H3Event, atom: string) =>
   sendDocument(event, atom, MEDIA_TYPES.atom, CACHE_CONTROL.versionList);
 
-function sendJar(ctx: AppContext, event: H3Event, version: PluginVersionRecord, cacheControl: string) {
+export function sendJar(ctx: AppContext, event: H3Event, version: PluginVersionRecord, cacheControl: string) {
   return sendRepresentation(event, {
     status: 200,
     headers: {

@@ -2,6 +2,43 @@ import semver from 'semver';
 import { z } from 'zod';
 import { CHANNELS } from './channels.ts';
 import { JAVA_VERSIONS, SERVER_SOFTWARE, findSoftware } from './software.ts';
+import { MINECRAFT_VERSION, highestMinecraft, isValidRange } from './minecraft.ts';
+
+/** Issue 15: the Minecraft versions a build runs on, as inclusive ranges. */
+export const MinecraftRanges = z
+  .array(
+    z
+      .strictObject({ from: z.string(), to: z.string() })
+      .refine(isValidRange, {
+        error: 'must be {from, to} with from <= to, such as 1.20.6 and 1.21.4 (to may be 1.21.x)',
+      })
+      .meta({ id: 'MinecraftRange' }),
+  )
+  .min(1)
+  .max(32);
+
+/** minecraftVersions comes with minecraftVersion, which holds its highest version: clients reading only SPEC's field see that. */
+function checkMinecraftVersions(
+  record: { minecraftVersion?: string | undefined; minecraftVersions?: { from: string; to: string }[] | undefined },
+  ctx: z.RefinementCtx,
+) {
+  const { minecraftVersion, minecraftVersions } = record;
+  if (!minecraftVersions || minecraftVersions.some((range) => !isValidRange(range))) return;
+  const highest = highestMinecraft(minecraftVersions);
+  if (minecraftVersion !== highest)
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be ${JSON.stringify(highest)}, the highest of minecraftVersions`,
+      input: minecraftVersion,
+      path: ['minecraftVersion'],
+    });
+}
+
+/** `?minecraft=`: the game version a server runs. */
+export const MinecraftVersion = z
+  .string()
+  .regex(MINECRAFT_VERSION, { error: 'must be a Minecraft version such as 1.21.4 or 1.21' })
+  .meta({ description: 'The Minecraft version the server runs, such as 1.21.4 or 1.21', example: '1.21.4' });
 
 export const PLUGIN_VERSION_ID = /^plugin-\d+-[A-Za-z0-9]+$/;
 
@@ -51,27 +88,30 @@ export const ChangelogMarkdown = z
 const IsoTimestamp = z.iso.datetime({ precision: 3, error: 'must be an ISO 8601 UTC timestamp with milliseconds' });
 
 /** One file of data/versions/: a released JAR and what it supports. */
-export const PluginVersionRecord = z.strictObject({
-  id: z.string().regex(PLUGIN_VERSION_ID, { error: 'must look like plugin-<digits>-<alphanumerics>' }),
-  serverSoftware: z
-    .array(ServerSoftwareName)
-    .min(1)
-    .refine((names) => new Set(names).size === names.length, { error: 'lists a server software twice' }),
-  pluginVersion: SemVer,
-  javaVersion: JavaVersion,
-  minecraftVersion: z.string().min(1).max(32).optional(),
-  proxyVersion: z.string().min(1).max(32).nullable().optional(),
-  // No path separators, and no C0/C1 control characters: the name goes into Content-Disposition and logs.
-  fileName: z.string().regex(/^[^/\\\u0000-\u001f\u007f-\u009f]{1,200}\.jar$/i, {
-    error: 'must be a file name ending in .jar, without control characters',
-  }),
-  fileSize: z.int().positive(),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/, { error: 'must be 64 lowercase hex digits' }),
-  createdAt: IsoTimestamp,
-  updatedAt: IsoTimestamp,
-  createdBy: z.string().min(1).max(64),
-  channel: Channel.optional(),
-});
+export const PluginVersionRecord = z
+  .strictObject({
+    id: z.string().regex(PLUGIN_VERSION_ID, { error: 'must look like plugin-<digits>-<alphanumerics>' }),
+    serverSoftware: z
+      .array(ServerSoftwareName)
+      .min(1)
+      .refine((names) => new Set(names).size === names.length, { error: 'lists a server software twice' }),
+    pluginVersion: SemVer,
+    javaVersion: JavaVersion,
+    minecraftVersion: z.string().min(1).max(32).optional(),
+    minecraftVersions: MinecraftRanges.optional(),
+    proxyVersion: z.string().min(1).max(32).nullable().optional(),
+    // No path separators, and no C0/C1 control characters: the name goes into Content-Disposition and logs.
+    fileName: z.string().regex(/^[^/\\\u0000-\u001f\u007f-\u009f]{1,200}\.jar$/i, {
+      error: 'must be a file name ending in .jar, without control characters',
+    }),
+    fileSize: z.int().positive(),
+    sha256: z.string().regex(/^[0-9a-f]{64}$/, { error: 'must be 64 lowercase hex digits' }),
+    createdAt: IsoTimestamp,
+    updatedAt: IsoTimestamp,
+    createdBy: z.string().min(1).max(64),
+    channel: Channel.optional(),
+  })
+  .superRefine(checkMinecraftVersions);
 export type PluginVersionRecord = z.infer<typeof PluginVersionRecord>;
 
 /** A record as the catalog (and a tree's catalog.json) holds it: with its changelog, read from `<id>.md`. */
@@ -110,6 +150,10 @@ export const PluginVersion = z
     }),
     javaVersion: z.enum(JAVA_VERSIONS),
     minecraftVersion: z.string().optional(),
+    minecraftVersions: MinecraftRanges.optional().meta({
+      description:
+        'The Minecraft versions this build runs on, as inclusive ranges (`to` may be `1.21.x`: every patch of 1.21); absent: exactly `minecraftVersion`, which holds the highest',
+    }),
     proxyVersion: z
       .string()
       .nullable()
@@ -187,3 +231,25 @@ export const UpdateCheck = z
       'Where the version a plugin runs stands; `latest` is the version the latest endpoint answers for the same software, Java version and channel',
   });
 export type UpdateCheck = z.infer<typeof UpdateCheck>;
+
+/** Issue 15: `?minecraft=` on the list. */
+export const ListQuery = z.object({ minecraft: MinecraftVersion.optional() });
+
+/** Issue 15: `?minecraft=` and `?channel=` on the resolve endpoints. */
+export const ResolveQuery = ChannelQuery.extend({ minecraft: MinecraftVersion.optional() });
+
+/** Issue 15: the best build for a server, and what matched. */
+export const ResolvedVersion = z
+  .object({
+    version: PluginVersion,
+    resolvedFrom: z
+      .object({
+        software: z.enum(SERVER_SOFTWARE).meta({
+          description:
+            "Which of the build's softwares matched: the server's own, or one whose plugins it runs (Purpur runs PaperMC's)",
+        }),
+        java: z.enum(JAVA_VERSIONS).meta({ description: "The build's Java version: at most the server's" }),
+      })
+      .meta({ description: 'What matched; `version.isLatest` keeps its SPEC 2.4 meaning' }),
+  })
+  .meta({ id: 'ResolvedVersion' });

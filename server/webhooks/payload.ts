@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { describeMinecraft } from '../versions/minecraft.ts';
 import type { PluginVersion } from '../versions/schema.ts';
 import type { Delivery, DeliveryEvent, WebhookRecord } from './schema.ts';
 
@@ -52,7 +53,8 @@ export function discordMessage(payload: DeliveryEvent, publicUrl: string) {
 }
 
 function minecraftOf(version: PluginVersion): string {
-  return version.minecraftVersion ?? (version.proxyVersion ? `proxy ${version.proxyVersion}` : 'any');
+  if (version.minecraftVersion !== undefined) return describeMinecraft(version);
+  return version.proxyVersion ? `proxy ${version.proxyVersion}` : 'any';
 }
 
 /** The start of a changelog, cut at a line or word boundary near the limit. */

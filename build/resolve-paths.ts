@@ -1,0 +1,63 @@
+import type { Catalog } from '../server/versions/catalog.ts';
+import { CHANNELS } from '../server/versions/channels.ts';
+import { MINECRAFT_VERSION } from '../server/versions/minecraft.ts';
+import { resolvePath } from '../server/versions/present.ts';
+import { JAVA_VERSIONS, SERVER_SOFTWARE, findSoftware } from '../server/versions/software.ts';
+import { RUNS_PLUGINS_OF } from '../server/versions/compat.ts';
+
+/**
+ * The Minecraft versions data/ names, each a version a server may ask for: every `minecraftVersion`
+ * and each range's ends (a `1.21.x` end names no one version). Sorted, so the paths keep one order.
+ */
+export function namedMinecraftVersions(catalog: Catalog): string[] {
+  const named = new Set<string>();
+  for (const version of catalog.versions) {
+    if (version.minecraftVersion) named.add(version.minecraftVersion);
+    for (const { from, to } of version.minecraftVersions ?? []) named.add(from).add(to);
+  }
+  return [...named].filter((version) => MINECRAFT_VERSION.test(version)).sort();
+}
+
+/** A path without a query, with `?minecraft=`, `?channel=` and both, in the order clients write them. */
+function queryForms(path: string, minecraftVersions: readonly string[]): string[] {
+  const forms: string[] = [];
+  for (const minecraft of [undefined, ...minecraftVersions]) {
+    for (const channel of [undefined, ...CHANNELS]) {
+      const query = new URLSearchParams();
+      if (minecraft !== undefined) query.set('minecraft', minecraft);
+      if (channel !== undefined) query.set('channel', channel);
+      forms.push(query.size === 0 ? path : `${path}?${query}`);
+    }
+  }
+  return forms;
+}
+
+/**
+ * Issue 15's finite part: the list per named Minecraft version, and resolve (metadata and JAR) for
+ * every software (its lowercase name) x Java version (and none) x named Minecraft version (and none)
+ * x channel form. Other letter cases and query orders are answered live, the same bytes.
+ */
+export function listResolvePaths(catalog: Catalog): string[] {
+  const minecraftVersions = namedMinecraftVersions(catalog);
+  const paths = minecraftVersions.map((minecraft) => `/api/plugin-versions?minecraft=${minecraft}`);
+  for (const software of SERVER_SOFTWARE) {
+    const name = software.toLowerCase();
+    for (const kind of ['resolve', 'download/resolve'] as const) {
+      for (const java of [undefined, ...JAVA_VERSIONS])
+        paths.push(...queryForms(resolvePath(kind, name, java), minecraftVersions));
+    }
+  }
+  return paths;
+}
+
+const RESOLVE_PATH = /^\/api\/plugin-versions\/(?:download\/)?resolve\/([a-z]+)(?:[/?]|$)/;
+
+/**
+ * For reusing a previous tree's answers: a resolve answer shows the versions of the softwares its
+ * server runs builds for (RUNS_PLUGINS_OF, lowercase), and no users; undefined for other paths.
+ * It is unchanged when each of those softwares' latest answers would be.
+ */
+export function resolveChainOf(path: string): string[] | undefined {
+  const software = findSoftware(RESOLVE_PATH.exec(path)?.[1] ?? '');
+  return software && RUNS_PLUGINS_OF[software].map((name) => name.toLowerCase());
+}

@@ -1,0 +1,22 @@
+import type { ServerSoftware } from './software.ts';
+
+/**
+ * Issue 15: which softwares' plugins a server runs, best first: its own builds, then those of the
+ * softwares it is built on. The one table of compatible resolution; README's API section gives
+ * the source of each edge. Conservative: an edge is here only where the fork's own documentation
+ * promises the parent's plugins run (Leaf does not promise Purpur's API; Quilt is a mod loader).
+ */
+export const RUNS_PLUGINS_OF: Readonly<Record<ServerSoftware, readonly ServerSoftware[]>> = {
+  PaperMC: ['PaperMC', 'Spigot', 'Bukkit'],
+  Spigot: ['Spigot', 'Bukkit'],
+  Bukkit: ['Bukkit'],
+  Purpur: ['Purpur', 'PaperMC', 'Spigot', 'Bukkit'],
+  Quilt: ['Quilt'],
+  LeafMC: ['LeafMC', 'PaperMC', 'Spigot', 'Bukkit'],
+  // Folia's regionised threading breaks plugins not written for it: only its own builds.
+  Folia: ['Folia'],
+  CanvasMC: ['CanvasMC', 'Folia'],
+  BungeeCord: ['BungeeCord'],
+  Waterfall: ['Waterfall', 'BungeeCord'],
+  Velocity: ['Velocity'],
+};

@@ -1,0 +1,53 @@
+import { getRouterParam, type H3, type H3Event } from 'h3';
+import type { AppContext } from '../context.ts';
+import { CACHE_CONTROL } from '../http/cache.ts';
+import { notFound } from '../http/errors.ts';
+import { sendJson } from '../http/json.ts';
+import { validateQuery } from '../http/validate.ts';
+import type { Catalog } from './catalog.ts';
+import { presentVersion } from './present.ts';
+import { explainNoBuild, resolveBuild, type Resolved } from './resolve.ts';
+import { NOT_FOUND_HEADERS, sendJar } from './routes.ts';
+import { JavaVersion, ResolveQuery, ServerSoftwareName } from './schema.ts';
+
+/**
+ * Issue 15: compatible resolution, beside SPEC 4.1-4.6 on the same app: the best build a server
+ * runs (resolve.ts), as metadata with `resolvedFrom` or as the JAR.
+ */
+export function resolveRoutes(app: H3, ctx: AppContext): void {
+  const metadata = async (event: H3Event) => {
+    const { catalog, resolved } = await findResolved(ctx, event);
+    const answer = {
+      version: presentVersion(catalog, resolved.version, false),
+      resolvedFrom: { software: resolved.software, java: resolved.version.javaVersion },
+    };
+    return sendJson(event, answer, CACHE_CONTROL.latest);
+  };
+  const download = async (event: H3Event) =>
+    sendJar(ctx, event, (await findResolved(ctx, event)).resolved.version, CACHE_CONTROL.latest);
+  app.get('/resolve/:software', metadata);
+  app.get('/resolve/:software/:java', metadata);
+  app.get('/download/resolve/:software', download);
+  app.get('/download/resolve/:software/:java', download);
+}
+
+/**
+ * As the latest endpoints validate: the query first (400 naming the parameter and the allowed
+ * values), then an unknown software or Java version (404 naming what exists), then a 404 saying
+ * what would resolve if the server changed one thing.
+ */
+async function findResolved(ctx: AppContext, event: H3Event): Promise<{ catalog: Catalog; resolved: Resolved }> {
+  const { channel = 'release', minecraft } = await validateQuery(event, ResolveQuery);
+  const software = ServerSoftwareName.safeParse(getRouterParam(event, 'software', { decode: true }) ?? '');
+  if (!software.success)
+    throw notFound(software.error.issues[0]?.message ?? 'Unknown server software', undefined, NOT_FOUND_HEADERS);
+  const rawJava = getRouterParam(event, 'java', { decode: true });
+  const java = rawJava === undefined ? undefined : JavaVersion.safeParse(rawJava);
+  if (java && !java.success)
+    throw notFound(java.error.issues[0]?.message ?? 'Unknown Java version', undefined, NOT_FOUND_HEADERS);
+  const { catalog } = ctx.tree();
+  const query = { software: software.data, java: java?.data, minecraft, channel };
+  const resolved = resolveBuild(catalog.versions, query);
+  if (!resolved) throw notFound(explainNoBuild(catalog.versions, query), undefined, NOT_FOUND_HEADERS);
+  return { catalog, resolved };
+}
