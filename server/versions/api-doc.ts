@@ -3,7 +3,9 @@ import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject } from 'zod-opena
 import {
   CACHE_HEADERS,
   COMPRESSIBLE_HEADERS,
+  DIGEST_HEADERS,
   DISPOSITION_HEADERS,
+  LOCATION_HEADERS,
   LIMITED_ANSWERS,
   NOT_MODIFIED,
   RATE_LIMIT_HEADERS,
@@ -21,6 +23,7 @@ import {
   VersionList,
 } from './schema.ts';
 import { FEED_ENTRIES } from './feed.ts';
+import { INTEGRITY_PATHS } from './integrity-api-doc.ts';
 
 const Software = z.object({ serverSoftware: ServerSoftwareName });
 const SoftwareAndJava = z.object({ serverSoftware: ServerSoftwareName, javaVersion: JavaVersion });
@@ -68,7 +71,13 @@ function metadata(
 }
 
 function download(summary: string, path: z.ZodObject, latest: boolean): ZodOpenApiOperationObject {
-  const headers = { ...CACHE_HEADERS, ...DISPOSITION_HEADERS, ...RATE_LIMIT_HEADERS };
+  const headers = {
+    ...CACHE_HEADERS,
+    ...DISPOSITION_HEADERS,
+    ...DIGEST_HEADERS,
+    ...(latest ? LOCATION_HEADERS : {}),
+    ...RATE_LIMIT_HEADERS,
+  };
   return {
     tags: ['plugin versions'],
     summary,
@@ -144,4 +153,5 @@ export const VERSION_PATHS: ZodOpenApiPathsObject = {
       UPDATE_CHECK_DESCRIPTION,
     ),
   },
+  ...INTEGRITY_PATHS,
 };
