@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import { listVersionPaths } from '../build/paths.ts';
 import type { Catalog } from '../server/versions/catalog.ts';
+import { listIntegrityPaths } from '../server/versions/integrity.ts';
 import type { CatalogVersion } from '../server/versions/schema.ts';
 import { SERVER_SOFTWARE } from '../server/versions/software.ts';
 import * as assert from 'uvu/assert';
@@ -164,7 +165,9 @@ apiFirst.run();
  * the answers that read every version (the list, the feed of all), and the latest, update checks
  * and feed of each software whose answers show that version: one it runs on, or one that shares a
  * version with those (a version's isLatest names all its softwares). The other softwares' answers,
- * the other downloads, brand images, the document and the example chart are kept.
+ * the other downloads, brand images, the document and the example chart are kept. Every version's
+ * checksum sidecars and lookups by hash are asked again too: build/previous-tree.ts has no rule for
+ * them yet, so they are reused only when nothing in data/ changed.
  */
 function versionAnswersAsked(catalog: Catalog, changed: CatalogVersion): number {
   const touched = new Set<string>(changed.serverSoftware);
@@ -175,13 +178,15 @@ function versionAnswersAsked(catalog: Catalog, changed: CatalogVersion): number 
   );
   const softwareOf = (path: string) =>
     /^\/api\/plugin-versions\/(?:latest|download\/latest|update-check|feed)\/([a-z]+)/.exec(path)?.[1];
-  const asked = listVersionPaths(catalog).filter((path) => {
+  const integrity = new Set(listIntegrityPaths(catalog));
+  const known = listVersionPaths(catalog).filter((path) => !integrity.has(path));
+  const asked = known.filter((path) => {
     if (path.startsWith('/api/plugin-versions/download/plugin-')) return false;
     const software = softwareOf(path);
     return software === undefined || shown.has(software);
   });
-  assert.ok(asked.length < listVersionPaths(catalog).length / 2, 'most answers are kept');
-  return asked.length + 1;
+  assert.ok(asked.length < known.length / 2, 'most answers are kept');
+  return asked.length + 1 + integrity.size;
 }
 
 const incremental = suite('incremental build');
@@ -248,7 +253,13 @@ incremental('a changed user asks only the answers that name users: the list and 
   await runBuild({ dataDir, distDir, cacheDir: SHARED_BUILD_CACHE, site: false, log: (line) => lines.push(line) });
   const prerender = lines.find((line) => line.startsWith('[build] prerender:'))!;
   const feeds = 1 + SERVER_SOFTWARE.length;
-  assert.match(prerender, ` ${1 + feeds} asked of the app, `, 'the list and every feed');
+  // And each version's sidecars and lookups by hash (4 answers; see versionAnswersAsked).
+  const integrity = listIntegrityPaths((await openTree((await currentTreeDir(distDir))!)).catalog).length;
+  assert.match(
+    prerender,
+    ` ${1 + feeds + integrity} asked of the app, `,
+    'the list, every feed, the integrity answers',
+  );
   const tree = await openTree((await currentTreeDir(distDir))!);
   const list = tree.routes.get('/api/plugin-versions')!;
   assert.match(await readFile(join(tree.dir, list.file), 'utf8'), /"nickname":"Alice, renamed"/);
