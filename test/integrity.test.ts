@@ -15,8 +15,10 @@ import {
   freePort,
   liveContext,
   makeWorkspace,
+  pluginJar,
   rawRequest,
   runBuildCommand,
+  runDepot,
   startNginx,
   startTestOrigin,
   type NginxServer,
@@ -331,3 +333,46 @@ parity('every sidecar and lookup is in the manifest, and the live app answers it
 });
 
 parity.run();
+
+const release = suite('depot release: the new version carries its sha512 everywhere');
+const released = {} as { workspace: Workspace; origin: RunningOrigin };
+release.before(async () => {
+  released.workspace = await makeWorkspace();
+});
+release.after(async () => {
+  await released.origin?.close();
+  await released.workspace.remove();
+});
+
+release('catalog.json, live and precomputed answers, and the next build of data/ agree', async () => {
+  const { workspace } = released;
+  const bytes = pluginJar('9.9.9-integrity');
+  const file = join(workspace.dir, 'Integrity-9.9.9.jar');
+  await writeFile(file, bytes);
+  const result = await runDepot(
+    ['release', file, '--version', '9.9.9', '--java', '21', '--software', 'PaperMC'],
+    workspace,
+  );
+  assert.is(result.code, 0, result.stderr);
+  const { id } = JSON.parse(result.stdout) as { id: string };
+  const treeDir = (await currentTreeDir(workspace.distDir))!;
+  const stored = JSON.parse(await readFile(join(treeDir, 'catalog.json'), 'utf8')) as {
+    versions: { id: string; sha512?: string }[];
+  };
+  assert.is(stored.versions.find((v) => v.id === id)?.sha512, digest('sha512', bytes), "the release's catalog.json");
+  released.origin = await startTestOrigin(workspace, { rateLimit: { limit: 100_000, windowSeconds: 900 } });
+  // Another letter case: answered live, from the catalog.
+  const live = await rawRequest(`${released.origin.url}/api/plugin-versions/latest/PaperMC/21`);
+  const version = (JSON.parse(live.body.toString()) as { version: { id: string; sha512: string } }).version;
+  assert.is(version.id, id);
+  assert.is(version.sha512, digest('sha512', bytes));
+  const found = await rawRequest(released.origin.url + byHashPath('sha512', digest('sha512', bytes)));
+  assert.is(found.status, 200);
+  assertDigestOf(await rawRequest(`${released.origin.url}/api/plugin-versions/download/latest/papermc/21`), bytes, id);
+  // A build of data/ as the release left it makes the same tree: the release built its catalog as loadCatalog does.
+  const again = await runBuildCommand(workspace);
+  assert.is(again.code, 0, again.stderr);
+  assert.is(await currentTreeDir(workspace.distDir), treeDir, 'the same tree');
+});
+
+release.run();
