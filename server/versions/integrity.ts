@@ -17,8 +17,9 @@ import { PLUGIN_VERSION_ID, type CatalogVersion, type PluginVersionRecord } from
 export const HASH_ALGORITHMS = ['sha256', 'sha512'] as const;
 export type HashAlgorithm = (typeof HASH_ALGORITHMS)[number];
 
-/** Hex digits of each algorithm's digest. */
+/** Hex digits of each algorithm's digest, and the pattern of its hex (any letter case: admins paste what their tool prints). */
 const HEX_LENGTH: Record<HashAlgorithm, number> = { sha256: 64, sha512: 128 };
+const HEX: Record<HashAlgorithm, RegExp> = { sha256: /^[0-9a-fA-F]{64}$/, sha512: /^[0-9a-fA-F]{128}$/ };
 
 export type JarDigests = { sha256: string; sha512: string };
 
@@ -107,11 +108,11 @@ export function integrityRoutes(ctx: AppContext): H3 {
     if (!(HASH_ALGORITHMS as readonly string[]).includes(algorithm))
       throw new HTTPError({
         status: 400,
-        message: `algorithm must be one of ${HASH_ALGORITHMS.join(', ')}; got ${JSON.stringify(algorithm.slice(0, 32))}`,
+        message: `algorithm must be one of ${HASH_ALGORITHMS.join(', ')}`,
       });
     const name = algorithm as HashAlgorithm;
     const length = HEX_LENGTH[name];
-    if (!new RegExp(`^[0-9a-fA-F]{${length}}$`).test(hash))
+    if (!HEX[name].test(hash))
       throw new HTTPError({ status: 400, message: `hash must be ${length} hex digits (a ${name} digest)` });
     const catalog = ctx.tree().catalog;
     const version = findByHash(catalog, name, hash);
