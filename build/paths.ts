@@ -4,6 +4,7 @@ import { brandKey, type BrandSourceRecord } from '../server/brands/sources.ts';
 import type { Catalog } from '../server/versions/catalog.ts';
 import { CHANNELS } from '../server/versions/channels.ts';
 import { feedPath } from '../server/versions/feed.ts';
+import { listIntegrityPaths } from '../server/versions/integrity.ts';
 import { downloadPath, updateCheckPath } from '../server/versions/present.ts';
 import { JAVA_VERSIONS, SERVER_SOFTWARE } from '../server/versions/software.ts';
 import { listResolvePaths } from './resolve-paths.ts';
@@ -28,6 +29,8 @@ export function listVersionPaths(catalog: Catalog): string[] {
   }
   paths.push(feedPath(), ...SERVER_SOFTWARE.map(feedPath));
   for (const version of catalog.versions) paths.push(downloadPath(version.id));
+  // Each version's .sha256/.sha512 sidecars and its lookups by hash.
+  paths.push(...listIntegrityPaths(catalog));
   return [...paths, ...updateCheckPaths(catalog), ...listResolvePaths(catalog)];
 }
 

@@ -7,7 +7,9 @@ import { ROOT, digestSources } from './source-files.ts';
 import { FILES_DIR, Manifest, type RouteEntry } from '../server/tree.ts';
 import type { BrandSourceRecord } from '../server/brands/sources.ts';
 import type { Catalog } from '../server/versions/catalog.ts';
-import type { UserProfile } from '../server/versions/schema.ts';
+import type { CatalogVersion, UserProfile } from '../server/versions/schema.ts';
+import { findByHash, type HashAlgorithm } from '../server/versions/integrity.ts';
+import { resolveInputsOf } from './resolve-paths.ts';
 
 /** What an answer's bytes are made by besides data/: the server, the build, and the packages they run on. */
 const CODE_INPUTS = [join(ROOT, 'server'), join(ROOT, 'build'), join(ROOT, 'package-lock.json')];
@@ -39,6 +41,8 @@ export type PreviousTree = {
 };
 
 const DOWNLOAD_PREFIX = '/api/plugin-versions/download/';
+const SIDECAR = /\.sha(?:256|512)$/;
+const BY_HASH = /^\/api\/plugin-versions\/by-hash\/(sha256|sha512)\/([0-9a-f]+)$/;
 const SOFTWARE_PATH = /^\/api\/plugin-versions\/(?:latest|download\/latest|update-check)\/([a-z]+)(?:[/?]|$)/;
 const SOFTWARE_FEED = /^\/api\/plugin-versions\/feed\/([a-z]+)\.atom$/;
 
@@ -69,7 +73,8 @@ export function answerCodeDigest(): Promise<string> {
  * and, if built by the same code, each answer whose data did not change (a version's JAR answer: that record; the
  * brand images: the brand sources; the document and the example chart: the code alone; a
  * software's latest and update checks: the versions `versionsShownWith` it, and its feed those
- * and the users;
+ * and the users; a resolve answer: those of each software in its chain that run on its Java; a
+ * checksum sidecar: its record; a lookup by hash: its record and its softwares' versions;
  * anything else: all of data/). A tree without a build record, or unreadable, reuses nothing.
  */
 export async function readPreviousTree(
@@ -98,25 +103,39 @@ export async function readPreviousTree(
     const previousRecords = new Map(previous.versions.map((v) => [v.id, v]));
     // Per software: did anything its answers show change? Computed once per software asked.
     const softwareSame = new Map<string, boolean>();
-    const sameFor = (software: string) => {
-      let known = softwareSame.get(software);
+    // With a Java version: only the versions that run on it (a resolve answer for that Java).
+    const sameFor = (software: string, java?: string) => {
+      const key = `${software}|${java ?? ''}`;
+      let known = softwareSame.get(key);
       if (known === undefined) {
+        const runs = (v: object) =>
+          java === undefined || Number((v as { javaVersion?: unknown }).javaVersion) <= Number(java);
         known = same(
-          versionsShownWith(software, previous.versions),
-          versionsShownWith(software, next.catalog.versions),
+          versionsShownWith(software, previous.versions).filter(runs),
+          versionsShownWith(software, next.catalog.versions).filter(runs),
         );
-        softwareSame.set(software, known);
+        softwareSame.set(key, known);
       }
       return known;
     };
+    const sameRecord = (version: CatalogVersion) => same(previousRecords.get(version.id), version);
     const unchanged = (path: string): RouteEntry | undefined => {
       const entry = routes[path];
       if (!entry || record.code !== code) return undefined;
       if (path.startsWith(DOWNLOAD_PREFIX)) {
-        const id = path.slice(DOWNLOAD_PREFIX.length);
-        const version = next.catalog.byId.get(id);
-        if (version) return same(previousRecords.get(id), version) ? entry : undefined;
+        // A JAR and its checksum sidecars show its record alone.
+        const version = next.catalog.byId.get(path.slice(DOWNLOAD_PREFIX.length).replace(SIDECAR, ''));
+        if (version) return sameRecord(version) ? entry : undefined;
       }
+      // A lookup by hash shows the version object, whose isLatest reads its softwares' versions.
+      const byHash = BY_HASH.exec(path);
+      const found = byHash && findByHash(next.catalog, byHash[1] as HashAlgorithm, byHash[2]!);
+      if (found)
+        return sameRecord(found) && found.serverSoftware.every((name) => sameFor(name.toLowerCase()))
+          ? entry
+          : undefined;
+      const resolve = resolveInputsOf(path);
+      if (resolve) return resolve.chain.every((software) => sameFor(software, resolve.java)) ? entry : undefined;
       if (path === OPENAPI_PATH || path === '/api/charts/example') return entry;
       if (path.startsWith('/api/image/brand') || path.startsWith('/brand/')) return brandsSame ? entry : undefined;
       // A software's latest and update checks show its versions; its feed, their authors' names too.

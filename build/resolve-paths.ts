@@ -18,24 +18,23 @@ export function namedMinecraftVersions(catalog: Catalog): string[] {
   return [...named].filter((version) => MINECRAFT_VERSION.test(version)).sort();
 }
 
-/** A path without a query, with `?minecraft=`, `?channel=` and both, in the order clients write them. */
+/**
+ * A path without a query, with each `?channel=`, and with each `?minecraft=` (release channel): a
+ * channel and a Minecraft version together are answered live (precomputing every pair made each
+ * release render thousands of answers).
+ */
 function queryForms(path: string, minecraftVersions: readonly string[]): string[] {
-  const forms: string[] = [];
-  for (const minecraft of [undefined, ...minecraftVersions]) {
-    for (const channel of [undefined, ...CHANNELS]) {
-      const query = new URLSearchParams();
-      if (minecraft !== undefined) query.set('minecraft', minecraft);
-      if (channel !== undefined) query.set('channel', channel);
-      forms.push(query.size === 0 ? path : `${path}?${query}`);
-    }
-  }
-  return forms;
+  return [
+    path,
+    ...CHANNELS.map((channel) => `${path}?channel=${channel}`),
+    ...minecraftVersions.map((minecraft) => `${path}?minecraft=${minecraft}`),
+  ];
 }
 
 /**
- * Issue 15's finite part: the list per named Minecraft version, and resolve (metadata and JAR) for
- * every software (its lowercase name) x Java version (and none) x named Minecraft version (and none)
- * x channel form. Other letter cases and query orders are answered live, the same bytes.
+ * The finite part of resolution: the list per named Minecraft version, and resolve (metadata and
+ * JAR) for every software (its lowercase name) x Java version (and none) x (no query, each channel,
+ * each named Minecraft version). Other letter cases, query orders and pairs are answered live, the same bytes.
  */
 export function listResolvePaths(catalog: Catalog): string[] {
   const minecraftVersions = namedMinecraftVersions(catalog);
@@ -50,14 +49,15 @@ export function listResolvePaths(catalog: Catalog): string[] {
   return paths;
 }
 
-const RESOLVE_PATH = /^\/api\/plugin-versions\/(?:download\/)?resolve\/([a-z]+)(?:[/?]|$)/;
+const RESOLVE_PATH = /^\/api\/plugin-versions\/(?:download\/)?resolve\/([a-z]+)(?:\/(\d+))?(?:\?|$)/;
 
 /**
  * For reusing a previous tree's answers: a resolve answer shows the versions of the softwares its
- * server runs builds for (RUNS_PLUGINS_OF, lowercase), and no users; undefined for other paths.
- * It is unchanged when each of those softwares' latest answers would be.
+ * server runs builds for (RUNS_PLUGINS_OF, lowercase) that run on its Java version (when it names
+ * one), and no users; undefined for other paths.
  */
-export function resolveChainOf(path: string): string[] | undefined {
-  const software = findSoftware(RESOLVE_PATH.exec(path)?.[1] ?? '');
-  return software && RUNS_PLUGINS_OF[software].map((name) => name.toLowerCase());
+export function resolveInputsOf(path: string): { chain: string[]; java: string | undefined } | undefined {
+  const match = RESOLVE_PATH.exec(path);
+  const software = findSoftware(match?.[1] ?? '');
+  return software && { chain: RUNS_PLUGINS_OF[software].map((name) => name.toLowerCase()), java: match?.[2] };
 }

@@ -6,10 +6,11 @@ import type { DataFileMemory, RememberedKind, RememberedValues } from '../server
 import { writeFileAtomic } from '../server/write-atomic.ts';
 
 /**
- * Bump when what an entry means changes (PluginVersionRecord's rules included): a cache of another
+ * Bump when what an entry means changes (PluginVersionRecord's rules included; 3: a JAR's entry
+ * holds its sha256 and sha512): a cache of another
  * format is dropped, and every file of data/ is read again.
  */
-const FORMAT = 2;
+const FORMAT = 3;
 
 /**
  * A file changed within this long before it was read may change again without its times moving
@@ -40,7 +41,7 @@ export const VERIFIED_DATA = 'verified-data.json';
 
 /**
  * The build's memory of the files of `dataDir` it read and validated (records, changelogs, and
- * JARs with their sha256), in the build cache: loading data/ reads only the files whose identity
+ * JARs with their sha256 and sha512), in the build cache: loading data/ reads only the files whose identity
  * changed since. A missing cache, an unreadable one or one of another format means every file is
  * read, as without it. Call `save` after a successful load.
  */

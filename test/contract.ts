@@ -146,7 +146,13 @@ export function contractSuite(
       ['/api/image/brand/papermc?format=webp&size=256&variant=light', '/brand/papermc/light/256.webp'],
       ['/api/image/brand/PaperMC?variant=light&size=256&format=webp', '/brand/papermc/light/256.webp'],
       ['/api/plugin-versions?', '/api/plugin-versions'],
+      // Lookup by hash: hex in any letter case; the precomputed file is the lowercase one.
+      ...Object.keys(ctx.manifest.routes)
+        .filter((path) => path.startsWith('/api/plugin-versions/by-hash/'))
+        .slice(0, 2)
+        .map((path): [string, string] => [path.replace(/[0-9a-f]+$/, (hex) => hex.toUpperCase()), path]),
     ];
+    assert.ok(twins.length >= 8, 'twins of the lookups by hash');
     for (const [live, precomputed] of twins) {
       const [a, b] = [await get(live), await get(precomputed)];
       assert.is(a.status, 200, live);

@@ -27,6 +27,7 @@ const ctx = {} as {
   origin: RunningOrigin;
   log: RequestLog[];
   versionId: string;
+  sha256: string;
 };
 
 async function setup() {
@@ -40,6 +41,7 @@ async function setup() {
   });
   const tree = await openTree((await currentTreeDir(ctx.workspace.distDir))!);
   ctx.versionId = tree.catalog.versions[0]!.id;
+  ctx.sha256 = tree.catalog.versions[0]!.sha256;
 }
 async function teardown() {
   await ctx.origin.close();
@@ -60,6 +62,9 @@ function getSamples(): string[] {
     '/api/plugin-versions/download/latest/velocity',
     '/api/plugin-versions/download/latest/Velocity/21',
     `/api/plugin-versions/download/${ctx.versionId}`,
+    `/api/plugin-versions/download/${ctx.versionId}.sha256`,
+    `/api/plugin-versions/download/${ctx.versionId}.sha512`,
+    `/api/plugin-versions/by-hash/sha256/${ctx.sha256.toUpperCase()}`,
     '/api/plugin-versions/update-check/papermc/21/1.3.0',
     '/api/plugin-versions/resolve/purpur',
     '/api/plugin-versions/resolve/Purpur/21?minecraft=1.21.4&channel=beta',

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { createCatalog } from '../server/versions/catalog.ts';
 import { isLatestMap, pickLatest } from '../server/versions/latest.ts';
 import type { Channel } from '../server/versions/channels.ts';
-import type { PluginVersionRecord } from '../server/versions/schema.ts';
+import type { CatalogVersion } from '../server/versions/schema.ts';
 import type { JavaVersion, ServerSoftware } from '../server/versions/software.ts';
 
 function record(
@@ -12,7 +12,7 @@ function record(
   java: JavaVersion,
   createdAt: string,
   pluginVersion = '1.0.0',
-): PluginVersionRecord {
+): CatalogVersion {
   return {
     id: `plugin-1-${id}`,
     serverSoftware: software,
@@ -21,6 +21,7 @@ function record(
     fileName: `${id}.jar`,
     fileSize: 1,
     sha256: '0'.repeat(64),
+    sha512: '0'.repeat(128),
     createdAt,
     updatedAt: createdAt,
     createdBy: 'alice',

@@ -28,9 +28,15 @@ const TEMPLATES = Object.keys(doc.paths).map((template) => ({
   ),
 }));
 
-/** The documented path template a request path falls under (`{id}` is one segment). */
+/**
+ * The documented path template a request path falls under (`{id}` is one segment); the most
+ * specific when several match (`/download/{id}.sha256` over `/download/{id}`), as the router picks.
+ */
 export function templateOf(path: string): string | undefined {
-  return TEMPLATES.find(({ pattern }) => pattern.test(path))?.template;
+  const literal = (template: string) => template.replace(/\{[^}]+\}/g, '').length;
+  return TEMPLATES.filter(({ pattern }) => pattern.test(path))
+    .map(({ template }) => template)
+    .sort((a, b) => literal(b) - literal(a))[0];
 }
 
 const pointer = (...parts: string[]) => parts.map((part) => part.replaceAll('~', '~0').replaceAll('/', '~1')).join('/');

@@ -9,7 +9,8 @@ import { createCatalog, loadCatalog, type Catalog } from '../server/versions/cat
 import { RUNS_PLUGINS_OF } from '../server/versions/compat.ts';
 import { describeMinecraft, parseMinecraftList, supportsMinecraft } from '../server/versions/minecraft.ts';
 import { explainNoBuild, resolveBuild } from '../server/versions/resolve.ts';
-import { PluginVersionRecord } from '../server/versions/schema.ts';
+import { PluginVersionRecord, type CatalogVersion } from '../server/versions/schema.ts';
+import { catalogVersion } from '../server/versions/integrity.ts';
 import { JAVA_VERSIONS, SERVER_SOFTWARE, type JavaVersion, type ServerSoftware } from '../server/versions/software.ts';
 import { checkAnswer } from './openapi-conformance.ts';
 import { ROOT, liveContext, makeWorkspace, type Workspace } from './helpers.ts';
@@ -95,8 +96,8 @@ table('Folia, Velocity, Bukkit and Quilt run only their own builds; Waterfall fa
 });
 table.run();
 
-function record(id: string, fields: Partial<PluginVersionRecord>): PluginVersionRecord {
-  return PluginVersionRecord.parse({
+function record(id: string, fields: Partial<PluginVersionRecord>): CatalogVersion {
+  const parsed = PluginVersionRecord.parse({
     id: `plugin-1-${id}`,
     serverSoftware: ['PaperMC'],
     pluginVersion: '1.0.0',
@@ -109,6 +110,7 @@ function record(id: string, fields: Partial<PluginVersionRecord>): PluginVersion
     createdBy: 'alice',
     ...fields,
   });
+  return catalogVersion(parsed, '0'.repeat(128));
 }
 
 const minecraft = suite('Minecraft versions: ranges, lists and the filter');

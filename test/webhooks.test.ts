@@ -146,6 +146,7 @@ const SAMPLE_VERSION: PluginVersion = {
   fileName: 'Plugin-1.4.0.jar',
   fileSize: 1234,
   sha256: 'a'.repeat(64),
+  sha512: 'a'.repeat(128),
   downloadUrl: '/api/plugin-versions/download/plugin-1795000000000-abc123',
   createdAt: '2026-11-23T10:00:00.000Z',
   updatedAt: '2026-11-23T10:00:00.000Z',

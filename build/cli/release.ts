@@ -14,7 +14,7 @@ import {
   versionsDir,
   type Catalog,
 } from '../../server/versions/catalog.ts';
-import { sha256Hex } from '../../server/digest.ts';
+import { catalogVersion, jarDigests } from '../../server/versions/integrity.ts';
 import { inspectJar } from '../../server/versions/jar.ts';
 import { Channel, JavaVersion, PluginVersionRecord, SemVer, ServerSoftwareName } from '../../server/versions/schema.ts';
 import { runBuild } from '../build.ts';
@@ -147,7 +147,7 @@ export async function releaseJar(
     throw new RefusedError(`${file} is ${(error as Error).message}`);
   }
   const changelog = options.changelog === undefined ? undefined : await readChangelogOption(options.changelog);
-  const sha256 = sha256Hex(bytes);
+  const { sha256, sha512 } = jarDigests(bytes);
   let released: PluginVersionRecord | undefined;
   // Checked and written under the build lock, against data/ as the build loads it: two releases of
   // the same JAR at once cannot both pass the duplicate check, and data/ is read once.
@@ -159,7 +159,8 @@ export async function releaseJar(
     if (changelog !== undefined) await writeFileAtomic(changelogPath(dirs.dataDir, record.id), changelog);
     await writeFileAtomic(join(versionsDir(dirs.dataDir), `${record.id}.json`), `${JSON.stringify(record, null, 2)}\n`);
     released = record;
-    const added = changelog === undefined ? record : { ...record, changelog };
+    // As loadCatalog makes it (sha512 included): the tree's catalog.json and its answers carry it.
+    const added = catalogVersion(record, sha512, changelog);
     return createCatalog([...catalog.versions, added], [...catalog.users.values()]);
   };
   await runBuild({ ...dirs, cacheDir: dirs.buildCacheDir, change, log: (line) => console.error(line) });

@@ -35,6 +35,16 @@ export const HEADER_COMPONENTS = {
   XRateLimitReset: header('Seconds until the window resets', { type: 'string', pattern: '^\\d+$' }),
   RetryAfter: header('Seconds to wait before the next request', { type: 'string', pattern: '^\\d+$' }),
   ContentDisposition: header('attachment (downloads) or inline, with the file name'),
+  ReprDigest: header(
+    'RFC 9530: SHA-256 and SHA-512 of the whole JAR, base64 in structured-field byte sequences (`sha-256=:...:, sha-512=:...:`); the same on a 206 and a HEAD',
+    { type: 'string', pattern: '^sha-256=:[A-Za-z0-9+/]{43}=:, sha-512=:[A-Za-z0-9+/]{86}==:$' },
+    true,
+  ),
+  ContentLocation: header(
+    "Where this answer's immutable copy lives: the version's own download (`/api/plugin-versions/download/<id>`)",
+    { type: 'string', pattern: '^/api/plugin-versions/download/plugin-\\d+-[A-Za-z0-9]+$' },
+    true,
+  ),
 };
 
 export const CACHE_HEADERS = { ETag: ref('ETag'), 'Cache-Control': ref('CacheControl') };
@@ -48,6 +58,9 @@ export const RATE_LIMIT_HEADERS = {
   'X-RateLimit-Reset': ref('XRateLimitReset'),
 };
 export const DISPOSITION_HEADERS = { 'Content-Disposition': ref('ContentDisposition') };
+/** Every JAR answer's digests (RFC 9530), and a latest download's immutable location. */
+export const DIGEST_HEADERS = { 'Repr-Digest': ref('ReprDigest') };
+export const LOCATION_HEADERS = { 'Content-Location': ref('ContentLocation') };
 
 export function errorAnswer(description: string, schema: z.ZodType = ErrorBody): ZodOpenApiResponseObject {
   return { description, content: { 'application/json': { schema } } };

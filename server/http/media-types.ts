@@ -11,6 +11,8 @@ export const MEDIA_TYPES = {
   html: 'text/html; charset=utf-8',
   css: 'text/css; charset=utf-8',
   js: 'text/javascript; charset=utf-8',
+  /** Checksum sidecars (`sha256sum -c` format). */
+  txt: 'text/plain; charset=utf-8',
 } as const;
 type MediaExtension = keyof typeof MEDIA_TYPES;
 

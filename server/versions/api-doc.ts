@@ -3,7 +3,9 @@ import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject, ZodOpenApiRespon
 import {
   CACHE_HEADERS,
   COMPRESSIBLE_HEADERS,
+  DIGEST_HEADERS,
   DISPOSITION_HEADERS,
+  LOCATION_HEADERS,
   LIMITED_ANSWERS,
   NOT_MODIFIED,
   RATE_LIMIT_HEADERS,
@@ -24,6 +26,7 @@ import {
   ResolvedVersion,
 } from './schema.ts';
 import { FEED_ENTRIES } from './feed.ts';
+import { INTEGRITY_PATHS } from './integrity-api-doc.ts';
 
 const Software = z.object({ serverSoftware: ServerSoftwareName });
 const SoftwareAndJava = z.object({ serverSoftware: ServerSoftwareName, javaVersion: JavaVersion });
@@ -71,7 +74,13 @@ function metadata(
 }
 
 function download(summary: string, path: z.ZodObject, latest: boolean): ZodOpenApiOperationObject {
-  const headers = { ...CACHE_HEADERS, ...DISPOSITION_HEADERS, ...RATE_LIMIT_HEADERS };
+  const headers = {
+    ...CACHE_HEADERS,
+    ...DISPOSITION_HEADERS,
+    ...DIGEST_HEADERS,
+    ...(latest ? LOCATION_HEADERS : {}),
+    ...RATE_LIMIT_HEADERS,
+  };
   return {
     tags: ['plugin versions'],
     summary,
@@ -226,4 +235,5 @@ export const VERSION_PATHS: ZodOpenApiPathsObject = {
     ),
   },
   ...RESOLVE_PATHS,
+  ...INTEGRITY_PATHS,
 };

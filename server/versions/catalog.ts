@@ -3,8 +3,8 @@ import { statSync, type Stats } from 'node:fs';
 import { basename, join } from 'node:path';
 import pLimit from 'p-limit';
 import { DataError, parseFile, readJsonFile } from '../data-files.ts';
-import { sha256Hex } from '../digest.ts';
 import { allOrFirstError } from '../settle.ts';
+import { catalogVersion, jarDigests, type JarDigests } from './integrity.ts';
 import { compareNewestFirst, indexLatest, type LatestIndex } from './latest.ts';
 import {
   CHANGELOG_MAX_BYTES,
@@ -48,8 +48,8 @@ export async function loadUsers(dataDir: string): Promise<UserProfile[]> {
   return parseFile(UserProfiles, raw, file);
 }
 
-/** What a remembered file of data/ held, by kind: a JAR's sha256, a record, a changelog's text. */
-export type RememberedValues = { jars: string; records: PluginVersionRecord; changelogs: string };
+/** What a remembered file of data/ held, by kind: a JAR's digests, a record, a changelog's text. */
+export type RememberedValues = { jars: JarDigests; records: PluginVersionRecord; changelogs: string };
 export type RememberedKind = keyof RememberedValues;
 
 /**
@@ -63,7 +63,8 @@ export type DataFileMemory = {
 };
 
 /**
- * Reads and validates data/: every record, its JAR (present, same size and sha256), its changelog
+ * Reads and validates data/: every record, its JAR (present, same size and sha256; its sha512 is
+ * computed in the same read and kept in the catalog), its changelog
  * when there is one, and the users. Fails on the first bad file with a message naming the file and
  * the field. With `memory`, a record, changelog or JAR whose file is unchanged since it was last
  * read is not read again.
@@ -101,10 +102,11 @@ function recallVersion(dataDir: string, files: ReadonlySet<string>, memory: Data
   return (name: string): CatalogVersion | undefined => {
     const record = recall('records', versions, name);
     if (!record || `${record.id}.json` !== name) return undefined;
-    if (recall('jars', jars, `${record.id}.jar`, record.fileSize) !== record.sha256) return undefined;
-    if (!files.has(`${record.id}.md`)) return record;
+    const jar = recall('jars', jars, `${record.id}.jar`, record.fileSize);
+    if (jar?.sha256 !== record.sha256) return undefined;
+    if (!files.has(`${record.id}.md`)) return catalogVersion(record, jar.sha512);
     const changelog = recall('changelogs', versions, `${record.id}.md`);
-    return changelog === undefined ? undefined : { ...record, changelog };
+    return changelog === undefined ? undefined : catalogVersion(record, jar.sha512, changelog);
   };
 }
 
@@ -119,11 +121,11 @@ async function readVersion(
     parseFile(PluginVersionRecord, await readJsonFile(file), file),
   );
   if (`${record.id}.json` !== name) throw new DataError(`${file}: id: "${record.id}" does not match the file name`);
-  await checkJar(jarPath(dataDir, record.id), record, file, memory);
-  if (!files.has(`${record.id}.md`)) return record;
+  const { sha512 } = await checkJar(jarPath(dataDir, record.id), record, file, memory);
+  if (!files.has(`${record.id}.md`)) return catalogVersion(record, sha512);
   const markdown = changelogPath(dataDir, record.id);
   const changelog = await readOnce(markdown, `${record.id}.md`, memory, 'changelogs', () => readChangelog(markdown));
-  return { ...record, changelog };
+  return catalogVersion(record, sha512, changelog);
 }
 
 /**
@@ -168,21 +170,24 @@ async function checkJar(
   record: PluginVersionRecord,
   file: string,
   memory: DataFileMemory | undefined,
-): Promise<void> {
+): Promise<JarDigests> {
   const missing = () => {
     throw new DataError(`${file}: id: no JAR at ${path}`);
   };
   const before = memory ? await stat(path).catch(missing) : undefined;
-  if (before && before.size === record.fileSize && memory!.recall('jars', basename(path), before) === record.sha256)
-    return;
+  const known = before && before.size === record.fileSize ? memory!.recall('jars', basename(path), before) : undefined;
+  if (known?.sha256 === record.sha256) return known;
   const bytes = await readFile(path).catch(missing);
   if (bytes.length !== record.fileSize) {
     throw new DataError(`${file}: fileSize: ${record.fileSize} but ${path} has ${bytes.length} bytes`);
   }
-  if (sha256Hex(bytes) !== record.sha256) throw new DataError(`${file}: sha256: does not match ${path}`);
+  // Both digests in the one read: sha512 is what Repr-Digest and the .sha512 sidecar serve.
+  const digests = jarDigests(bytes);
+  if (digests.sha256 !== record.sha256) throw new DataError(`${file}: sha256: does not match ${path}`);
   // Remembered only if the file did not change while it was read.
   const after = memory ? await stat(path).catch(missing) : undefined;
-  if (before && after && sameFile(before, after)) memory!.remember('jars', basename(path), after, record.sha256);
+  if (before && after && sameFile(before, after)) memory!.remember('jars', basename(path), after, digests);
+  return digests;
 }
 
 const sameFile = (a: Stats, b: Stats) =>

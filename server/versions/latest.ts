@@ -1,9 +1,9 @@
 import semver from 'semver';
 import { channelOf, channelsShowing, type Channel } from './channels.ts';
-import type { PluginVersionRecord } from './schema.ts';
+import type { CatalogVersion, PluginVersionRecord } from './schema.ts';
 import type { JavaVersion, ServerSoftware } from './software.ts';
 
-export type LatestIndex = ReadonlyMap<string, PluginVersionRecord>;
+export type LatestIndex = ReadonlyMap<string, CatalogVersion>;
 
 /**
  * SPEC 2.4.2: the most recent createdAt wins. Ties are broken by the higher plugin version, then by
@@ -24,8 +24,8 @@ function latestKey(channel: Channel, software: ServerSoftware, java?: JavaVersio
  * The latest version per channel and software (+ Java version), from records sorted newest first.
  * A channel's latest is chosen among its own versions and those of the more stable channels.
  */
-export function indexLatest(newestFirst: readonly PluginVersionRecord[]): LatestIndex {
-  const index = new Map<string, PluginVersionRecord>();
+export function indexLatest(newestFirst: readonly CatalogVersion[]): LatestIndex {
+  const index = new Map<string, CatalogVersion>();
   for (const version of newestFirst) {
     for (const channel of channelsShowing(channelOf(version))) {
       for (const software of version.serverSoftware) {

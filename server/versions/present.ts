@@ -13,7 +13,7 @@ export const updateCheckPath = (software: string, java: string, current: string)
   `/api/plugin-versions/update-check/${software}/${java}/${current}`;
 
 /**
- * SPEC 2.1 on the wire. Adds sha256, downloadUrl, channel and the changelog (Markdown, when there is
+ * SPEC 2.1 on the wire. Adds sha256, sha512, downloadUrl, channel and the changelog (Markdown, when there is
  * one); never drops or renames a SPEC field. createdByUser only in the list (SPEC 2.1: absent in the
  * latest-version response).
  */
@@ -31,6 +31,7 @@ export function presentVersion(catalog: Catalog, version: CatalogVersion, withUs
     fileName: version.fileName,
     fileSize: version.fileSize,
     sha256: version.sha256,
+    sha512: version.sha512,
     downloadUrl: downloadPath(version.id),
     createdAt: version.createdAt,
     updatedAt: version.updatedAt,

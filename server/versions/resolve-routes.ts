@@ -24,7 +24,7 @@ export function resolveRoutes(app: H3, ctx: AppContext): void {
     return sendJson(event, answer, CACHE_CONTROL.latest);
   };
   const download = async (event: H3Event) =>
-    sendJar(ctx, event, (await findResolved(ctx, event)).resolved.version, CACHE_CONTROL.latest);
+    sendJar(ctx, event, (await findResolved(ctx, event)).resolved.version, CACHE_CONTROL.latest, true);
   app.get('/resolve/:software', metadata);
   app.get('/resolve/:software/:java', metadata);
   app.get('/download/resolve/:software', download);

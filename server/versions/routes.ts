@@ -19,13 +19,14 @@ import {
   ListQuery,
   PLUGIN_VERSION_ID,
   ServerSoftwareName,
-  type PluginVersionRecord,
+  type CatalogVersion,
   type UpdateCheck,
 } from './schema.ts';
 import type { ServerSoftware } from './software.ts';
 import { checkForUpdate } from './update-check.ts';
 import { dispositionHeader } from '../http/disposition.ts';
 import { resolveRoutes } from './resolve-routes.ts';
+import { JAR_EXPOSED_HEADERS, integrityHeaders, integrityRoutes } from './integrity.ts';
 
 export const NOT_FOUND_HEADERS = { 'cache-control': CACHE_CONTROL.notFound };
 
@@ -41,7 +42,7 @@ export function versionRoutes(ctx: AppContext): H3 {
     return sendJson(event, { version: presentVersion(catalog, version, false) }, CACHE_CONTROL.latest);
   };
   const latestDownload = async (event: H3Event) =>
-    sendJar(ctx, event, (await findLatest(ctx, event)).version, CACHE_CONTROL.latest);
+    sendJar(ctx, event, (await findLatest(ctx, event)).version, CACHE_CONTROL.latest, true);
   app.get('/latest/:software', latestMetadata);
   app.get('/latest/:software/:java', latestMetadata);
   app.get('/download/latest/:software', latestDownload);
@@ -57,9 +58,11 @@ export function versionRoutes(ctx: AppContext): H3 {
     const id = getRouterParam(event, 'id', { decode: true }) ?? '';
     const version = PLUGIN_VERSION_ID.test(id) ? ctx.tree().catalog.byId.get(id) : undefined;
     if (!version) throw notFound(`No plugin version with id ${JSON.stringify(id)}`, undefined, NOT_FOUND_HEADERS);
-    return sendJar(ctx, event, version, CACHE_CONTROL.versionFile);
+    return sendJar(ctx, event, version, CACHE_CONTROL.versionFile, false);
   });
   resolveRoutes(app, ctx);
+  // Sidecars (`/download/<id>.sha256`) and lookup by hash: their own routes, matched before `/download/:id`.
+  app.mount('', integrityRoutes(ctx));
   app.get('/update-check/:software/:java/:current', async (event) => {
     const current = CurrentVersion.safeParse(getRouterParam(event, 'current', { decode: true }) ?? '');
     if (!current.success) throw new HTTPError({ status: 400, message: `current ${current.error.issues[0]!.message}` });
@@ -83,7 +86,7 @@ export function versionRoutes(ctx: AppContext): H3 {
 }
 
 /** The catalog the answer is read from (one tree for the whole answer, even across a swap) and what it picked. */
-type Latest = { catalog: Catalog; version: PluginVersionRecord; software: ServerSoftware; channel: Channel };
+type Latest = { catalog: Catalog; version: CatalogVersion; software: ServerSoftware; channel: Channel };
 
 /**
  * The latest version a request names: `?channel=` first (400 naming the allowed values), then an
@@ -112,7 +115,14 @@ async function findLatest(ctx: AppContext, event: H3Event): Promise<Latest> {
 const sendFeed = (event: H3Event, atom: string) =>
   sendDocument(event, atom, MEDIA_TYPES.atom, CACHE_CONTROL.versionList);
 
-export function sendJar(ctx: AppContext, event: H3Event, version: PluginVersionRecord, cacheControl: string) {
+/** A JAR answer; `latest` (and resolve) ones also name the immutable copy they are (Content-Location). */
+export function sendJar(
+  ctx: AppContext,
+  event: H3Event,
+  version: CatalogVersion,
+  cacheControl: string,
+  latest: boolean,
+) {
   return sendRepresentation(event, {
     status: 200,
     headers: {
@@ -122,6 +132,8 @@ export function sendJar(ctx: AppContext, event: H3Event, version: PluginVersionR
       etag: `"${version.sha256}"`,
       'accept-ranges': 'bytes',
       ...PUBLIC_HEADERS,
+      'access-control-expose-headers': JAR_EXPOSED_HEADERS,
+      ...integrityHeaders(version, latest),
     },
     size: version.fileSize,
     body: { path: jarFile(ctx.tree().dir, version.sha256) },

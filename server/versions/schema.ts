@@ -114,8 +114,15 @@ export const PluginVersionRecord = z
   .superRefine(checkMinecraftVersions);
 export type PluginVersionRecord = z.infer<typeof PluginVersionRecord>;
 
-/** A record as the catalog (and a tree's catalog.json) holds it: with its changelog, read from `<id>.md`. */
-export const CatalogVersion = PluginVersionRecord.extend({ changelog: ChangelogMarkdown.optional() });
+/**
+ * A record as the catalog (and a tree's catalog.json) holds it: with its JAR's sha512 and its
+ * changelog, read from `<id>.md`.
+ */
+export const CatalogVersion = PluginVersionRecord.extend({
+  /** Derived from the JAR by the build (never in data/): the catalog's readers need not read the JAR. */
+  sha512: z.string().regex(/^[0-9a-f]{128}$/, { error: 'must be 128 lowercase hex digits' }),
+  changelog: ChangelogMarkdown.optional(),
+});
 export type CatalogVersion = z.infer<typeof CatalogVersion>;
 
 /** SPEC 2.2: a public profile, joined to versions by username. */
@@ -138,7 +145,7 @@ export const CreatedByUser = z
   .object({ id: z.string(), username: z.string(), image: z.url().optional(), nickname: z.string().nullable() })
   .meta({ id: 'CreatedByUser' });
 
-/** SPEC 2.1 on the wire, plus sha256 and downloadUrl. */
+/** SPEC 2.1 on the wire, plus sha256, sha512 and downloadUrl. */
 export const PluginVersion = z
   .object({
     id: z.string().regex(PLUGIN_VERSION_ID),
@@ -164,6 +171,10 @@ export const PluginVersion = z
       .string()
       .regex(/^[0-9a-f]{64}$/)
       .meta({ description: 'SHA-256 of the JAR, lowercase hex; also its ETag' }),
+    sha512: z
+      .string()
+      .regex(/^[0-9a-f]{128}$/)
+      .meta({ description: 'SHA-512 of the JAR, lowercase hex (Repr-Digest carries both, in base64)' }),
     downloadUrl: z.string().meta({ description: "Path of this version's download (SPEC 4.3)" }),
     createdAt: z.iso.datetime({ precision: 3 }),
     updatedAt: z.iso.datetime({ precision: 3 }),
