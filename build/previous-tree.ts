@@ -135,7 +135,11 @@ export async function readPreviousTree(
           ? entry
           : undefined;
       const resolve = resolveInputsOf(path);
-      if (resolve) return resolve.chain.every((software) => sameFor(software, resolve.java)) ? entry : undefined;
+      if (resolve) {
+        // A 404 names what other Java versions would get: it reads them all.
+        const java = entry.status === 404 ? undefined : resolve.java;
+        return resolve.chain.every((software) => sameFor(software, java)) ? entry : undefined;
+      }
       if (path === OPENAPI_PATH || path === '/api/charts/example') return entry;
       if (path.startsWith('/api/image/brand') || path.startsWith('/brand/')) return brandsSame ? entry : undefined;
       // A software's latest and update checks show its versions; its feed, their authors' names too.
