@@ -10,6 +10,7 @@ import { jarPath } from '../server/versions/catalog.ts';
 import { sha256Hex } from '../server/digest.ts';
 import { pickLatest } from '../server/versions/latest.ts';
 import { currentTreeDir, openTree, type Tree } from '../server/tree.ts';
+import { SERVER_SOFTWARE } from '../server/versions/software.ts';
 import { CHROMIUM_ARGS, ROOT, findProgram, makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
 
 // The site in a real browser (Debian's chromium, driven by playwright-core) against the real origin.
@@ -138,6 +139,26 @@ else {
       const bytes = await readFile((await download.path())!);
       assert.is(sha256Hex(bytes), latest.sha256);
       assert.ok(bytes.equals(await readFile(jarPath(ctx.workspace.dataDir, latest.id))));
+      assert.equal(problems, []);
+    } finally {
+      await close();
+    }
+  });
+
+  site("each card offers the software's stable resolve link, which downloads the best build for it", async () => {
+    const { page, problems, close } = await openPage();
+    try {
+      await page.goto(url('/'));
+      for (const software of SERVER_SOFTWARE) {
+        const link = await page.locator(`#${software.toLowerCase()} .stable-url code`).innerText();
+        assert.is(link, `/api/plugin-versions/download/resolve/${software.toLowerCase()}`);
+        // Purpur has its own build; Waterfall has BungeeCord's: each resolves to a real JAR.
+        const answer = await fetch(url(link));
+        assert.is(answer.status, 200, link);
+        const bytes = Buffer.from(await answer.arrayBuffer());
+        const [id] = /[^/]+$/.exec(answer.headers.get('content-location') ?? '')!;
+        assert.ok(bytes.equals(await readFile(jarPath(ctx.workspace.dataDir, id))), `${link}: the JAR of ${id}`);
+      }
       assert.equal(problems, []);
     } finally {
       await close();
