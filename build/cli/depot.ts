@@ -10,7 +10,7 @@ const migrate = () => import('./migrate.ts');
 const webhooks = () => import('./webhooks.ts');
 
 const USAGE = `usage: npm run depot -- <command>
-  release <file.jar> --version 1.4.0 --java 21 --software PaperMC,Folia [--minecraft 1.21.4] [--proxy 3.4] [--by alice]
+  release <file.jar> --version 1.4.0 --java 21 --software PaperMC,Folia [--minecraft 1.20.6-1.21.4] [--proxy 3.4] [--by alice] [--changelog notes.md] [--channel beta]
   user add <username> [--nickname N] [--image URL]
   server add --owner <username> [--private] [--name N]
   stats add <serverId> <players> [--at ISO-8601]
