@@ -60,7 +60,7 @@ export async function prerender(
         const length = response.headers.get('content-length');
         const known =
           digest && length !== null ? storedTreeFile(store, digest, ext, Number(length), compressible) : undefined;
-        if (known) await response.body?.cancel();
+        if (known) await discardBody(response);
         const stored =
           known ?? (await writeTreeFile(store, new Uint8Array(await response.arrayBuffer()), ext, compressible));
         progress(++done);
@@ -69,4 +69,16 @@ export async function prerender(
     ),
   );
   return { routes: Object.fromEntries(entries) as Record<string, RouteEntry>, reused };
+}
+
+/**
+ * Drops an answer's body without reading it all. A file answer's stream opens its file at once;
+ * cancelling it before its first read leaves that file open (undici starts reading, and so closing,
+ * a stream body only on its first pull), so one chunk is read first.
+ */
+async function discardBody(response: Response): Promise<void> {
+  const reader = response.body?.getReader();
+  if (!reader) return;
+  await reader.read();
+  await reader.cancel();
 }

@@ -68,4 +68,19 @@ store('files that no kept tree names are removed after a swap, with what killed 
   );
 });
 
+store(
+  'a build leaves no file open: the JAR answers it takes from the store without reading them are closed',
+  async () => {
+    const open = async () => (await readdir('/proc/self/fd')).length;
+    await build(); // warm: the store and caches exist
+    const before = await open();
+    for (const version of ['7.4.0', '7.5.0']) {
+      await addVersion(version);
+      await build();
+    }
+    // Each build asks a few hundred JAR answers (download/latest and resolve downloads).
+    assert.ok((await open()) - before < 20, `${(await open()) - before} more files open after two builds`);
+  },
+);
+
 store.run();
