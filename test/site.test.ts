@@ -150,6 +150,8 @@ else {
     try {
       await page.goto(url('/'));
       for (const software of SERVER_SOFTWARE) {
+        const links = await page.locator(`#${software.toLowerCase()} .stable-urls code`).allInnerTexts();
+        assert.is(links[0], `/api/plugin-versions/download/latest/${software.toLowerCase()}`);
         const link = await page.locator(`#${software.toLowerCase()} .stable-url code`).innerText();
         assert.is(link, `/api/plugin-versions/download/resolve/${software.toLowerCase()}`);
         // Purpur has its own build; Waterfall has BungeeCord's: each resolves to a real JAR.
