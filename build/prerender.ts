@@ -1,3 +1,4 @@
+import { etagDigest } from '../server/http/send.ts';
 import pLimit from 'p-limit';
 import { createApi } from '../server/app.ts';
 import type { AppContext } from '../server/context.ts';
@@ -7,8 +8,6 @@ import { extensionFor } from '../server/http/media-types.ts';
 import { storedTreeFile, writeTreeFile } from './tree-file.ts';
 import type { FileStore } from './file-store.ts';
 import { allOrFirstError } from '../server/settle.ts';
-
-const ETAG_DIGEST = /^"([0-9a-f]{64})"$/;
 
 /** Headers the static server computes per request rather than stores. */
 const PER_REQUEST_HEADERS = new Set(['content-length', 'content-range']);
@@ -56,7 +55,7 @@ export async function prerender(
         const compressible = isCompressible(type);
         // Every answer's strong ETag is the sha256 of its bytes: a file answer (a JAR, streamed with
         // its length) already in the store is not read and hashed again (megabytes per JAR route).
-        const digest = ETAG_DIGEST.exec(headers.etag ?? '')?.[1];
+        const digest = etagDigest(headers.etag);
         const length = response.headers.get('content-length');
         const known =
           digest && length !== null ? storedTreeFile(store, digest, ext, Number(length), compressible) : undefined;

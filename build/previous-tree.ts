@@ -1,3 +1,4 @@
+import { runsOnJava } from '../server/versions/compat.ts';
 import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -109,7 +110,7 @@ export async function readPreviousTree(
       let known = softwareSame.get(key);
       if (known === undefined) {
         const runs = (v: object) =>
-          java === undefined || Number((v as { javaVersion?: unknown }).javaVersion) <= Number(java);
+          java === undefined || runsOnJava(String((v as { javaVersion?: unknown }).javaVersion), java);
         known = same(
           versionsShownWith(software, previous.versions).filter(runs),
           versionsShownWith(software, next.catalog.versions).filter(runs),

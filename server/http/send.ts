@@ -35,6 +35,11 @@ export function strongEtag(bytes: Uint8Array | string): string {
   return `"${sha256Hex(bytes)}"`;
 }
 
+/** The sha256 a strong ETag of ours names (strongEtag, or a JAR's `"<sha256>"`), if it is one. */
+export function etagDigest(etag: string | undefined): string | undefined {
+  return /^"([0-9a-f]{64})"$/.exec(etag ?? '')?.[1];
+}
+
 /**
  * Answers a GET or HEAD with a representation: 304 on a matching If-None-Match, br or gzip for JSON
  * and SVG by Accept-Encoding, 206 or 416 for a single byte range (RFC 9110 14), no body for HEAD.

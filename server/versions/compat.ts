@@ -6,6 +6,9 @@ import type { ServerSoftware } from './software.ts';
  * the source of each edge. Conservative: an edge is here only where the fork's own documentation
  * promises the parent's plugins run (Leaf does not promise Purpur's API; Quilt is a mod loader).
  */
+/** Java is a minimum: a build for Java 17 runs on 21, never one for a newer Java than the server has. */
+export const runsOnJava = (build: string, server: string) => Number(build) <= Number(server);
+
 export const RUNS_PLUGINS_OF: Readonly<Record<ServerSoftware, readonly ServerSoftware[]>> = {
   PaperMC: ['PaperMC', 'Spigot', 'Bukkit'],
   Spigot: ['Spigot', 'Bukkit'],

@@ -1,5 +1,5 @@
 import { CHANNELS, channelOf, channelsShowing, type Channel } from './channels.ts';
-import { RUNS_PLUGINS_OF } from './compat.ts';
+import { RUNS_PLUGINS_OF, runsOnJava } from './compat.ts';
 import { describeMinecraft, supportsMinecraft } from './minecraft.ts';
 import type { CatalogVersion } from './schema.ts';
 import { JAVA_VERSIONS, type JavaVersion, type ServerSoftware } from './software.ts';
@@ -28,9 +28,6 @@ function versionsOf(newestFirst: readonly CatalogVersion[], software: ServerSoft
   }
   return index.get(software) ?? [];
 }
-
-/** Java is a minimum: a build for Java 17 runs on 21, never one for a newer Java than the server has. */
-const runsOnJava = (build: JavaVersion, server: JavaVersion) => Number(build) <= Number(server);
 
 /**
  * The best build for a server. Preference order: first the software rank (the server's own

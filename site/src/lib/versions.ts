@@ -1,3 +1,4 @@
+import { runsOnJava } from '../../../server/versions/compat.ts';
 import type { Catalog } from '../../../server/versions/catalog.ts';
 import { changelogHtml } from '../../../server/versions/changelog.ts';
 import { channelOf } from '../../../server/versions/channels.ts';
@@ -72,13 +73,9 @@ export function historyFilters(): HistoryFilter[] {
   return softwares.flatMap((software) => javas.map((java) => ({ software, java }))).filter((f) => f.software || f.java);
 }
 
-/** A build runs on its Java version and every later one: the page for Java 21 lists builds for 8 to 21. */
-export const runsOnJava = (version: { javaVersion: JavaVersion }, java: JavaVersion) =>
-  Number(version.javaVersion) <= Number(java);
-
 export function filterHistory(catalog: Catalog, { software, java }: HistoryFilter): PluginVersion[] {
   return catalog.versions
-    .filter((v) => (!software || v.serverSoftware.includes(software)) && (!java || runsOnJava(v, java)))
+    .filter((v) => (!software || v.serverSoftware.includes(software)) && (!java || runsOnJava(v.javaVersion, java)))
     .map((v) => presentVersion(catalog, v, true));
 }
 
