@@ -31,7 +31,7 @@ import { removeAbandonedStaging, swapTree } from './swap.ts';
 import { STORE_DIR, openFileStore, removeUnusedFiles, type FileStore } from './file-store.ts';
 
 /** Bump when the tree's layout or any answer's bytes change for the same data/. */
-const TREE_FORMAT = 6;
+const TREE_FORMAT = 7;
 
 export type BuildOptions = {
   dataDir: string;
@@ -117,7 +117,9 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   // The answers' code, and the one setting answers print (the feeds' PUBLIC_URL links).
   const code = sha256Hex(await answerCodeDigest(), JSON.stringify({ publicUrl: deploy.publicUrl ?? null }));
   const previous = await readPreviousTree(previousTree, code, { catalog, brands: brandRecords });
-  const siteNow = site === null ? null : siteKey(site, catalogFileText(catalog, brandSources));
+  const catalogText = catalogFileText(catalog, brandSources);
+  const catalogDigest = sha256Hex(catalogText);
+  const siteNow = site === null ? null : siteKey(site, catalogText);
   // The API goes first, with the previous tree's site, then the site of this data in a second tree:
   // a release is served without waiting for Astro. A tree whose site is not yet this data's has its
   // own source, so `--if-changed` after a crash between the two swaps builds the site.
@@ -146,7 +148,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   let rendered: number;
   try {
     await step('stage', async () => {
-      const copied = await stageTree(store, apiStaging, dataDir, catalog, brandSources);
+      const copied = await stageTree(store, apiStaging, dataDir, catalog, brandSources, catalogText);
       return [undefined, `${catalog.versions.length} versions, ${copied} JARs new to dist/files`] as const;
     });
     const tree = { dir: apiStaging, catalog, brands: brandMap(brandRecords), routes: new Map(), source };
@@ -166,7 +168,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     const treeName = await write(
       apiStaging,
       { ...answers, ...carriedRoutes },
-      { code, site: carried },
+      { code, catalog: catalogDigest, site: carried },
       siteDone ? source : sha256Hex(source, 'site pending'),
     );
     const pending = siteDone ? '' : carried ? ' (site follows; the previous one meanwhile)' : ' (site follows)';
@@ -180,12 +182,12 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const siteStaging = await newStagingDir(distDir);
   try {
     // The same API answers, then this data's site.
-    await stageTree(store, siteStaging, dataDir, catalog, brandSources);
+    await stageTree(store, siteStaging, dataDir, catalog, brandSources, catalogText);
     const siteRoutes = await step('site', () => siteStep(store, siteStaging, cacheDir, site));
     const treeName = await write(
       siteStaging,
       { ...answers, ...siteRoutes },
-      { code, site: { key: siteNow!, paths: Object.keys(siteRoutes) } },
+      { code, catalog: catalogDigest, site: { key: siteNow!, paths: Object.keys(siteRoutes) } },
       source,
     );
     const treeDir = await swap(siteStaging, treeName, '');

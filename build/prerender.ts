@@ -30,44 +30,51 @@ export async function prerender(
 ) {
   const api = createApi(ctx);
   const limit = pLimit(8);
-  let done = 0;
-  let reused = 0;
-  const entries = await allOrFirstError(
-    paths.map((path) =>
-      limit(async (): Promise<[string, RouteEntry]> => {
-        const kept = previous?.unchanged(path);
-        if (kept) {
-          reused++;
+  // Reused answers are decided here, at once: only the answers asked again wait for the app.
+  const kept = new Map<string, RouteEntry>();
+  for (const path of paths) {
+    const entry = previous?.unchanged(path);
+    if (entry) kept.set(path, entry);
+  }
+  let done = kept.size;
+  progress(done);
+  const asked = await allOrFirstError(
+    paths
+      .filter((path) => !kept.has(path))
+      .map((path) =>
+        limit(async (): Promise<[string, RouteEntry]> => {
+          const entry = await askApp(api, store, path);
           progress(++done);
-          return [path, kept];
-        }
-        const response = await api.request(path);
-        if (response.status >= 500) throw new Error(`prerender ${path}: ${response.status} ${await response.text()}`);
-        const type = response.headers.get('content-type') ?? '';
-        const ext = extensionFor(type);
-        if (!ext)
-          throw new Error(
-            `prerender ${path}: unexpected content-type ${JSON.stringify(type)} (status ${response.status})`,
-          );
-        const headers = Object.fromEntries(
-          [...response.headers].filter(([name]) => !PER_REQUEST_HEADERS.has(name)).sort(),
-        );
-        const compressible = isCompressible(type);
-        // Every answer's strong ETag is the sha256 of its bytes: a file answer (a JAR, streamed with
-        // its length) already in the store is not read and hashed again (megabytes per JAR route).
-        const digest = etagDigest(headers.etag);
-        const length = response.headers.get('content-length');
-        const known =
-          digest && length !== null ? storedTreeFile(store, digest, ext, Number(length), compressible) : undefined;
-        if (known) await discardBody(response);
-        const stored =
-          known ?? (await writeTreeFile(store, new Uint8Array(await response.arrayBuffer()), ext, compressible));
-        progress(++done);
-        return [path, { ...stored, status: response.status, headers }];
-      }),
-    ),
+          return [path, entry];
+        }),
+      ),
   );
+  const answers = new Map(asked);
+  // The manifest keeps the order of `paths`.
+  const entries = paths.map((path) => [path, kept.get(path) ?? answers.get(path)!] as const);
+  const reused = kept.size;
   return { routes: Object.fromEntries(entries) as Record<string, RouteEntry>, reused };
+}
+
+/** The app's answer for `path`, its bytes in the store, as a manifest entry. */
+async function askApp(api: ReturnType<typeof createApi>, store: FileStore, path: string): Promise<RouteEntry> {
+  const response = await api.request(path);
+  if (response.status >= 500) throw new Error(`prerender ${path}: ${response.status} ${await response.text()}`);
+  const type = response.headers.get('content-type') ?? '';
+  const ext = extensionFor(type);
+  if (!ext)
+    throw new Error(`prerender ${path}: unexpected content-type ${JSON.stringify(type)} (status ${response.status})`);
+  const headers = Object.fromEntries([...response.headers].filter(([name]) => !PER_REQUEST_HEADERS.has(name)).sort());
+  const compressible = isCompressible(type);
+  // Every answer's strong ETag is the sha256 of its bytes: a file answer (a JAR, streamed with
+  // its length) already in the store is not read and hashed again (megabytes per JAR route).
+  const digest = etagDigest(headers.etag);
+  const length = response.headers.get('content-length');
+  const known =
+    digest && length !== null ? storedTreeFile(store, digest, ext, Number(length), compressible) : undefined;
+  if (known) await discardBody(response);
+  const stored = known ?? (await writeTreeFile(store, new Uint8Array(await response.arrayBuffer()), ext, compressible));
+  return { ...stored, status: response.status, headers };
 }
 
 /**

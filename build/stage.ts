@@ -10,7 +10,7 @@ import { allOrFirstError } from '../server/settle.ts';
 /**
  * Starts a new tree: its `files` linked to dist/'s store, every JAR and brand source put there
  * unless already there (copied from data/ once, whatever number of trees serve it), and
- * catalog.json, which the live routes answer from. Returns how many JARs were copied.
+ * catalog.json (`catalogText`, from catalogFileText), which the live routes answer from. Returns how many JARs were copied.
  */
 export async function stageTree(
   store: FileStore,
@@ -18,6 +18,7 @@ export async function stageTree(
   dataDir: string,
   catalog: Catalog,
   brands: LoadedBrandSource[],
+  catalogText: string,
 ) {
   await store.attach(stagingDir);
   const byHash = new Map(catalog.versions.map((v) => [v.sha256, v]));
@@ -34,7 +35,7 @@ export async function stageTree(
     const name = file.slice(file.indexOf('/') + 1);
     if (!store.has(name)) await store.put(name, source.bytes);
   }
-  await writeFile(join(stagingDir, 'catalog.json'), catalogFileText(catalog, brands));
+  await writeFile(join(stagingDir, 'catalog.json'), catalogText);
   return newJars.length;
 }
 

@@ -65,7 +65,12 @@ export const buildApi = (workspace: Pick<Workspace, 'dataDir' | 'distDir'>) =>
   runBuild({ dataDir: workspace.dataDir, distDir: workspace.distDir, cacheDir: SHARED_BUILD_CACHE, site: false });
 
 /** What `depot release` writes, without its build: a JAR and its record (PaperMC, Java 21) in data/. Returns its sha256. */
-export async function addPaperVersion(dataDir: string, version: string, bytes: Uint8Array): Promise<string> {
+export async function addPaperVersion(
+  dataDir: string,
+  version: string,
+  bytes: Uint8Array,
+  fields: { serverSoftware?: string[]; javaVersion?: string; channel?: string } = {},
+): Promise<string> {
   const at = new Date().toISOString();
   const sha256 = createHash('sha256').update(bytes).digest('hex');
   const id = `plugin-${Date.now()}-${sha256.slice(0, 12)}`;
@@ -74,6 +79,7 @@ export async function addPaperVersion(dataDir: string, version: string, bytes: U
     ...{ id, serverSoftware: ['PaperMC'], pluginVersion: version, javaVersion: '21', proxyVersion: null },
     ...{ fileName: `Api-${version}.jar`, fileSize: bytes.length, sha256, createdAt: at, updatedAt: at },
     createdBy: 'test',
+    ...fields,
   };
   await writeFile(join(dataDir, 'versions', `${id}.json`), JSON.stringify(record));
   return sha256;
