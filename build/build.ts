@@ -68,6 +68,7 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
   });
   try {
     await removeAbandonedStaging(options.distDir);
+
     const result = await buildLocked(options);
     // Once the new tree is served: the files of pruned trees and of killed builds go.
     if (!result.skipped) {
@@ -97,7 +98,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     const verified = await openVerifiedData(join(cacheDir, VERIFIED_DATA), dataDir);
     const loaded = {
       catalog: await loadCatalog(dataDir, verified.memory),
-      brandSources: await loadBrandSources(dataDir),
+      brandSources: await loadBrandSources(dataDir, verified.memory),
     };
     await verified.save();
     if (options.change) loaded.catalog = await options.change(loaded.catalog);
@@ -127,6 +128,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const siteDone = siteNow === null || carried?.key === siteNow;
   const deployed = { ...deploy, distDir: deploy.distDir ?? resolve(distDir) };
   const store = await openFileStore(distDir);
+
   const write = (stagingDir: string, routes: Record<string, RouteEntry>, record: BuildRecord, treeSource: string) =>
     step('write', async () => {
       const manifestText = JSON.stringify({ format: 1, source: treeSource, routes } satisfies Manifest);

@@ -2,6 +2,7 @@ import pino from 'pino';
 import { readConfig } from './config.ts';
 import { startOrigin } from './origin.ts';
 import { redactUrl } from './redis.ts';
+import { loadSharp } from './brands/sharp.ts';
 
 /**
  * stdout carries one JSON object per line (pino, written in batches off the request path): request
@@ -29,6 +30,8 @@ logger.info({
   rateLimit: config.rateLimit,
   ...(config.redisUrl ? { redis: redactUrl(config.redisUrl) } : {}),
 });
+// The origin resizes images on request: libvips loads now, not on the first resize.
+void loadSharp();
 
 function exit(code: number) {
   destination.flushSync();

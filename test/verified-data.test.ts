@@ -9,6 +9,8 @@ import { DataError } from '../server/data-files.ts';
 import { currentTreeDir, openTree } from '../server/tree.ts';
 import { loadCatalog, type DataFileMemory, type RememberedKind } from '../server/versions/catalog.ts';
 import { ROOT } from './helpers.ts';
+import { loadBrandSources } from '../server/brands/sources.ts';
+import sharp from 'sharp';
 
 const ctx = {} as { dir: string; dataDir: string; cacheFile: string };
 
@@ -18,7 +20,7 @@ const settled = () => Date.now() + 60_000;
 /** One load through the cache, as the build's load step does it; returns what was read from data/ rather than recalled. */
 async function load(now: () => number = settled) {
   const opened = await openVerifiedData(ctx.cacheFile, ctx.dataDir, now);
-  const read: Record<RememberedKind, string[]> = { jars: [], records: [], changelogs: [] };
+  const read: Record<RememberedKind, string[]> = { jars: [], records: [], changelogs: [], brands: [] };
   // Every file not recalled is read; its value is offered to `remember` (kept only once settled).
   const memory: DataFileMemory = {
     recall: (kind, name, file) => opened.memory.recall(kind, name, file),
@@ -28,10 +30,13 @@ async function load(now: () => number = settled) {
     },
   };
   const catalog = await loadCatalog(ctx.dataDir, memory);
+  const brands = await loadBrandSources(ctx.dataDir, memory);
   await opened.save();
   for (const names of Object.values(read)) names.sort();
-  return { catalog, read };
+  return { catalog, brands, read };
 }
+
+const NOTHING_READ = { jars: [], records: [], changelogs: [], brands: [] };
 
 const recordFile = (id: string) => join(ctx.dataDir, 'versions', `${id}.json`);
 
@@ -64,10 +69,27 @@ memory('a second load reads no file of data/ and gives the same catalog', async 
   assert.is(first.read.records.length, first.catalog.versions.length);
   assert.is(first.read.jars.length, first.catalog.versions.length);
   assert.ok(first.read.changelogs.length >= 1, 'and every changelog');
+  assert.ok(first.read.brands.length >= 10, 'and decodes every brand source');
   const second = await load();
-  assert.equal(second.read, { jars: [], records: [], changelogs: [] });
+  assert.equal(second.read, NOTHING_READ);
   assert.equal(second.catalog, first.catalog);
   assert.equal(second.catalog, await loadCatalog(ctx.dataDir));
+  assert.equal(
+    second.brands,
+    await loadBrandSources(ctx.dataDir),
+    'the same brand sources as a load without the cache',
+  );
+});
+
+memory('a brand source replaced by another image is decoded again', async () => {
+  const { brands } = await load();
+  const folia = brands.find((source) => source.brand === 'folia')!;
+  const file = join(ctx.dataDir, 'brands', 'folia', 'default.png');
+  // The same picture at another size: other bytes, other dimensions.
+  await writeFile(file, await sharp(folia.bytes).resize({ width: 1200 }).png().toBuffer());
+  const again = await load();
+  assert.equal(again.read.brands, ['folia/default.png']);
+  assert.is(again.brands.find((source) => source.brand === 'folia')!.width, 1200);
 });
 
 memory('a record edited in place (same size, new content) is read again', async () => {
@@ -146,7 +168,7 @@ memory('another data/ folder sharing the cache keeps its entries', async () => {
   const other = await openVerifiedData(ctx.cacheFile, otherData, settled);
   await loadCatalog(otherData, other.memory);
   await other.save();
-  assert.equal((await load()).read, { jars: [], records: [], changelogs: [] });
+  assert.equal((await load()).read, NOTHING_READ);
 });
 memory.run();
 

@@ -1,5 +1,6 @@
 import pLimit from 'p-limit';
-import sharp, { type Sharp } from 'sharp';
+import type { Sharp } from 'sharp';
+import { loadSharp } from './sharp.ts';
 import { ENCODER_SETTINGS, type OutputFormat, type RasterFormat } from './formats.ts';
 import { FLATTEN_COLOURS } from './brands.ts';
 
@@ -24,6 +25,7 @@ export async function renderBrandImage(
   background: 'light' | 'dark',
 ): Promise<Uint8Array> {
   if (request.format === 'svg') return scaleSvg(source, request.size ?? source.width);
+  const sharp = await loadSharp();
   const width = request.size ?? source.width;
   const image =
     source.format === 'svg'
@@ -90,7 +92,7 @@ export function createImageRenderer(concurrency = 2): ImageRenderer {
     });
   return {
     render: (source, request, background) => counted(() => renderBrandImage(source, request, background)),
-    rasterise: (svg) => counted(() => sharp(Buffer.from(svg)).png().toBuffer()),
+    rasterise: (svg) => counted(async () => (await loadSharp())(Buffer.from(svg)).png().toBuffer()),
     renders: () => count,
     peak: () => peak,
   };

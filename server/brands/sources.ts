@@ -1,10 +1,11 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import sharp from 'sharp';
 import { z } from 'zod';
 import { DataError } from '../data-files.ts';
 import { sha256Hex } from '../digest.ts';
 import { BRANDS, BRAND_NAMES, type BrandName, type VariantSpec } from './brands.ts';
+import type { DataFileMemory } from '../versions/catalog.ts';
+import { loadSharp } from './sharp.ts';
 
 /** Limits on source artwork: big enough to downscale from, small enough to decode safely. */
 export const SOURCE_LIMITS = { minRasterWidth: 1024, maxSide: 8192, maxPixels: 40_000_000 } as const;
@@ -25,13 +26,16 @@ export const sourceFile = (source: Pick<BrandSourceRecord, 'sha256' | 'format'>)
   `files/${source.sha256}.${source.format}`;
 
 export type LoadedBrandSource = BrandSourceRecord & { bytes: Uint8Array };
+/** What checking a source found, remembered between builds with the file's identity and digest. */
+export type CheckedBrandSource = Pick<BrandSourceRecord, 'format' | 'width' | 'height' | 'sha256'>;
 
 /**
  * Reads data/brands/<brand>/<file> for every variant of SPEC 2.8 and checks each: it decodes, its
  * format matches its name (PNG or SVG), and its size is within SOURCE_LIMITS. Fails on the first bad
- * file with a message naming it.
+ * file with a message naming it. With `memory`, a source whose file and bytes are as when it was last
+ * checked is not decoded again (a release then never loads sharp).
  */
-export async function loadBrandSources(dataDir: string): Promise<LoadedBrandSource[]> {
+export async function loadBrandSources(dataDir: string, memory?: DataFileMemory): Promise<LoadedBrandSource[]> {
   const loaded = new Map<string, Omit<LoadedBrandSource, 'brand' | 'variant'>>();
   const sources: LoadedBrandSource[] = [];
   for (const brand of BRAND_NAMES) {
@@ -39,7 +43,7 @@ export async function loadBrandSources(dataDir: string): Promise<LoadedBrandSour
       const file = join(dataDir, 'brands', brand, spec.source);
       let source = loaded.get(file);
       if (!source) {
-        source = await checkSource(file);
+        source = await checkSource(file, `${brand}/${spec.source}`, memory);
         loaded.set(file, source);
       }
       sources.push({ brand, variant, ...source });
@@ -48,11 +52,17 @@ export async function loadBrandSources(dataDir: string): Promise<LoadedBrandSour
   return sources;
 }
 
-async function checkSource(file: string) {
-  const bytes = await readFile(file).catch(() => {
+async function checkSource(file: string, name: string, memory: DataFileMemory | undefined) {
+  const missing = () => {
     throw new DataError(`${file}: missing (every brand variant of SPEC 2.8 needs its source image)`);
-  });
+  };
+  const before = memory ? await stat(file).catch(missing) : undefined;
+  const bytes = await readFile(file).catch(missing);
+  const sha256 = sha256Hex(bytes);
+  const known = before && memory!.recall('brands', name, before);
+  if (known?.sha256 === sha256) return { ...known, bytes: new Uint8Array(bytes) };
   const expected = file.endsWith('.svg') ? 'svg' : 'png';
+  const sharp = await loadSharp();
   const meta = await sharp(bytes, { limitInputPixels: SOURCE_LIMITS.maxPixels })
     .metadata()
     .catch((error: Error) => {
@@ -70,5 +80,7 @@ async function checkSource(file: string) {
       `${file}: width: ${width} px, a PNG source needs at least ${SOURCE_LIMITS.minRasterWidth} so sizes up to 1024 are downscaled`,
     );
   }
-  return { format: expected, width, height, sha256: sha256Hex(bytes), bytes: new Uint8Array(bytes) } as const;
+  const checked: CheckedBrandSource = { format: expected, width, height, sha256 };
+  if (before) memory!.remember('brands', name, before, checked);
+  return { ...checked, bytes: new Uint8Array(bytes) };
 }
