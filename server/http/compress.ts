@@ -35,15 +35,15 @@ export function chooseEncoding(
 
 /**
  * The build compresses once per release, so it spends effort where it is cheap: brotli's strongest
- * quality on small answers (up to 16 KiB, about a millisecond per answer), quality 9 up to 64 KiB
- * (a feed of 46 KB: 4 ms, where quality 11 took 70 ms for 9% fewer bytes, and each release asks
- * several feeds again), quality 5 above (a 780 KB version list: 13 ms; quality 11 took 1.2 s, 9
- * 43 ms, for 2% fewer bytes than 5). Live answers are compressed on the request that first needs
- * them: fast settings.
+ * quality on answers up to 4 KiB (at most about 4 ms each), quality 5 above. Measured on the demo's
+ * lists and feeds, quality 11 saves 8-10% of the bytes of quality 5 for 40 to 100 times the time
+ * (a 10 KB list: 9.4 ms against 0.2 ms; a 780 KB list: 1.2 s against 13 ms), and quality 9 saves
+ * nothing over 5; a release asks the lists and feeds again. Live answers are compressed on the
+ * request that first needs them: fast settings.
  */
 function zlibOptions(size: number, encoding: Encoding, effort: 'max' | 'fast') {
   if (encoding === 'gzip') return { level: effort === 'max' ? 9 : 6 };
-  const quality = effort === 'fast' || size > 64 * 1024 ? 5 : size > 16 * 1024 ? 9 : 11;
+  const quality = effort === 'fast' || size > 4 * 1024 ? 5 : 11;
   return {
     params: {
       [constants.BROTLI_PARAM_QUALITY]: quality,
