@@ -92,13 +92,15 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const deploy = options.deploy ?? DEFAULT_DEPLOY;
   const rateLimit = options.rateLimit === undefined ? DEFAULT_RATE_LIMIT : options.rateLimit;
   const step = timed(log);
-  const { catalog, brandSources } = await step('load', async () => {
-    // Records, changelogs and JARs read by an earlier build and unchanged since (same file, size and
-    // times) are not read again.
+  const { catalog, brandSources, site, answerCode } = await step('load', async () => {
+    // Records, changelogs, JARs, brand sources and the build's own sources read by an earlier build
+    // and unchanged since (same file, size and times) are not read again.
     const verified = await openVerifiedData(join(cacheDir, VERIFIED_DATA), dataDir);
     const loaded = {
       catalog: await loadCatalog(dataDir, verified.memory),
       brandSources: await loadBrandSources(dataDir, verified.memory),
+      site: withSite ? await siteSourceDigest(verified.memory) : null,
+      answerCode: await answerCodeDigest(verified.memory),
     };
     await verified.save();
     if (options.change) loaded.catalog = await options.change(loaded.catalog);
@@ -108,7 +110,6 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     ] as const;
   });
   const brandRecords = brandSources.map(({ bytes: _bytes, ...record }) => record);
-  const site = withSite ? await siteSourceDigest() : null;
   const source = inputDigest({ site, deploy, rateLimit, catalog, brandRecords });
   const previousTree = await currentTreeDir(distDir);
   if (ifChanged && (await readManifestSource(distDir)) === source && previousTree) {
@@ -116,7 +117,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     return { treeDir: previousTree, routes: 0, skipped: true, rendered: 0 };
   }
   // The answers' code, and the one setting answers print (the feeds' PUBLIC_URL links).
-  const code = sha256Hex(await answerCodeDigest(), JSON.stringify({ publicUrl: deploy.publicUrl ?? null }));
+  const code = sha256Hex(answerCode, JSON.stringify({ publicUrl: deploy.publicUrl ?? null }));
   const previous = await readPreviousTree(previousTree, code, { catalog, brands: brandRecords });
   const catalogText = catalogFileText(catalog, brandSources);
   const catalogDigest = sha256Hex(catalogText);

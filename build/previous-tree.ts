@@ -7,7 +7,7 @@ import { readJsonFile } from '../server/data-files.ts';
 import { ROOT, digestSources } from './source-files.ts';
 import { FILES_DIR, type CatalogFile, type Manifest, type RouteEntry } from '../server/tree.ts';
 import type { BrandSourceRecord } from '../server/brands/sources.ts';
-import type { Catalog } from '../server/versions/catalog.ts';
+import type { Catalog, DataFileMemory } from '../server/versions/catalog.ts';
 import { runsOnJava } from '../server/versions/compat.ts';
 import { indexLatest, isLatestMap, type LatestIndex } from '../server/versions/latest.ts';
 import type { CatalogVersion } from '../server/versions/schema.ts';
@@ -46,8 +46,8 @@ const SOFTWARE_PATH =
 const SOFTWARE_FEED = /^\/api\/plugin-versions\/feed\/([a-z]+)\.atom$/;
 
 /** A digest of the code behind the answers: a tree built by other code is not reused. */
-export function answerCodeDigest(): Promise<string> {
-  return digestSources('answers', CODE_INPUTS);
+export function answerCodeDigest(memory?: DataFileMemory): Promise<string> {
+  return digestSources('answers', CODE_INPUTS, memory);
 }
 
 /**

@@ -9,6 +9,7 @@ import { ROOT, digestSources, listFiles } from './source-files.ts';
 import { writeTreeFile } from './tree-file.ts';
 import type { FileStore } from './file-store.ts';
 import { sha256Hex } from '../server/digest.ts';
+import type { DataFileMemory } from '../server/versions/catalog.ts';
 import { MEDIA_TYPES } from '../server/http/media-types.ts';
 import { allOrFirstError } from '../server/settle.ts';
 
@@ -27,8 +28,8 @@ const SITE_FORMAT = 2;
 const SITE_FILES = ['html', 'css', 'js'] as const;
 
 /** A digest of the site's sources (and the server code pages import): part of the build's input digest. */
-export function siteSourceDigest(): Promise<string> {
-  return digestSources(`site ${SITE_FORMAT}`, SITE_INPUTS);
+export function siteSourceDigest(memory?: DataFileMemory): Promise<string> {
+  return digestSources(`site ${SITE_FORMAT}`, SITE_INPUTS, memory);
 }
 
 /**

@@ -7,10 +7,10 @@ import { writeFileAtomic } from '../server/write-atomic.ts';
 
 /**
  * Bump when what an entry means changes (PluginVersionRecord's rules included; 3: a JAR's entry
- * holds its sha256 and sha512; 4: brand sources): a cache of another
+ * holds its sha256 and sha512; 4: brand sources; 5: the build's sources): a cache of another
  * format is dropped, and every file of data/ is read again.
  */
-const FORMAT = 4;
+const FORMAT = 5;
 
 /**
  * A file changed within this long before it was read may change again without its times moving
@@ -34,7 +34,7 @@ type Section = { [K in RememberedKind]: Record<string, Entry<RememberedValues[K]
 /** Per data/ folder (absolute path), its section. */
 type Body = Record<string, Section>;
 
-const KINDS = ['jars', 'records', 'changelogs', 'brands'] as const satisfies readonly RememberedKind[];
+const KINDS = ['jars', 'records', 'changelogs', 'brands', 'sources'] as const satisfies readonly RememberedKind[];
 
 /** The file in the build cache (dist/.cache) that remembers the files of data/ already read. */
 export const VERIFIED_DATA = 'verified-data.json';
@@ -48,8 +48,8 @@ export const VERIFIED_DATA = 'verified-data.json';
 export async function openVerifiedData(file: string, dataDir: string, now: () => number = Date.now) {
   const body = readBody(await readFile(file, 'utf8').catch(() => null));
   const key = resolve(dataDir);
-  const known: Section = { jars: {}, records: {}, changelogs: {}, brands: {}, ...body?.[key] };
-  const seen: Section = { jars: {}, records: {}, changelogs: {}, brands: {} };
+  const known: Section = { jars: {}, records: {}, changelogs: {}, brands: {}, sources: {}, ...body?.[key] };
+  const seen: Section = { jars: {}, records: {}, changelogs: {}, brands: {}, sources: {} };
   let added = 0;
   const memory: DataFileMemory = {
     recall(kind, name, stats) {

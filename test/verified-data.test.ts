@@ -10,6 +10,8 @@ import { currentTreeDir, openTree } from '../server/tree.ts';
 import { loadCatalog, type DataFileMemory, type RememberedKind } from '../server/versions/catalog.ts';
 import { ROOT } from './helpers.ts';
 import { loadBrandSources } from '../server/brands/sources.ts';
+import { answerCodeDigest } from '../build/previous-tree.ts';
+import { digestSources } from '../build/source-files.ts';
 import sharp from 'sharp';
 
 const ctx = {} as { dir: string; dataDir: string; cacheFile: string };
@@ -20,7 +22,7 @@ const settled = () => Date.now() + 60_000;
 /** One load through the cache, as the build's load step does it; returns what was read from data/ rather than recalled. */
 async function load(now: () => number = settled) {
   const opened = await openVerifiedData(ctx.cacheFile, ctx.dataDir, now);
-  const read: Record<RememberedKind, string[]> = { jars: [], records: [], changelogs: [], brands: [] };
+  const read: Record<RememberedKind, string[]> = { jars: [], records: [], changelogs: [], brands: [], sources: [] };
   // Every file not recalled is read; its value is offered to `remember` (kept only once settled).
   const memory: DataFileMemory = {
     recall: (kind, name, file) => opened.memory.recall(kind, name, file),
@@ -31,12 +33,13 @@ async function load(now: () => number = settled) {
   };
   const catalog = await loadCatalog(ctx.dataDir, memory);
   const brands = await loadBrandSources(ctx.dataDir, memory);
+  const code = await answerCodeDigest(memory);
   await opened.save();
   for (const names of Object.values(read)) names.sort();
-  return { catalog, brands, read };
+  return { catalog, brands, code, read };
 }
 
-const NOTHING_READ = { jars: [], records: [], changelogs: [], brands: [] };
+const NOTHING_READ = { jars: [], records: [], changelogs: [], brands: [], sources: [] };
 
 const recordFile = (id: string) => join(ctx.dataDir, 'versions', `${id}.json`);
 
@@ -79,6 +82,19 @@ memory('a second load reads no file of data/ and gives the same catalog', async 
     await loadBrandSources(ctx.dataDir),
     'the same brand sources as a load without the cache',
   );
+  assert.ok(first.read.sources.includes('server/app.ts'), "and hashes the build's sources");
+  assert.is(second.code, await answerCodeDigest(), 'the same digest of the code as without the cache');
+});
+
+memory('a source edited in place (same size) changes the digest, as without the cache', async () => {
+  const source = join(ctx.dir, 'source.ts');
+  await writeFile(source, 'export const answer = 41;\n');
+  const opened = await openVerifiedData(ctx.cacheFile, ctx.dataDir, settled);
+  const first = await digestSources('test', [source], opened.memory);
+  await writeFile(source, 'export const answer = 42;\n');
+  const second = await digestSources('test', [source], opened.memory);
+  assert.is.not(second, first);
+  assert.is(second, await digestSources('test', [source]));
 });
 
 memory('a brand source replaced by another image is decoded again', async () => {

@@ -55,6 +55,8 @@ export type RememberedValues = {
   records: PluginVersionRecord;
   changelogs: string;
   brands: CheckedBrandSource;
+  /** The build's own sources (server/, build/, site/): their sha256, for the digests of the code. */
+  sources: string;
 };
 export type RememberedKind = keyof RememberedValues;
 
