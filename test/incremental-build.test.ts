@@ -105,6 +105,12 @@ for (const [moment, line] of [
   });
 }
 
+const exists = (path: string) =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );
+
 /** Was the killed build's site swap done (its tree's site lists the release)? */
 async function siteIsCurrent(): Promise<boolean> {
   const tree = await openTree((await currentTreeDir(ctx.workspace.distDir))!);
@@ -132,8 +138,16 @@ apiFirst('an origin answers a new version before the build has finished the site
       return served.version === '5.1.0';
     }, 'the origin answers the new version');
     assert.ok(servedBeforeSite, 'answered, download included, while the site still showed the previous data');
+    const apiTree = (await currentTreeDir(ctx.workspace.distDir))!;
     await built;
     await until(() => historyLists(origin.url, '5.1.0'), 'the site lists the new version');
+    // The tree for the origins alone carries no deploy configs; the finished one does.
+    const finished = (await currentTreeDir(ctx.workspace.distDir))!;
+    assert.is.not(finished, apiTree);
+    assert.ok(await exists(join(apiTree, 'manifest.json')), 'the tree the site follows is kept');
+    assert.not.ok(await exists(join(apiTree, 'nginx.conf')), 'no nginx.conf in the tree the site follows');
+    for (const config of ['nginx.conf', '_headers', '_redirects'])
+      assert.ok(await exists(join(finished, config)), `${config} in the finished tree`);
   } finally {
     await origin.close();
   }
