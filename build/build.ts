@@ -6,7 +6,8 @@ import { DEFAULT_DEPLOY, DEFAULT_RATE_LIMIT, type DeployOptions } from '../serve
 import type { RateLimitPolicy } from '../server/http/rate-limit.ts';
 import { loadCatalog, type Catalog } from '../server/versions/catalog.ts';
 import { sha256Hex } from '../server/digest.ts';
-import { TREES_DIR, currentTreeDir, readManifestSource, type Manifest, type RouteEntry } from '../server/tree.ts';
+import { TREES_DIR, currentTreeDir, readManifestSource, type RouteEntry } from '../server/tree.ts';
+import { manifestText, type EntryOrText } from '../server/manifest-text.ts';
 import { createByteCache } from '../server/byte-cache.ts';
 import { loadBrandSources } from '../server/brands/sources.ts';
 import { createFileStorage, createMemoryStorage } from '../server/storage.ts';
@@ -135,18 +136,18 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   // Writing them twice cost a release 1.3 s at 10,000 versions (100 MB of configs).
   const write = (
     stagingDir: string,
-    routes: Record<string, RouteEntry>,
+    routes: Record<string, EntryOrText<RouteEntry>>,
     record: BuildRecord,
     treeSource: string,
     finished: boolean,
   ) =>
     step('write', async () => {
-      const manifestText = JSON.stringify({ format: 1, source: treeSource, routes } satisfies Manifest);
-      const treeName = sha256Hex(manifestText).slice(0, 20);
-      await writeFile(join(stagingDir, 'manifest.json'), manifestText);
+      const manifest = manifestText({ format: 1, source: treeSource }, Object.entries(routes));
+      const treeName = sha256Hex(manifest).slice(0, 20);
+      await writeFile(join(stagingDir, 'manifest.json'), manifest);
       await writeFile(join(stagingDir, BUILD_RECORD), JSON.stringify(record));
       const configs = finished
-        ? await writeDeployConfigs(stagingDir, treeName, routes, deployed, rateLimit)
+        ? await writeDeployConfigs(stagingDir, treeName, parsedEntries(routes), deployed, rateLimit)
         : 'no deploy configs until the site follows';
       return [treeName, `manifest.json, ${configs}`] as const;
     });
@@ -158,7 +159,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
 
   const apiStaging = await newStagingDir(distDir);
   let apiTree: string;
-  let answers: Record<string, RouteEntry>;
+  let answers: Record<string, EntryOrText<RouteEntry>>;
   let rendered: number;
   try {
     await step('stage', async () => {
@@ -227,9 +228,23 @@ async function newStagingDir(distDir: string): Promise<string> {
 
 /** The previous tree's site routes (their files are in the store). */
 function carryRoutes(previous: PreviousTree, paths: readonly string[]) {
-  const routes: Record<string, RouteEntry> = {};
-  for (const path of paths) if (previous.routes[path]) routes[path] = previous.routes[path];
+  const routes: Record<string, string> = {};
+  for (const path of paths) {
+    const entry = previous.routes.get(path);
+    if (entry) routes[path] = entry;
+  }
   return routes;
+}
+
+/**
+ * Entries taken from the previous tree's manifest as text, parsed for the deploy configs. They are
+ * the build's own output, checked by the tree's name (the manifest's digest) when read.
+ */
+function parsedEntries(routes: Record<string, EntryOrText<RouteEntry>>): Record<string, RouteEntry> {
+  const parsed: Record<string, RouteEntry> = {};
+  for (const [path, entry] of Object.entries(routes))
+    parsed[path] = typeof entry === 'string' ? (JSON.parse(entry) as RouteEntry) : entry;
+  return parsed;
 }
 
 /** What a tree is made from; the same digest means the same tree (`--if-changed` then skips the build). */

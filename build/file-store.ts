@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { z } from 'zod';
@@ -15,7 +16,7 @@ import { FILES_DIR, TREES_DIR } from '../server/tree.ts';
  */
 export const STORE_DIR = 'files';
 
-/** The store as one build writes it: what it holds (one readdir, then kept up to date) and how to add to it. */
+/** The store as one build writes it: what it holds (each name looked up once, then kept up to date) and how to add to it. */
 export type FileStore = {
   /** Makes `files` in a staged tree a link to the store (a relative one: dist/ may be copied or moved). */
   attach(treeDir: string): Promise<void>;
@@ -32,10 +33,16 @@ export type FileStore = {
 export async function openFileStore(distDir: string): Promise<FileStore> {
   const dir = join(distDir, STORE_DIR);
   await mkdir(dir, { recursive: true });
-  const names = await storeContents(distDir);
+  // Looked up name by name: a release asks about its own answers and each version's JAR (10,000
+  // lookups: 12 ms), where listing a store of 70,000 files took 0.14 s.
+  const names = new Map<string, boolean>();
   return {
     attach: (treeDir) => symlink(relative(treeDir, dir), join(treeDir, FILES_DIR)),
-    has: (name) => names.has(name),
+    has(name) {
+      let known = names.get(name);
+      if (known === undefined) names.set(name, (known = existsSync(join(dir, name))));
+      return known;
+    },
     async put(name, content) {
       const path = join(dir, name);
       const temporary = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
@@ -47,7 +54,7 @@ export async function openFileStore(distDir: string): Promise<FileStore> {
         await rm(temporary, { force: true });
         throw error;
       }
-      names.add(name);
+      names.set(name, true);
     },
   };
 }

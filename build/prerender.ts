@@ -3,6 +3,7 @@ import pLimit from 'p-limit';
 import { createApi } from '../server/app.ts';
 import type { AppContext } from '../server/context.ts';
 import type { RouteEntry } from '../server/tree.ts';
+import type { EntryOrText } from '../server/manifest-text.ts';
 import { isCompressible } from '../server/http/compress.ts';
 import { extensionFor } from '../server/http/media-types.ts';
 import { storedTreeFile, writeTreeFile } from './tree-file.ts';
@@ -12,8 +13,8 @@ import { allOrFirstError } from '../server/settle.ts';
 /** Headers the static server computes per request rather than stores. */
 const PER_REQUEST_HEADERS = new Set(['content-length', 'content-range']);
 
-/** The previous tree's answer for a path whose inputs did not change (its files are in the store). */
-export type Reusable = { unchanged: (path: string) => RouteEntry | undefined };
+/** The previous tree's entry (as its manifest's text) for a path whose inputs did not change (its files are in the store). */
+export type Reusable = { unchanged: (path: string) => string | undefined };
 
 /**
  * Asks the same app the origin runs for each path and records status, headers and bytes. Bytes go to
@@ -31,7 +32,7 @@ export async function prerender(
   const api = createApi(ctx);
   const limit = pLimit(8);
   // Reused answers are decided here, at once: only the answers asked again wait for the app.
-  const kept = new Map<string, RouteEntry>();
+  const kept = new Map<string, string>();
   for (const path of paths) {
     const entry = previous?.unchanged(path);
     if (entry) kept.set(path, entry);
@@ -53,7 +54,7 @@ export async function prerender(
   // The manifest keeps the order of `paths`.
   const entries = paths.map((path) => [path, kept.get(path) ?? answers.get(path)!] as const);
   const reused = kept.size;
-  return { routes: Object.fromEntries(entries) as Record<string, RouteEntry>, reused };
+  return { routes: Object.fromEntries(entries) as Record<string, EntryOrText<RouteEntry>>, reused };
 }
 
 /** The app's answer for `path`, its bytes in the store, as a manifest entry. */

@@ -5,7 +5,8 @@ import { sha256Hex } from '../server/digest.ts';
 import { OPENAPI_PATH } from '../server/openapi.ts';
 import { readJsonFile } from '../server/data-files.ts';
 import { ROOT, digestSources } from './source-files.ts';
-import { FILES_DIR, type CatalogFile, type Manifest, type RouteEntry } from '../server/tree.ts';
+import { FILES_DIR, type CatalogFile, type RouteEntry } from '../server/tree.ts';
+import { splitManifest } from '../server/manifest-text.ts';
 import type { BrandSourceRecord } from '../server/brands/sources.ts';
 import type { Catalog, DataFileMemory } from '../server/versions/catalog.ts';
 import { runsOnJava } from '../server/versions/compat.ts';
@@ -32,10 +33,11 @@ export type BuildRecord = z.infer<typeof BuildRecord>;
 
 export type PreviousTree = {
   dir: string;
-  routes: Record<string, RouteEntry>;
+  /** Each route's entry as its manifest line holds it: the next manifest takes it as written. */
+  routes: ReadonlyMap<string, string>;
   record: BuildRecord;
-  /** An unchanged answer of this tree for `path`, when its inputs are the same as the new data's. */
-  unchanged: (path: string) => RouteEntry | undefined;
+  /** The entry (as text) of this tree for `path`, when the answer's inputs are the same as the new data's. */
+  unchanged: (path: string) => string | undefined;
 };
 
 const VERSION_FILE = /^\/api\/plugin-versions\/download\/(plugin-[^/.]+)(?:\.sha(?:256|512))?$/;
@@ -110,7 +112,9 @@ export async function readPreviousTree(
     // (54,000 routes at 10,000 versions cost a release 0.2 s): a tree is named by its manifest's digest.
     if (sha256Hex(manifestText!).slice(0, 20) !== basename(dir) || sha256Hex(catalogText!) !== record.catalog)
       return null;
-    const { routes } = JSON.parse(manifestText!) as Manifest;
+    const routes = new Map<string, string>();
+    for (const [path, entry] of splitManifest(manifestText!, dir).routes)
+      routes.set(path, typeof entry === 'string' ? entry : JSON.stringify(entry));
     const previous = JSON.parse(catalogText!) as CatalogFile;
     if (record.code !== code) return { dir, routes, record, unchanged: () => undefined };
 
@@ -150,7 +154,7 @@ export async function readPreviousTree(
       return known;
     };
 
-    const inputsSame = (path: string, entry: RouteEntry): boolean => {
+    const inputsSame = (path: string, entry: string): boolean => {
       const file = VERSION_FILE.exec(path);
       if (file) return sameRecord(file[1]!);
       const byHash = BY_HASH.exec(path);
@@ -161,7 +165,8 @@ export async function readPreviousTree(
       const resolve = resolveInputsOf(path);
       if (resolve) {
         // A 404 names what other Java versions would get: it reads them all.
-        const java = entry.status === 404 || resolve.java === undefined ? undefined : { atMost: resolve.java };
+        const notFound = (JSON.parse(entry) as RouteEntry).status === 404;
+        const java = notFound || resolve.java === undefined ? undefined : { atMost: resolve.java };
         return resolve.chain.every((software) => sameGroup(software, java));
       }
       if (path === OPENAPI_PATH || path === '/api/charts/example') return true;
@@ -172,8 +177,8 @@ export async function readPreviousTree(
       if (feed) return usersSame && sameGroup(feed);
       return allSame;
     };
-    const unchanged = (path: string): RouteEntry | undefined => {
-      const entry = routes[path];
+    const unchanged = (path: string): string | undefined => {
+      const entry = routes.get(path);
       return entry && inputsSame(path, entry) ? entry : undefined;
     };
     return { dir, routes, record, unchanged };

@@ -6,6 +6,7 @@ import { ENCODINGS } from './http/compress.ts';
 import { createCatalog, type Catalog } from './versions/catalog.ts';
 import { DataError, parseFile, readJsonFile } from './data-files.ts';
 import { describeIssues } from './describe-issues.ts';
+import { parseJson, splitManifest } from './manifest-text.ts';
 import { CatalogVersion, UserProfiles } from './versions/schema.ts';
 import { BrandSourceRecord, brandKey } from './brands/sources.ts';
 
@@ -56,21 +57,12 @@ export type Tree = {
 export const jarFile = (treeDir: string, sha256: string) => join(treeDir, FILES_DIR, `${sha256}.jar`);
 
 /** What opening a tree checks of its manifest at once; each route is checked on first use (RouteTable). */
-const ManifestHead = z.strictObject({
-  format: z.literal(1),
-  source: z.string(),
-  routes: z.custom<Record<string, unknown>>(
-    (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
-    {
-      error: 'must be an object of URL paths',
-    },
-  ),
-});
+const ManifestHead = z.strictObject({ format: z.literal(1), source: z.string() });
 
 /**
  * Opens a tree for the origin. Its share of a release is what stands between the swap and the first
  * answer, so only what every request needs is done here: both files are read (in parallel, before
- * the build may prune the tree), the manifest parsed and its head checked. Routes are validated one
+ * the build may prune the tree), the manifest split into its routes' lines and its head checked. Routes are validated one
  * by one when first asked for, catalog.json when the catalog is first used (at 10,000 versions,
  * validating all of them up front took 0.9 s). Anything invalid throws DataError where it is used:
  * that request answers 500 and is logged, and the others are answered.
@@ -78,8 +70,12 @@ const ManifestHead = z.strictObject({
 export async function openTree(dir: string, previous?: Tree): Promise<Tree> {
   const manifestFile = join(dir, 'manifest.json');
   const catalogFile = join(dir, 'catalog.json');
-  const [manifestRaw, catalogText] = await Promise.all([readJsonFile(manifestFile), readFile(catalogFile, 'utf8')]);
-  const manifest = parseFile(ManifestHead, manifestRaw, manifestFile);
+  const [manifestText, catalogText] = await Promise.all([
+    readFile(manifestFile, 'utf8'),
+    readFile(catalogFile, 'utf8'),
+  ]);
+  const manifest = splitManifest(manifestText, manifestFile);
+  const head = parseFile(ManifestHead, manifest.head, manifestFile);
   // Only the previous catalog's versions, and only if already made: never a chain of trees.
   const earlier = previous && madeCatalogs.get(previous)?.byId;
   const catalog = lazily(() => {
@@ -96,7 +92,7 @@ export async function openTree(dir: string, previous?: Tree): Promise<Tree> {
       return catalog().brands;
     },
     routes: new RouteTable(manifest.routes, manifestFile),
-    source: manifest.source,
+    source: head.source,
   };
   return tree;
 }
@@ -152,14 +148,6 @@ function sameRecord(raw: Record<string, unknown>, known: object): boolean {
   return true;
 }
 
-function parseJson(text: string, file: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new DataError(`${file}: not valid JSON (${(error as Error).message})`);
-  }
-}
-
 /** `make` run on first call (then let go, with what it holds); its value, or its error, is kept and given to every later call. */
 function lazily<T>(make: () => T): () => T {
   let pending: (() => T) | null = make;
@@ -179,39 +167,41 @@ function lazily<T>(make: () => T): () => T {
 }
 
 /**
- * A manifest's routes, each validated with RouteEntry the first time it is looked up (then kept): a
- * request touches one or two of the tens of thousands. Iterating validates them all.
+ * A manifest's routes, each parsed (from its line's text) and validated with RouteEntry the first
+ * time it is looked up, then kept: a request touches one or two of the tens of thousands.
+ * Iterating validates them all.
  */
 export class RouteTable implements ReadonlyMap<string, RouteEntry> {
-  readonly #raw: Record<string, unknown>;
+  readonly #raw: ReadonlyMap<string, unknown>;
   readonly #file: string;
   readonly #checked = new Map<string, RouteEntry>();
-  #size: number | null = null;
 
-  constructor(raw: Record<string, unknown>, file: string) {
+  constructor(raw: ReadonlyMap<string, unknown>, file: string) {
     this.#raw = raw;
     this.#file = file;
   }
 
   get(path: string): RouteEntry | undefined {
     const checked = this.#checked.get(path);
-    if (checked || !Object.hasOwn(this.#raw, path)) return checked;
-    const entry = parseFile(RouteEntry, this.#raw[path], `${this.#file}: routes[${JSON.stringify(path)}]`);
+    if (checked || !this.#raw.has(path)) return checked;
+    const raw = this.#raw.get(path);
+    const where = `${this.#file}: routes[${JSON.stringify(path)}]`;
+    const entry = parseFile(RouteEntry, typeof raw === 'string' ? parseJson(raw, where) : raw, where);
     this.#checked.set(path, entry);
     return entry;
   }
 
   has(path: string): boolean {
-    return Object.hasOwn(this.#raw, path);
+    return this.#raw.has(path);
   }
 
   get size(): number {
-    return (this.#size ??= Object.keys(this.#raw).length);
+    return this.#raw.size;
   }
 
   /** Every route, validated, in the manifest's order. */
   #all(): Map<string, RouteEntry> {
-    return new Map(Object.keys(this.#raw).map((path) => [path, this.get(path)!]));
+    return new Map([...this.#raw.keys()].map((path) => [path, this.get(path)!]));
   }
 
   entries() {
@@ -247,9 +237,13 @@ export async function currentTreeDir(distDir: string): Promise<string | null> {
 export async function readManifestSource(distDir: string): Promise<string | null> {
   const dir = await currentTreeDir(distDir);
   if (!dir) return null;
-  const raw = await readJsonFile(join(dir, 'manifest.json')).catch(() => null);
-  const parsed = Manifest.safeParse(raw);
-  return parsed.success ? parsed.data.source : null;
+  const file = join(dir, 'manifest.json');
+  try {
+    const parsed = ManifestHead.safeParse(splitManifest(await readFile(file, 'utf8'), file).head);
+    return parsed.success ? parsed.data.source : null;
+  } catch {
+    return null;
+  }
 }
 
 /** A tree that failed to open is said again at most this often while `current` still points at it. */
