@@ -31,6 +31,8 @@ export function splitManifest(text: string, file: string): { head: unknown; rout
   const head = parseJson(`${opening.slice(0, -',"routes":{'.length)}}`, file);
   const routes = new Map<string, unknown>();
   const end = text.lastIndexOf('\n}}');
+  if (end < firstBreak || text.slice(end).trimEnd() !== '\n}}')
+    throw new DataError(`${file}: cut short (no closing "}}" line)`);
   let start = firstBreak + 1;
   while (start < end) {
     let stop = text.indexOf('\n', start);

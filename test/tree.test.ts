@@ -4,6 +4,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CURRENT_LINK, TREES_DIR, currentTreeDir, followCurrentTree, openTree } from '../server/tree.ts';
 import { DataError } from '../server/data-files.ts';
+import { manifestText, splitManifest } from '../server/manifest-text.ts';
 import { makeWorkspace, until, type Workspace } from './helpers.ts';
 
 const ctx = {} as { workspace: Workspace };
@@ -147,4 +148,35 @@ open('a catalog reuses the versions the previous tree validated when they are eq
   const tree = await openTree(invalid, previous);
   assert.throws(() => tree.catalog, /versions\[\d+\]\.serverSoftware\[0\]: Unknown server software "NoSuchServer"/);
 });
+open("the build's manifest is one route a line: split into the entries JSON.parse reads, unparsed", async () => {
+  const dir = (await currentTreeDir(ctx.workspace.distDir))!;
+  const text = await readFile(join(dir, 'manifest.json'), 'utf8');
+  assert.ok(text.split('\n', 1)[0]!.endsWith(',"routes":{'), 'the head is the first line');
+  const whole = JSON.parse(text) as { format: number; source: string; routes: Record<string, unknown> };
+  const { head, routes } = splitManifest(text, 'manifest.json');
+  assert.equal(head, { format: whole.format, source: whole.source });
+  assert.equal([...routes.keys()], Object.keys(whole.routes));
+  for (const [path, entry] of routes) {
+    assert.type(entry, 'string', path);
+    assert.equal(JSON.parse(entry as string), whole.routes[path], path);
+  }
+});
+
+open('manifest lines survive paths with quotes, escapes and commas; a cut manifest is a DataError', () => {
+  const routes: [string, { n: number } | string][] = [
+    ['/a"b\\c', { n: 1 }],
+    ['/line\nbreak,"x":1', '{"n":2}'],
+    ['/é/🙂', { n: 3 }],
+  ];
+  const text = manifestText({ format: 1, source: 's' }, routes);
+  const split = splitManifest(text, 'm');
+  assert.equal(JSON.parse(text).routes, { '/a"b\\c': { n: 1 }, '/line\nbreak,"x":1': { n: 2 }, '/é/🙂': { n: 3 } });
+  assert.equal(
+    [...split.routes.keys()],
+    routes.map(([path]) => path),
+  );
+  assert.equal(split.routes.get('/line\nbreak,"x":1'), '{"n":2}');
+  assert.throws(() => splitManifest(text.slice(0, text.indexOf('\n') + 8), 'm'), isDataError);
+});
+
 open.run();
