@@ -4,7 +4,7 @@
 // lives in node_modules/.cache/depot-cli/ and is rebuilt whenever one of its inputs changed, so the
 // CLI always runs the sources as they are.
 import { createHash } from 'node:crypto';
-import { createRequire } from 'node:module';
+import * as nodeModule from 'node:module';
 import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -56,7 +56,9 @@ const OPTIONS = {
 
 /** @returns {string} */
 function stampKey() {
-  const esbuild = /** @type {{ version: string }} */ (createRequire(import.meta.url)('esbuild/package.json'));
+  const esbuild = /** @type {{ version: string }} */ (
+    nodeModule.createRequire(import.meta.url)('esbuild/package.json')
+  );
   return JSON.stringify({ esbuild: esbuild.version, options: OPTIONS });
 }
 
@@ -157,4 +159,8 @@ try {
 // The build lock names its holder by the script it runs (build/build-lock.ts): depot.ts, as ever.
 process.argv[1] = ENTRY;
 process.setSourceMapsEnabled(true);
+// Node 22.1 and later keep V8's compiled code of the bundle on disk, where compiling it takes about
+// 0.1 s of each launch on Node 20 (which has no such cache).
+const { enableCompileCache } = /** @type {{ enableCompileCache?: (dir: string) => unknown }} */ (nodeModule);
+enableCompileCache?.(join(CACHE_DIR, 'v8'));
 await import(pathToFileURL(entry).href);
