@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -25,6 +25,7 @@ import {
   spawnOrigin,
   startRedis,
   startTestOrigin,
+  runBuildCommand,
   until,
   workspaceEnv,
   type CliResult,
@@ -511,6 +512,53 @@ retries('a release is announced only by an origin whose served tree holds the ve
     await receiver.stop();
   }
 });
+retries(
+  "a release's announcements are written before its record: a release whose build fails is announced once a later build serves it",
+  async () => {
+    const workspace = await makeWorkspace();
+    const receiver = await startReceiver(() => 200);
+    const origin = await startTestOrigin(workspace, {
+      storage: undefined,
+      storageDir: workspace.storageDir,
+      webhookRetryBaseMs: 100,
+    });
+    try {
+      await depotJson(['webhook', 'add', `${receiver.url}/later`], workspace);
+      // The build cannot stage its tree (dist/trees is a file): it fails after data/ holds the record.
+      const trees = join(workspace.distDir, 'trees');
+      await rename(trees, `${trees}.aside`);
+      await writeFile(trees, '');
+      const jar = join(workspace.dir, 'Later-3.0.0.jar');
+      await writeFile(jar, pluginJar('later-3.0.0'));
+      const release = await runDepot(
+        ['release', jar, '--version', '3.0.0', '--java', '21', '--software', 'PaperMC'],
+        workspace,
+      );
+      assert.is.not(release.code, 0, 'the build failed');
+      assert.match(release.stderr, /ENOTDIR/);
+      await rm(trees);
+      await rename(`${trees}.aside`, trees);
+      await new Promise((r) => setTimeout(r, 1000));
+      assert.is(receiver.received.length, 0, 'not announced while not served');
+      const [waiting] = await listed(workspace);
+      assert.is(waiting!.pending, 1, 'the delivery waits in the outbox');
+
+      const build = await runBuildCommand(workspace);
+      assert.is(build.code, 0, build.stderr);
+      await until(() => receiver.succeeded.length === 1, 'announced once served');
+      const body = JSON.parse(receiver.received[0]!.body) as { event: string; version: PluginVersion };
+      assert.equal([body.event, body.version.pluginVersion], ['release', '3.0.0']);
+      const served = (await (await fetch(`${origin.url}/api/plugin-versions/latest/papermc/21`)).json()) as {
+        version: PluginVersion;
+      };
+      assert.equal(body.version, served.version, 'the version object the new tree serves');
+    } finally {
+      await origin.close();
+      await receiver.stop();
+      await workspace.remove();
+    }
+  },
+);
 retries.run();
 
 const crash = suite('kill -9 of the origin mid-delivery');

@@ -20,6 +20,7 @@ import { Channel, JavaVersion, PluginVersionRecord, SemVer, ServerSoftwareName }
 import { runBuild } from '../build.ts';
 import { writeFileAtomic } from '../../server/write-atomic.ts';
 import { enqueueReleaseWebhooks } from './webhooks.ts';
+import { presentVersion } from '../../server/versions/present.ts';
 import { highestMinecraft, parseMinecraftList, type MinecraftRange } from '../../server/versions/minecraft.ts';
 
 export class RefusedError extends Error {}
@@ -148,28 +149,46 @@ export async function releaseJar(
   }
   const changelog = options.changelog === undefined ? undefined : await readChangelogOption(options.changelog);
   const { sha256, sha512 } = jarDigests(bytes);
-  let released: PluginVersionRecord | undefined;
+  let released: { record: PluginVersionRecord; told: number } | undefined;
   // Checked and written under the build lock, against data/ as the build loads it: two releases of
   // the same JAR at once cannot both pass the duplicate check, and data/ is read once.
   const change = async (catalog: Catalog): Promise<Catalog> => {
     const record = newRecord(options, catalog, { file, bytes, sha256, now });
-    await mkdir(jarsDir(dirs.dataDir), { recursive: true });
-    await mkdir(versionsDir(dirs.dataDir), { recursive: true });
-    await writeFileAtomic(jarPath(dirs.dataDir, record.id), bytes);
-    if (changelog !== undefined) await writeFileAtomic(changelogPath(dirs.dataDir, record.id), changelog);
-    await writeFileAtomic(join(versionsDir(dirs.dataDir), `${record.id}.json`), `${JSON.stringify(record, null, 2)}\n`);
-    released = record;
     // As loadCatalog makes it (sha512 included): the tree's catalog.json and its answers carry it.
-    const added = catalogVersion(record, sha512, changelog);
-    return createCatalog([...catalog.versions, added], [...catalog.users.values()]);
+    const next = createCatalog(
+      [...catalog.versions, catalogVersion(record, sha512, changelog)],
+      [...catalog.users.values()],
+    );
+    // Announcements first: sent once the version is served, they are never lost to a crash after its record.
+    const announced = dirs.storageDir
+      ? await enqueueReleaseWebhooks(
+          { storageDir: dirs.storageDir, redisUrl: dirs.redisUrl },
+          presentVersion(next, next.byId.get(record.id)!, true),
+          now.getTime(),
+        )
+      : { told: 0, withdraw: async () => {} };
+    try {
+      await mkdir(jarsDir(dirs.dataDir), { recursive: true });
+      await mkdir(versionsDir(dirs.dataDir), { recursive: true });
+      await writeFileAtomic(jarPath(dirs.dataDir, record.id), bytes);
+      if (changelog !== undefined) await writeFileAtomic(changelogPath(dirs.dataDir, record.id), changelog);
+      await writeFileAtomic(
+        join(versionsDir(dirs.dataDir), `${record.id}.json`),
+        `${JSON.stringify(record, null, 2)}\n`,
+      );
+    } catch (error) {
+      await announced.withdraw();
+      throw error;
+    }
+    released = { record, told: announced.told };
+    return next;
   };
   await runBuild({ ...dirs, cacheDir: dirs.buildCacheDir, change, log: (line) => console.error(line) });
-  const record = released!;
-  // The new tree is served: announce it through the outbox the origins deliver from (webhooks).
-  if (dirs.storageDir) {
-    const told = await enqueueReleaseWebhooks({ ...dirs, storageDir: dirs.storageDir }, record.id, Date.now());
-    if (told > 0) console.error(`[webhooks] ${told} deliveries written to the outbox`);
-  }
+  const { record, told } = released!;
+  if (told > 0)
+    console.error(
+      `[webhooks] ${told} deliveries written to the outbox, sent by the origins once they serve ${record.id}`,
+    );
   return record;
 }
 

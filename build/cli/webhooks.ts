@@ -3,8 +3,6 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import type { Config } from '../../server/config.ts';
 import { newSecret } from '../../server/http/auth.ts';
-import { currentTreeDir, readTreeCatalog } from '../../server/tree.ts';
-import { presentVersion } from '../../server/versions/present.ts';
 import { attemptDelivery } from '../../server/webhooks/deliver.ts';
 import {
   WEBHOOK_EVENTS,
@@ -15,6 +13,7 @@ import {
   type WebhookRecord,
 } from '../../server/webhooks/schema.ts';
 import { outboxKey, webhookStore } from '../../server/webhooks/store.ts';
+import type { PluginVersion } from '../../server/versions/schema.ts';
 import { RefusedError } from './release.ts';
 import { withState } from './state.ts';
 
@@ -157,29 +156,34 @@ async function testWebhook(args: string[], config: Config) {
 }
 
 /**
- * After a release's tree is served: one outbox entry per webhook subscribed to releases, carrying
- * the version object as the new tree's API serves it. Returns how many were written.
+ * A release's announcements: one outbox entry per webhook subscribed to releases, carrying the
+ * version object as the new catalog presents it (as the new tree will serve it). Written before
+ * the release's record, so no crash after it loses an announcement: the origins send each only
+ * once the tree they serve holds the version (DeliveryOptions.serves). Returns `withdraw`, for a
+ * release that fails before its record is written.
  */
 export async function enqueueReleaseWebhooks(
-  config: { distDir: string; storageDir: string; redisUrl?: string | undefined },
-  versionId: string,
+  config: { storageDir: string; redisUrl?: string | undefined },
+  version: PluginVersion,
   now: number,
-): Promise<number> {
-  const treeDir = await currentTreeDir(config.distDir);
-  const { catalog } = await readTreeCatalog(treeDir!);
-  const record = catalog.byId.get(versionId);
-  if (!record) throw new RefusedError(`the served tree has no version ${versionId}; no webhook was told`);
-  const version = presentVersion(catalog, record, true);
+): Promise<{ told: number; withdraw: () => Promise<void> }> {
   const state = { storageDir: config.storageDir, redisUrl: config.redisUrl };
-  return withState(state, async ({ storage, redis }) => {
+  const written = await withState(state, async ({ storage, redis }) => {
     const store = webhookStore(storage, redis);
     const subscribed = (await store.list()).filter((w) => w.events.includes('release'));
-    for (const webhook of subscribed) await store.enqueue(webhook.id, { event: 'release', version }, now);
-    return subscribed.length;
+    const deliveries: Delivery[] = [];
+    for (const webhook of subscribed)
+      deliveries.push(await store.enqueue(webhook.id, { event: 'release', version }, now));
+    return deliveries;
   }).catch((error: unknown) => {
-    // The release itself is done: say so, and that its webhooks were not told.
     throw new RefusedError(
-      `${versionId} is released and served, but its webhook deliveries could not be written: ${(error as Error).message}`,
+      `nothing was released: its webhook deliveries could not be written (${(error as Error).message})`,
     );
   });
+  const withdraw = () =>
+    withState(state, async ({ storage, redis }) => {
+      const store = webhookStore(storage, redis);
+      for (const delivery of written) await store.drop(delivery);
+    });
+  return { told: written.length, withdraw };
 }
