@@ -296,11 +296,25 @@ cli(
     assert.match(added.id, /^wh-[0-9a-f]{12}$/);
     assert.match(added.secret, /^dpw_[A-Za-z0-9_-]{43}$/);
     assert.equal([added.format, added.events], ['json', ['release']]);
+    const token = 'tOkEn'.repeat(12);
     const discord = await npmJson(
-      ['webhook', 'add', `${cliCtx.receiver.url}/discord`, '--format', 'discord'],
+      [
+        'webhook',
+        'add',
+        `${cliCtx.receiver.url}/api/webhooks/123/${token}?wait=true&thread_id=98765432101`,
+        '--format',
+        'discord',
+      ],
       workspace,
     );
     const hooks = await listed(workspace, {}, true);
+    assert.is(hooks[0]!.url, `${cliCtx.receiver.url}/hook`, 'a URL with nothing secret shows whole');
+    assert.is(
+      hooks[1]!.url,
+      `${cliCtx.receiver.url}/api/webhooks/123/tOkE…OkEn?wait=…&thread_id=9876…2101`,
+      "a Discord webhook's token and query values are masked",
+    );
+    assert.not.match(JSON.stringify(hooks), new RegExp(token), 'list never shows a Discord token');
     assert.equal(
       hooks.map((h) => [h.id, h.format, h.pending, h.lastOutcome]),
       [
