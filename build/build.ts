@@ -279,7 +279,7 @@ async function prerenderWithProgress(
   log: (line: string) => void,
 ) {
   let reported = 0;
-  const { routes, reused } = await prerender(
+  const { routes, reused, twins } = await prerender(
     ctx,
     store,
     paths,
@@ -294,7 +294,7 @@ async function prerenderWithProgress(
   );
   return [
     routes,
-    `${paths.length} answers, ${paths.length - reused} asked of the app, ${reused} unchanged from the previous tree; ${ctx.renderer.renders()} images rendered (the rest from the build cache)`,
+    `${paths.length} answers, ${paths.length - reused} answered anew (${twins} as their twin without ?channel=release), ${reused} unchanged from the previous tree; ${ctx.renderer.renders()} images rendered (the rest from the build cache)`,
   ] as const;
 }
 

@@ -9,6 +9,14 @@ import { downloadPath, updateCheckPath } from '../server/versions/present.ts';
 import { JAVA_VERSIONS, SERVER_SOFTWARE } from '../server/versions/software.ts';
 import { listResolvePaths } from './resolve-paths.ts';
 
+/** The default channel's query: a path with it is answered as the path without it. */
+const DEFAULT_CHANNEL_QUERY = '?channel=release';
+
+/** The path without `?channel=release`, whose answer is this path's too; undefined for any other path. */
+export function defaultChannelTwin(path: string): string | undefined {
+  return path.endsWith(DEFAULT_CHANNEL_QUERY) ? path.slice(0, -DEFAULT_CHANNEL_QUERY.length) : undefined;
+}
+
 /** A path as asked without a channel and with each `?channel=` (the query form clients write). */
 const withChannels = (path: string) => [path, ...CHANNELS.map((channel) => `${path}?channel=${channel}`)];
 

@@ -9,6 +9,7 @@ import { extensionFor } from '../server/http/media-types.ts';
 import { storedTreeFile, writeTreeFile } from './tree-file.ts';
 import type { FileStore } from './file-store.ts';
 import { allOrFirstError } from '../server/settle.ts';
+import { defaultChannelTwin } from './paths.ts';
 
 /** Headers the static server computes per request rather than stores. */
 const PER_REQUEST_HEADERS = new Set(['content-length', 'content-range']);
@@ -39,9 +40,16 @@ export async function prerender(
   }
   let done = kept.size;
   progress(done);
+  const toAsk = paths.filter((path) => !kept.has(path));
+  const asking = new Set(toAsk);
+  // `?channel=release` is the default channel: such a path takes its twin's answer, asked once.
+  const twinAsked = (path: string) => {
+    const twin = defaultChannelTwin(path);
+    return twin !== undefined && asking.has(twin) ? twin : undefined;
+  };
   const asked = await allOrFirstError(
-    paths
-      .filter((path) => !kept.has(path))
+    toAsk
+      .filter((path) => !twinAsked(path))
       .map((path) =>
         limit(async (): Promise<[string, RouteEntry]> => {
           const entry = await askApp(api, store, path);
@@ -51,10 +59,16 @@ export async function prerender(
       ),
   );
   const answers = new Map(asked);
+  for (const path of toAsk) {
+    const twin = twinAsked(path);
+    if (twin) answers.set(path, answers.get(twin)!);
+  }
+  progress(paths.length);
   // The manifest keeps the order of `paths`.
   const entries = paths.map((path) => [path, kept.get(path) ?? answers.get(path)!] as const);
   const reused = kept.size;
-  return { routes: Object.fromEntries(entries) as Record<string, EntryOrText<RouteEntry>>, reused };
+  const twins = toAsk.length - asked.length;
+  return { routes: Object.fromEntries(entries) as Record<string, EntryOrText<RouteEntry>>, reused, twins };
 }
 
 /** The app's answer for `path`, its bytes in the store, as a manifest entry. */

@@ -227,7 +227,7 @@ for (const [release, fields] of [
       await runBuild({ dataDir, distDir, cacheDir: SHARED_BUILD_CACHE, log: (line) => lines.push(line) });
       const asked = answersAsked(before, await openTree((await currentTreeDir(distDir))!));
       assert.ok(
-        lines.some((line) => line.includes(`prerender: `) && line.includes(` ${asked} asked of the app`)),
+        lines.some((line) => line.includes(`prerender: `) && line.includes(` ${asked} answered anew (`)),
         `the release reused the previous tree: ${asked} answers asked, ${lines.join('\n')}`,
       );
       lines.length = 0;
@@ -258,7 +258,7 @@ incremental('answers whose inputs did not change are reused; a changed record is
   await runBuild({ dataDir, distDir, cacheDir: SHARED_BUILD_CACHE, site: false, log: (line) => lines.push(line) });
   const prerender = lines.find((line) => line.startsWith('[build] prerender:'))!;
   const tree = await openTree((await currentTreeDir(distDir))!);
-  assert.match(prerender, ` ${answersAsked(first, tree)} asked of the app, `);
+  assert.match(prerender, ` ${answersAsked(first, tree)} answered anew (`);
   assert.not.match(prerender, / 0 unchanged from the previous tree/);
   const download = tree.routes.get(`/api/plugin-versions/download/${version.id}`)!;
   assert.match(download.headers['content-disposition']!, /Renamed\.jar/);
@@ -277,7 +277,7 @@ incremental('a changed user asks only the answers that name users: the list and 
   const lists = 1 + namedMinecraftVersions(tree.catalog).length;
   assert.match(
     prerender,
-    ` ${lists + feeds} asked of the app, `,
+    ` ${lists + feeds} answered anew (`,
     'the lists (all, and per Minecraft version) and every feed',
   );
   const list = tree.routes.get('/api/plugin-versions')!;
