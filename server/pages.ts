@@ -1,6 +1,7 @@
 import type { Middleware } from 'h3';
 import { FastResponse } from 'srvx';
 import { ENDPOINTS } from './endpoints.ts';
+import { OPENAPI_PATHS } from './openapi.ts';
 import { CACHE_CONTROL } from './http/cache.ts';
 import { sendTreeEntry, type TreeSource } from './http/static.ts';
 import { SERVER_SOFTWARE, findSoftware, type ServerSoftware } from './versions/software.ts';
@@ -20,12 +21,20 @@ export const SOFTWARE_ALIASES: Readonly<Record<string, ServerSoftware>> = {
 /** The history's "every software" and "every Java version" segment (site/src/lib/versions.ts). */
 const ALL = 'all';
 
+/** Paths under these are the API's and the brand images' (server/brands/routes.ts), never pages. */
+export const ENDPOINT_PREFIXES = ['/api/', '/brand/'] as const;
+
+/** The documented endpoints outside ENDPOINT_PREFIXES (/healthz): for configs that list them one by one. */
+export const OTHER_ENDPOINT_PATHS = Object.keys(OPENAPI_PATHS).filter(
+  (path) => !ENDPOINT_PREFIXES.some((prefix) => path.startsWith(prefix)),
+);
+
 /**
- * A path of the human site: everything but the API (/api/), the brand images (/brand/) and the
- * other documented endpoints (/healthz). Its errors are HTML pages, the API's stay JSON (SPEC 7).
+ * A path of the human site: everything but the API, the brand images and the other documented
+ * endpoints. Its errors are HTML pages; the API's stay JSON (SPEC 7).
  */
 export function isPagePath(path: string): boolean {
-  return !path.startsWith('/api/') && !path.startsWith('/brand/') && !ENDPOINTS.findEndpoint(path);
+  return !ENDPOINT_PREFIXES.some((prefix) => path.startsWith(prefix)) && !ENDPOINTS.findEndpoint(path);
 }
 
 /**
@@ -52,11 +61,12 @@ function historySoftware(name: string): string | undefined {
   return (SOFTWARE_ALIASES[lower] ?? findSoftware(lower))?.toLowerCase();
 }
 
-/** Every software segment a /versions/ path may start with that redirects (static hosts' rules): aliases and the canonical names. */
-export function historyRedirects(): { from: string; to: string }[] {
-  const names = [...Object.entries(SOFTWARE_ALIASES), ...SERVER_SOFTWARE.map((s) => [s.toLowerCase(), s] as const)];
-  return names.map(([from, software]) => ({ from, to: software.toLowerCase() }));
-}
+/** The /versions/<segment> that canonicalPagePath redirects (static hosts list them): aliases, software names, `all`. */
+export const HISTORY_SEGMENTS = [
+  ...Object.keys(SOFTWARE_ALIASES),
+  ...SERVER_SOFTWARE.map((software) => software.toLowerCase()),
+  ALL,
+];
 
 /**
  * The site's side of the origin, after the static tree and before the API's JSON 404: a page path
