@@ -58,7 +58,9 @@ export function canonicalPagePath(path: string): string | undefined {
 function historySoftware(name: string): string | undefined {
   const lower = name.toLowerCase();
   if (lower === ALL) return ALL;
-  return (SOFTWARE_ALIASES[lower] ?? findSoftware(lower))?.toLowerCase();
+  // hasOwn: /versions/constructor is no alias (the table is an object, with a prototype).
+  const software = Object.hasOwn(SOFTWARE_ALIASES, lower) ? SOFTWARE_ALIASES[lower] : findSoftware(lower);
+  return software?.toLowerCase();
 }
 
 /** The /versions/<segment> that canonicalPagePath redirects (static hosts list them): aliases, software names, `all`. */

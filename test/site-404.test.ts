@@ -29,6 +29,8 @@ const UNKNOWN_PAGES = [
   '/brands/logo',
   '/versions/nosuch',
   '/versions/nosuch/21',
+  '/versions/constructor', // no alias: the alias table is an object
+  '/versions/__proto__/21',
   '/versions/papermc/99',
   '/version/plugin-0-missing',
   '/api', // not under /api/: a page path
