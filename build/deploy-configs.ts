@@ -1,9 +1,17 @@
-import { writeFile } from 'node:fs/promises';
+import { copyFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DeployOptions } from '../server/config.ts';
 import type { RateLimitPolicy } from '../server/http/rate-limit-policy.ts';
 import { countsWhenPrecomputed } from '../server/endpoints.ts';
+import { CACHE_CONTROL } from '../server/http/cache.ts';
 import type { RouteEntry } from '../server/tree.ts';
+import {
+  ENDPOINT_PREFIXES,
+  HISTORY_SEGMENTS,
+  NOT_FOUND_PAGE,
+  OTHER_ENDPOINT_PATHS,
+  canonicalPagePath,
+} from '../server/pages.ts';
 
 /** Cloudflare Pages' cap on `_redirects` (README: its 100 `_headers` rules are far fewer than our paths). */
 const CLOUDFLARE_PAGES_REDIRECTS = 2000;
@@ -25,6 +33,9 @@ export async function writeDeployConfigs(
   const staticHost = staticHostConfigs(routes, deploy.originUrl);
   await writeFile(join(treeDir, '_headers'), staticHost.headers);
   await writeFile(join(treeDir, '_redirects'), staticHost.redirects);
+  // Static hosts answer a path they have no file or rule for with the root's 404.html, status 404.
+  const notFound = routes[NOT_FOUND_PAGE];
+  if (notFound) await copyFile(join(treeDir, notFound.file), join(treeDir, '404.html'));
   const over =
     staticHost.rules > CLOUDFLARE_PAGES_REDIRECTS ? `; more than Cloudflare Pages' ${CLOUDFLARE_PAGES_REDIRECTS}` : '';
   return `nginx.conf, _headers and _redirects (${staticHost.rules} paths${over})`;
@@ -41,6 +52,8 @@ type NginxOptions = Omit<DeployOptions, 'distDir'> & { treeDir: string; rateLimi
  */
 export function nginxConfig(routes: Record<string, RouteEntry>, options: NginxOptions): string {
   const limit = options.rateLimit;
+  // With the site: page paths no route has are redirected or answered with its 404 page, as the origin does.
+  const notFound = routes[NOT_FOUND_PAGE];
   // Answers other than 200 (a few small 404s) are left to the origin, which has them in memory.
   // One pass over the routes: the map's lines and the locations' lines, each list joined once.
   const mapLines: string[] = [];
@@ -77,8 +90,8 @@ map_hash_bucket_size 256;
 ${limit ? clientLimitZone(perMinute) : ''}
 ${CODING_MAPS}
 ${routeMap(mapLines.join('\n'))}
-
-${serverBlock(options, limit, perMinute ? Math.ceil(60 / perMinute) : 0, locations.text())}
+${notFound ? pageMap() : ''}
+${serverBlock(options, limit, perMinute ? Math.ceil(60 / perMinute) : 0, locations.text(), notFound)}
 `;
 }
 
@@ -163,6 +176,7 @@ function serverBlock(
   limit: RateLimitPolicy | null,
   retryAfter: number,
   locations: string,
+  notFound: RouteEntry | undefined,
 ): string {
   return `server {
   listen ${options.listen};
@@ -190,9 +204,9 @@ ${limit ? `  limit_req_status 429;\n  error_page 429 = @limited;\n` : ''}
     if ($depot_route) {
       rewrite ^ $depot_route? last;
     }
-    proxy_pass http://depot_origins;
+${notFound ? pageActions() : ''}    proxy_pass http://depot_origins;
   }
-  location @origin {
+${notFound ? notFoundLocation(notFound, options.treeDir) : ''}  location @origin {
     # A 416 arrives here with nginx's own Content-Range already set.
     proxy_hide_header Content-Range;
     proxy_pass http://depot_origins$request_uri;
@@ -200,6 +214,54 @@ ${limit ? `  limit_req_status 429;\n  error_page 429 = @limited;\n` : ''}
 ${limit ? limitedLocation(limit, retryAfter) : ''}
 ${locations}
 }`;
+}
+
+/**
+ * What nginx does itself for a page path (server/pages.ts: not under ENDPOINT_PREFIXES, not another
+ * endpoint) that no route has, read with GET or HEAD: a trailing slash redirects (a path of plain
+ * characters only: `$uri` is decoded); one under /versions/ (aliases, /versions/<software>) or with a
+ * query string (a page by its path alone) goes to the origin; any other is the site's 404 page.
+ */
+function pageMap(): string {
+  return `# Page paths no route above has (README: Deployment): redirect, origin ("") or the 404 page.
+map "$depot_readable$is_args$uri" $depot_page {
+  default "";
+  ${quote(`~^1\\??(${ENDPOINT_PREFIXES.join('|')})`)} "";
+${OTHER_ENDPOINT_PATHS.flatMap((path) => {
+  if (path.includes('{')) throw new Error(`nginx.conf: no page rule for the templated endpoint ${path}`);
+  return [`  ${quote(`1${path}`)} "";`, `  ${quote(`1?${path}`)} "";`];
+}).join('\n')}
+  "~^1\\??(?<depot_page_path>/[-\\w.~/]*[-\\w.~])/+$" slash;
+  "~^1/versions(/|$)" "";
+  "~^1/" missing;
+}
+`;
+}
+
+function pageActions(): string {
+  return `    absolute_redirect off;
+    if ($depot_page = slash) {
+      add_header cache-control ${quote(CACHE_CONTROL.sitePage)};
+      return 301 $depot_page_path$is_args$args;
+    }
+    if ($depot_page = missing) {
+      return 404;
+    }
+    error_page 404 /_depot/not-found;
+`;
+}
+
+/** The site's 404 page with status 404 and the page's headers, but no ETag: a 404 is never a 304. */
+function notFoundLocation(page: RouteEntry, treeDir: string): string {
+  const headers = Object.entries(page.headers).filter(([name]) => !['etag', 'content-type', 'vary'].includes(name));
+  return `  location = /_depot/not-found {
+    internal;
+    default_type ${quote(page.headers['content-type'] ?? 'text/html')};
+${headers.map(([name, value]) => `    add_header ${name} ${quote(value)} always;`).join('\n')}
+    max_ranges 0;
+    alias ${treeDir}/${page.file};
+  }
+`;
 }
 
 /** SPEC 8's 429, as the origin words it. */
@@ -279,7 +341,10 @@ const NEEDS_ESCAPE = /[\\"]/;
 
 /**
  * `_redirects` rewrites each path (no query strings: these hosts cannot match them) to its file with
- * status 200 and sends the rest to the origin; `_headers` gives each path the origin's headers.
+ * status 200 and sends the rest to the origin; `_headers` gives each path the origin's headers. With
+ * the site, only the API, brand images and other endpoints go to the origin, after the redirects of
+ * server/pages.ts these hosts can express (/versions/<alias or software>): any other path is the
+ * site's 404.html (writeDeployConfigs), which they answer with status 404.
  */
 export function staticHostConfigs(routes: Record<string, RouteEntry>, originUrl: string) {
   const redirects = [
@@ -293,8 +358,19 @@ export function staticHostConfigs(routes: Record<string, RouteEntry>, originUrl:
     headers.push(path);
     for (const name in entry.headers) headers.push(`  ${name}: ${entry.headers[name]}`);
   }
+  const origin = originUrl.replace(/\/$/, '');
+  if (routes[NOT_FOUND_PAGE]) {
+    for (const segment of HISTORY_SEGMENTS) {
+      const path = `/versions/${segment}`;
+      redirects.push(`${path} ${canonicalPagePath(path)} 301`);
+      const below = canonicalPagePath(`${path}/:splat`);
+      if (below) redirects.push(`${path}/* ${below} 301`);
+    }
+    for (const prefix of ENDPOINT_PREFIXES) redirects.push(`${prefix}* ${origin}${prefix}:splat 200`);
+    for (const path of OTHER_ENDPOINT_PATHS) redirects.push(`${path} ${origin}${path} 200`);
+  } else redirects.push(`/* ${origin}/:splat 200`);
   const rules = redirects.length - 1;
-  redirects.push(`/* ${originUrl.replace(/\/$/, '')}/:splat 200`, '');
+  redirects.push('');
   headers.push('');
   return { redirects: redirects.join('\n'), headers: headers.join('\n'), rules };
 }

@@ -8,6 +8,7 @@ import { createErrorAnswer } from './http/errors.ts';
 import { sendJson } from './http/json.ts';
 import { limitRequests, type RateLimiter } from './http/rate-limit.ts';
 import { serveTree } from './http/static.ts';
+import { servePages } from './pages.ts';
 import { OPENAPI_PATH, openApiDocument } from './openapi.ts';
 import { versionRoutes } from './versions/routes.ts';
 import { brandRoutes } from './brands/routes.ts';
@@ -33,10 +34,14 @@ export function createApi(ctx: AppContext, edge: Middleware[] = []): H3 {
   return app;
 }
 
-/** The origin: the rate limit (when on) before the static tree, both in front of the routes. */
+/**
+ * The origin: the rate limit (when on) before the static tree, both in front of the routes; then the
+ * site's redirects and HTML 404 for page paths no route took.
+ */
 export function createOrigin(ctx: AppContext, limiter: RateLimiter | null): H3 {
-  const tree = serveTree({ tree: ctx.tree, files: ctx.files, renderAlways: ctx.renderAlways });
-  return createApi(ctx, [...(limiter ? [limitRequests(limiter, ctx.trustProxy, ENDPOINTS)] : []), tree]);
+  const source = { tree: ctx.tree, files: ctx.files, renderAlways: ctx.renderAlways };
+  const limit = limiter ? [limitRequests(limiter, ctx.trustProxy, ENDPOINTS)] : [];
+  return createApi(ctx, [...limit, serveTree(source), servePages(source)]);
 }
 
 const HEALTH_HEADERS = {

@@ -7,6 +7,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { nginxConfig } from '../build/deploy-configs.ts';
 import { readConfig } from '../server/config.ts';
+import { NOT_FOUND_PAGE } from '../server/pages.ts';
 import { Manifest, currentTreeDir } from '../server/tree.ts';
 import { findProgram, makeWorkspace, type Workspace } from './helpers.ts';
 
@@ -118,11 +119,24 @@ const variants: [string, Parameters<typeof nginxConfig>[1]][] = [
     },
   ],
 ];
-for (const [name, options] of variants) {
+/** The manifest with the site's 404 page (these builds leave the site out): nginx.conf then has its page rules. */
+const withSite = () => {
+  const [, any] = Object.entries(ctx.manifest.routes)[0]!;
+  const page = {
+    ...any,
+    headers: { 'cache-control': 'public, max-age=60', 'content-type': 'text/html; charset=utf-8' },
+  };
+  return { ...ctx.manifest.routes, [NOT_FOUND_PAGE]: page };
+};
+for (const [name, options, site] of variants.flatMap(([name, options]) => [
+  [name, options, false] as const,
+  [`${name}, with the site`, options, true] as const,
+])) {
   nginx(`generated ${name}: nginx -t accepts it`, async () => {
-    const text = nginxConfig(ctx.manifest.routes, options);
+    const text = nginxConfig(site ? withSite() : ctx.manifest.routes, options);
     assert.is(text.includes('limit_req'), options.rateLimit !== null);
     assert.is(text.includes('real_ip_header X-Forwarded-For;'), options.realIpFrom.length > 0);
+    assert.is(text.includes('error_page 404 /_depot/not-found;'), site, 'page rules only with the site');
     if (!NGINX) return console.warn('nginx not installed: the syntax check is not run');
     const dir = await mkdtemp(join(tmpdir(), 'depot-nginx-t-'));
     try {

@@ -57,14 +57,16 @@ export async function checkAnswer(method: string, url: string, response: Respons
   const body = type === 'application/json' && method !== 'HEAD' ? await response.text() : void response.body?.cancel();
   checkedAnswers++;
   const template = templateOf(path);
-  // The human site's pages, scripts and styles are files of the tree, outside the API.
-  if (
-    !template &&
-    SITE_TYPES.includes(type ?? '') &&
-    (method === 'GET' || method === 'HEAD') &&
-    response.status === 200
-  )
-    return;
+  // The human site's pages, scripts and styles are files of the tree, outside the API; a page path
+  // the site does not have is its HTML 404 page, and one not in its one form a redirect to it.
+  if (!template && (method === 'GET' || method === 'HEAD') && !path.startsWith('/api/')) {
+    if (response.status === 200 && SITE_TYPES.includes(type ?? '')) return;
+    if (response.status === 404 && type === 'text/html') return;
+    if (response.status === 301) {
+      if (!response.headers.get('location')?.startsWith('/')) fail('a page redirect must name a path of this site');
+      return;
+    }
+  }
   if (!template) {
     if (response.status !== 404)
       fail('an undocumented path must answer 404 (or be a page, script or style of the site)');

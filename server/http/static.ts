@@ -29,17 +29,22 @@ export function serveTree(ctx: TreeSource): Middleware {
     if (search !== '' && ctx.renderAlways) return next();
     const entry = tree.routes.get(search === '' ? pathname : pathname + search);
     if (!entry) return next();
-    event.context.answeredFrom = 'precomputed';
-    if (entry.size > LARGEST_IN_MEMORY) return send(event, entry, { path: join(tree.dir, entry.file) }, undefined);
-    // JSON and SVG files have their br and gzip forms beside them, compressed at build time.
-    const encoding = entry.encodings
-      ? chooseEncoding(requestHeader(event.req, 'accept-encoding'), entry.encodings)
-      : undefined;
-    const bytes = ctx.files.read(tree.dir, encoding ? `${entry.file}.${ENCODING_EXTENSIONS[encoding]}` : entry.file);
-    return bytes instanceof Uint8Array
-      ? send(event, entry, bytes, encoding)
-      : bytes.then((loaded) => send(event, entry, loaded, encoding));
+    return sendTreeEntry(ctx.files, tree, event, entry);
   };
+}
+
+/** Answers with one of the tree's files, as its manifest entry says (the site's pages also reuse them). */
+export function sendTreeEntry(files: FileCache, tree: Tree, event: H3Event, entry: RouteEntry) {
+  event.context.answeredFrom = 'precomputed';
+  if (entry.size > LARGEST_IN_MEMORY) return send(event, entry, { path: join(tree.dir, entry.file) }, undefined);
+  // JSON and SVG files have their br and gzip forms beside them, compressed at build time.
+  const encoding = entry.encodings
+    ? chooseEncoding(requestHeader(event.req, 'accept-encoding'), entry.encodings)
+    : undefined;
+  const bytes = files.read(tree.dir, encoding ? `${entry.file}.${ENCODING_EXTENSIONS[encoding]}` : entry.file);
+  return bytes instanceof Uint8Array
+    ? send(event, entry, bytes, encoding)
+    : bytes.then((loaded) => send(event, entry, loaded, encoding));
 }
 
 function send(event: H3Event, entry: RouteEntry, body: Body, encoding: Encoding | undefined) {
