@@ -1,3 +1,4 @@
+import { NOT_FOUND_PAGE } from '../server/pages.ts';
 import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import pLimit from 'p-limit';
@@ -77,10 +78,10 @@ export async function buildSite(
           ...(page ? { 'content-security-policy': PAGE_SECURITY_POLICY } : {}),
         };
         const stored = await writeTreeFile(store, bytes, ext, isCompressible(type));
-        return [
-          routePath(name),
-          { ...stored, status: 200, headers: Object.fromEntries(Object.entries(headers).sort()) },
-        ];
+        const path = routePath(name);
+        // The "page not found" page says so when asked for by its own address too.
+        const status = path === NOT_FOUND_PAGE ? 404 : 200;
+        return [path, { ...stored, status, headers: Object.fromEntries(Object.entries(headers).sort()) }];
       }),
     ),
   );
