@@ -93,7 +93,7 @@ async function explainFailure(src: string): Promise<string> {
     return 'The chart could not be loaded: the server did not answer. Check the connection and try again.';
   }
   const message = await response.json().then(
-    (body: { error?: unknown }) => (typeof body.error === 'string' ? body.error : undefined),
+    (body: { error?: unknown }) => (typeof body.error === 'string' ? body.error.replace(/\.$/, '') : undefined),
     () => undefined,
   );
   if (response.status === 429) return rateLimitMessage(response.headers);
