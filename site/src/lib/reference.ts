@@ -174,7 +174,7 @@ export function withoutSpecReferences(text: string): string {
 
 /** An example request of an operation, and the answer the app gave it when this page was built. */
 export type OperationExample = {
-  /** The curl command after `curl `, with `ORIGIN` where the service's address goes. */
+  /** curl's options and the request's path and query; the page puts the service's address before the path. */
   command: { options: string; path: string };
   status: number;
   statusText: string;
@@ -211,7 +211,9 @@ export async function referenceExamples(): Promise<Map<string, OperationExample>
     createdAt: new Date(EXAMPLE_NOW).toISOString(),
   });
   const api = createApi(ctx);
-  const release = catalog.versions.filter((v) => v.serverSoftware.includes('PaperMC') && v.channel !== 'beta');
+  const release = catalog.versions.filter(
+    (v) => v.serverSoftware.includes('PaperMC') && (v.channel ?? 'release') === 'release',
+  );
   const [newest, older = newest] = release;
   if (!newest) return new Map();
   const values: Record<string, string> = {
