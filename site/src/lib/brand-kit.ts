@@ -10,16 +10,40 @@ import {
 import { RASTER_FORMAT_NAMES } from '../../../server/brands/formats.ts';
 import { MAX_SIZE } from '../../../server/brands/schema.ts';
 import { brandKey, type BrandSourceRecord } from '../../../server/brands/sources.ts';
+import type { ServerSoftware } from '../../../server/versions/software.ts';
+
+/**
+ * The software each brand is the logo of: its display name is that software's name (SPEC 2.3), which
+ * the server keeps; the brand names themselves (SPEC 2.8) are lowercase URL names.
+ */
+const BRAND_SOFTWARE: Record<BrandName, ServerSoftware> = {
+  papermc: 'PaperMC',
+  velocity: 'Velocity',
+  folia: 'Folia',
+  canvasmc: 'CanvasMC',
+  leafmc: 'LeafMC',
+  purpurmc: 'Purpur',
+};
+
+/** How a brand is named for people: PaperMC, not papermc. */
+export const brandDisplayName = (brand: BrandName): string => BRAND_SOFTWARE[brand];
+
+/** A static link's accessible name: "PaperMC light logo, 256 px, PNG". */
+export function brandLinkName(brand: BrandName, variant: string, size: number | undefined, format: string): string {
+  return `${brandDisplayName(brand)} ${variant} logo, ${size ? `${size} px` : 'original size'}, ${format.toUpperCase()}`;
+}
 
 export type VariantKit = {
   brand: BrandName;
+  /** The brand's display name (PaperMC). */
+  name: string;
   variant: string;
   source: BrandSourceRecord;
   /** The background JPEG flattens onto: the one the artwork is drawn for. */
   background: VariantSpec['background'];
   formats: readonly string[];
   /** Static links: the original size first (size undefined), then every precomputed size. */
-  links: { size: number | undefined; hrefs: { format: string; href: string }[] }[];
+  links: { size: number | undefined; hrefs: { format: string; href: string; label: string }[] }[];
   /** What the previews show: a precomputed PNG at 256 px. */
   preview: string;
 };
@@ -27,22 +51,28 @@ export type VariantKit = {
 /** Every brand and variant of SPEC 2.8 with its precomputed static links, from the tree's sources. */
 export function brandKit(
   sources: ReadonlyMap<string, BrandSourceRecord>,
-): { brand: BrandName; variants: VariantKit[] }[] {
+): { brand: BrandName; name: string; variants: VariantKit[] }[] {
   return BRAND_NAMES.map((brand) => ({
     brand,
+    name: brandDisplayName(brand),
     variants: (Object.entries(BRANDS[brand]) as [string, VariantSpec][]).map(([variant, spec]) => {
       const source = sources.get(brandKey(brand, variant))!;
       const formats = source.format === 'svg' ? [...RASTER_FORMAT_NAMES, 'svg'] : [...RASTER_FORMAT_NAMES];
       const sizes = [undefined, ...COMMON_SIZES];
       return {
         brand,
+        name: brandDisplayName(brand),
         variant,
         source,
         background: spec.background,
         formats,
         links: sizes.map((size) => ({
           size,
-          hrefs: formats.map((format) => ({ format, href: brandImagePath(brand, variant, format, size) })),
+          hrefs: formats.map((format) => ({
+            format,
+            href: brandImagePath(brand, variant, format, size),
+            label: brandLinkName(brand, variant, size, format),
+          })),
         })),
         preview: brandImagePath(brand, variant, 'png', 256),
       };
@@ -59,6 +89,7 @@ export function builderData(sources: ReadonlyMap<string, BrandSourceRecord>) {
       BRAND_NAMES.map((brand) => [
         brand,
         {
+          name: brandDisplayName(brand),
           variants: Object.keys(BRANDS[brand]),
           /** Which background each variant is drawn for: the preview shows it on that one. */
           backgrounds: Object.fromEntries(

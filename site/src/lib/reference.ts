@@ -1,5 +1,14 @@
 import type { oas31 } from 'zod-openapi';
 import { OPENAPI_PATH, openApiDocument } from '../../../server/openapi.ts';
+import { createApi } from '../../../server/app.ts';
+import { EXAMPLE_NOW } from '../../../server/charts/example.ts';
+import { createAppContext } from '../../../server/context.ts';
+import { hashSecret } from '../../../server/http/auth.ts';
+import { createMemoryStorage } from '../../../server/storage.ts';
+import { brands, catalog } from './tree.ts';
+
+/** Set by build/site.ts: the tree being built (its catalog.json and files), which the examples are answered from. */
+declare const __DEPOT_TREE_DIR__: string;
 
 // The API reference page, read off the OpenAPI document: the same one /api/openapi.json serves,
 // built from the zod schemas the routes validate with.
@@ -80,15 +89,15 @@ export function referenceSections() {
           .toLowerCase(),
         method: method.toUpperCase(),
         path,
-        summary: operation.summary ?? '',
-        description: operation.description,
+        summary: withoutSpecReferences(operation.summary ?? ''),
+        description: operation.description && withoutSpecReferences(operation.description),
         auth: authOf(operation),
         parameters: (operation.parameters ?? []).filter(isInline).map((p) => ({
           name: p.name,
           in: p.in,
           required: p.required ?? false,
           schema: describeSchema(p.schema),
-          description: p.description ?? p.schema?.description ?? '',
+          description: withoutSpecReferences(p.description ?? p.schema?.description ?? ''),
         })),
         body: Object.entries(
           (operation.requestBody && isInline(operation.requestBody) ? operation.requestBody.content : undefined) ?? {},
@@ -100,7 +109,7 @@ export function referenceSections() {
               : [
                   {
                     status,
-                    description: response.description,
+                    description: withoutSpecReferences(response.description),
                     types: Object.entries(response.content ?? {}).map(([type, media]) => ({
                       type,
                       schema: type.includes('json') ? describeSchema(media.schema) : undefined,
@@ -111,7 +120,12 @@ export function referenceSections() {
       });
     }
   }
-  return (doc.tags ?? []).map((tag) => ({ ...tag, operations: operations.filter((o) => o.tag === tag.name) }));
+  // A tag described only by where it is in SPEC says nothing to a reader: no description then.
+  return (doc.tags ?? []).map((tag) => ({
+    name: tag.name,
+    description: tag.description?.includes('SPEC') ? undefined : tag.description,
+    operations: operations.filter((o) => o.tag === tag.name),
+  }));
 }
 
 /** The named schemas (components), each as a table of its fields. */
@@ -121,12 +135,12 @@ export function referenceSchemas() {
   );
   return named.map(([name, schema]) => ({
     name,
-    description: schema.description,
+    description: schema.description && withoutSpecReferences(schema.description),
     fields: Object.entries(schema.properties ?? {}).map(([field, property]) => ({
       name: field,
       required: schema.required?.includes(field) ?? false,
       schema: describeSchema(property),
-      description: property.description ?? '',
+      description: withoutSpecReferences(property.description ?? ''),
     })),
     whole: schema.properties ? undefined : describeSchema(schema),
   }));
@@ -137,4 +151,170 @@ const securitySchemes = Object.fromEntries(
     isInline<oas31.SecuritySchemeObject>(scheme) ? [[name, scheme] as const] : [],
   ),
 );
-export const API_INFO = { ...doc.info, documentPath: OPENAPI_PATH, securitySchemes };
+/** `version` is the API's own (the document's info.version), `openapi` the OpenAPI version the document is written in. */
+export const API_INFO = {
+  ...doc.info,
+  description: doc.info.description && withoutSpecReferences(doc.info.description),
+  openapi: doc.openapi,
+  documentPath: OPENAPI_PATH,
+  securitySchemes,
+};
+
+/**
+ * The document's text without its cross-references to the project's internal specification
+ * ("(SPEC 4.4)", "SPEC 2.9: "): readers of the reference have no SPEC to look them up in.
+ */
+export function withoutSpecReferences(text: string): string {
+  const plain = text
+    .replace(/\s*\(SPEC [\d.]+(?:-[\d.]+)?\)/g, '')
+    .replace(/\bSPEC [\d.]+(?:-[\d.]+)?(?::\s*|\s+|$)/g, '')
+    .trim();
+  return plain.charAt(0).toUpperCase() + plain.slice(1);
+}
+
+/** An example request of an operation, and the answer the app gave it when this page was built. */
+export type OperationExample = {
+  /** curl's options and the request's path and query; the page puts the service's address before the path. */
+  command: { options: string; path: string };
+  status: number;
+  statusText: string;
+  headers: [string, string][];
+  /** The body, shortened: JSON cut to a first item, text to its first lines, bytes to their count. */
+  body: string;
+};
+
+/** Answer headers an example shows: what a client reads, not the caching and security ones. */
+const SHOWN_HEADERS = ['content-type', 'content-length', 'content-disposition', 'content-location', 'location'];
+
+/** The example server the chart and ingestion examples use: made in the examples' own memory store. */
+const EXAMPLE_SERVER_ID = '4f9c2a7e-1b2d-4c3e-8f90-a1b2c3d4e5f6';
+const EXAMPLE_INGEST_KEY = 'example-ingest-key';
+/** Queries that show an endpoint's options at work. */
+const EXAMPLE_QUERIES: Record<string, string> = {
+  '/api/image/brand/{brand}': 'variant=light&size=128&format=webp',
+  '/api/charts/example': 'days=30&theme=dark',
+  '/api/servers/{id}/chart/players': 'days=2',
+};
+
+/**
+ * One example per operation, asked of the same app the origin runs, over this build's tree (its
+ * catalog and files): real paths of the demo data and real answers, which cannot drift from the API.
+ */
+export async function referenceExamples(): Promise<Map<string, OperationExample>> {
+  const tree = { dir: __DEPOT_TREE_DIR__, catalog, brands, routes: new Map(), source: '' };
+  const ctx = createAppContext(createMemoryStorage(), { tree: () => tree, now: () => EXAMPLE_NOW });
+  await ctx.servers.add({
+    id: EXAMPLE_SERVER_ID,
+    owner: 'example',
+    private: false,
+    ingestKeyHash: hashSecret(EXAMPLE_INGEST_KEY),
+    createdAt: new Date(EXAMPLE_NOW).toISOString(),
+  });
+  const api = createApi(ctx);
+  const release = catalog.versions.filter(
+    (v) => v.serverSoftware.includes('PaperMC') && (v.channel ?? 'release') === 'release',
+  );
+  const [newest, older = newest] = release;
+  if (!newest) return new Map();
+  const values: Record<string, string> = {
+    serverSoftware: 'papermc',
+    javaVersion: newest.javaVersion,
+    current: older!.pluginVersion,
+    algorithm: 'sha256',
+    hash: newest.sha256,
+    brand: 'papermc',
+    variant: 'light',
+  };
+  const valueOf = (template: string, name: string) =>
+    name === 'id'
+      ? template.startsWith('/api/servers/')
+        ? EXAMPLE_SERVER_ID
+        : newest.id
+      : name === 'file'
+        ? template.includes('{variant}')
+          ? '128.png'
+          : 'light.webp'
+        : values[name];
+  const examples = new Map<string, OperationExample>();
+  for (const [template, item] of Object.entries(doc.paths ?? {})) {
+    for (const [method] of operationsOf(item)) {
+      const names = [...template.matchAll(/\{(\w+)\}/g)].map((match) => match[1]!);
+      if (names.some((name) => valueOf(template, name) === undefined)) continue;
+      const query = EXAMPLE_QUERIES[template];
+      const path =
+        template.replace(/\{(\w+)\}/g, (_, name: string) => valueOf(template, name)!) + (query ? `?${query}` : '');
+      const post = method === 'post';
+      const response = await api.request(path, {
+        method: method.toUpperCase(),
+        ...(post && {
+          headers: { authorization: `Bearer ${EXAMPLE_INGEST_KEY}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ players: 42 }),
+        }),
+      });
+      const type = response.headers.get('content-type') ?? '';
+      const file = /java-archive|image\/(?!svg)/.test(type);
+      const options = post
+        ? `-i -X POST -H 'Authorization: Bearer <ingest key>' -H 'Content-Type: application/json' -d '{"players": 42}'`
+        : file
+          ? '-OJ'
+          : '-i';
+      examples.set(`${method}-${template}`, {
+        command: { options, path },
+        status: response.status,
+        statusText: STATUS_TEXT[response.status] ?? '',
+        headers: SHOWN_HEADERS.flatMap((name) => {
+          const value = response.headers.get(name);
+          return value === null ? [] : [[name, value] as [string, string]];
+        }),
+        body: shortenBody(new Uint8Array(await response.arrayBuffer()), type),
+      });
+    }
+  }
+  return examples;
+}
+
+const STATUS_TEXT: Record<number, string> = { 200: 'OK', 204: 'No Content', 404: 'Not Found' };
+
+function shortenBody(bytes: Uint8Array, type: string): string {
+  if (bytes.length === 0) return '';
+  const text = Buffer.from(bytes).toString('utf8');
+  if (type.includes('json')) {
+    // As deep as fits in about a screen: the OpenAPI document by its top-level fields only.
+    const value: unknown = JSON.parse(text);
+    const shown = [3, 2].map((depth) => shortenJson(value, depth)).find((json) => json.split('\n').length <= 40);
+    return shown ?? shortenJson(value, 1);
+  }
+  if (type.startsWith('text/') || type.includes('xml')) {
+    const lines = text.trimEnd().split('\n');
+    const shown = lines.slice(0, 4).map((line) => (line.length > 160 ? `${line.slice(0, 160)}…` : line));
+    return [...shown, ...(lines.length > 4 ? ['…'] : [])].join('\n');
+  }
+  return `(${bytes.length.toLocaleString('en')} bytes of ${type.split(';')[0]})`;
+}
+
+/**
+ * JSON with arrays of objects cut to their first item and what lies below `maxDepth` to a count,
+ * each cut said unquoted (`… 13 more`), so that it cannot pass for a value of the answer.
+ */
+function shortenJson(value: unknown, maxDepth: number): string {
+  const MARK = '\u2026 ';
+  const count = (n: number, noun: string) => `${MARK}${n} ${noun}${n === 1 ? '' : 's'}`;
+  const cut = (item: unknown, depth: number): unknown => {
+    if (Array.isArray(item)) {
+      if (item.length <= 6 && item.every((entry) => typeof entry !== 'object' || entry === null)) return item;
+      if (depth >= maxDepth) return count(item.length, 'item');
+      return [cut(item[0], depth + 1), ...(item.length > 1 ? [`${MARK}${item.length - 1} more`] : [])];
+    }
+    if (item && typeof item === 'object') {
+      const entries = Object.entries(item);
+      if (depth >= maxDepth) return count(entries.length, 'field');
+      const shown = entries.slice(0, 8).map(([key, field]) => [key, cut(field, depth + 1)]);
+      return Object.fromEntries(entries.length > 8 ? [...shown, [MARK, `${entries.length - 8} more fields`]] : shown);
+    }
+    if (typeof item === 'string' && item.length > 80) return `${item.slice(0, 80)}…`;
+    return item;
+  };
+  return JSON.stringify(cut(value, 0), null, 2)
+    .replace(/"\u2026 ": "([^"]*)"/g, '\u2026 $1')
+    .replace(/"\u2026 ([^"]*)"/g, '\u2026 $1');
+}

@@ -1,6 +1,6 @@
 import type { BuilderData } from '../lib/brand-kit.ts';
 
-// The brand URL builder: SPEC 4.7's query from the form, checked as the API checks it, with a preview.
+// The brand URL builder: the brand image API's query from the form, checked as the API checks it, with a preview.
 const form = document.getElementById('brand-builder') as HTMLFormElement | null;
 const dataElement = document.getElementById('brand-builder-data');
 
@@ -26,32 +26,47 @@ if (form && dataElement) {
     if (svg?.disabled && format.value === 'svg') format.value = '';
   };
 
+  /** The URL box, Copy and Open follow the form: while a field is invalid they offer no URL. */
+  const offer = (path: string | undefined) => {
+    url.textContent = path ?? 'No URL while the width is invalid';
+    url.classList.toggle('invalid', path === undefined);
+    if (path === undefined) open.removeAttribute('href');
+    else open.href = path;
+    open.setAttribute('aria-disabled', String(path === undefined));
+    if (copy) {
+      copy.disabled = path === undefined;
+      copy.dataset.copy = path ?? '';
+    }
+  };
+
   const update = () => {
-    const problems: string[] = [];
     const query = new URLSearchParams();
     if (variant.value !== 'default') query.set('variant', variant.value);
-    if (size.value !== '') {
-      const n = Number(size.value);
-      if (!/^\d+$/.test(size.value) || n < 1 || n > data.maxSize)
-        problems.push(`The width must be a whole number from 1 to ${data.maxSize}.`);
-      else query.set('size', String(n));
-    }
+    // A number input's value is empty for text it cannot read ("1e"): that is not "the original size".
+    const problem =
+      size.validity.badInput ||
+      (size.value !== '' && (!/^\d+$/.test(size.value) || Number(size.value) < 1 || Number(size.value) > data.maxSize))
+        ? `The width must be a whole number from 1 to ${data.maxSize}, or empty for the original size.`
+        : '';
+    if (size.value !== '' && !problem) query.set('size', String(Number(size.value)));
     if (format.value) query.set('format', format.value);
     if (download.checked) query.set('download', 'true');
-    error.textContent = problems.join(' ');
-    size.setAttribute('aria-invalid', String(problems.length > 0));
-    if (problems.length > 0) return;
+    error.textContent = problem;
+    size.setAttribute('aria-invalid', String(problem !== ''));
+    if (problem) {
+      clearTimeout(previewTimer);
+      offer(undefined);
+      return;
+    }
     const search = query.toString();
     const path = `/api/image/brand/${brand.value}${search ? `?${search}` : ''}`;
-    url.textContent = path;
-    open.href = path;
-    if (copy) copy.dataset.copy = path;
+    offer(path);
     // A download answer would not display: preview the same image inline, a moment after the last
     // change (each new image is a request, and a replaced one would be cut off).
     query.delete('download');
     const inline = query.toString();
     const background = data.brands[brand.value]?.backgrounds[variant.value] ?? 'light';
-    const alt = `${brand.value} ${variant.value} logo${size.value ? ` at ${size.value} px` : ''}${format.value ? ` as ${format.value}` : ''}`;
+    const alt = `${data.brands[brand.value]?.name ?? brand.value} ${variant.value} logo${size.value ? ` at ${size.value} px` : ''}${format.value ? ` as ${format.value}` : ''}`;
     clearTimeout(previewTimer);
     previewTimer = setTimeout(() => {
       preview.src = `/api/image/brand/${brand.value}${inline ? `?${inline}` : ''}`;

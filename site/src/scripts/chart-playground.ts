@@ -65,14 +65,16 @@ if (form && rangesElement) {
     chart.src = src;
     chart.width = Number(query.get('width') ?? ranges.width.default);
     chart.height = Number(query.get('height') ?? ranges.height.default);
-    chart.alt = `Example chart: peak and average players over the last ${query.get('days') ?? ranges.days.default} days, ${query.get('theme') ?? 'light'} theme`;
+    chart.alt = `Example chart: peak and average players over the ${query.get('days') ?? ranges.days.default} days up to ${chart.dataset.end}, ${query.get('theme') ?? 'light'} theme`;
     chartLink.href = src;
     chartUrl.textContent = src;
   };
 
-  chart.addEventListener('error', () => {
-    error.textContent =
-      'The chart could not be drawn: too many requests from this address for now (the limit is 100 per 15 minutes); try again later.';
+  // An image's error event carries no status: ask the same URL again to tell the user the real cause.
+  chart.addEventListener('error', async () => {
+    const src = chart.src;
+    const reason = await explainFailure(src);
+    if (chart.src === src) error.textContent = reason;
   });
   form.addEventListener('submit', (event) => event.preventDefault());
   form.addEventListener('input', () => {
@@ -80,4 +82,52 @@ if (form && rangesElement) {
     timer = setTimeout(update, 300);
   });
   update();
+}
+
+/** Why a chart did not load, from the API's own answer: its message, its rate limit, or a server error. */
+async function explainFailure(src: string): Promise<string> {
+  let response: Response;
+  try {
+    response = await fetch(src);
+  } catch {
+    return 'The chart could not be loaded: the server did not answer. Check the connection and try again.';
+  }
+  const message = await response.json().then(
+    (body: { error?: unknown }) => (typeof body.error === 'string' ? body.error.replace(/\.$/, '') : undefined),
+    () => undefined,
+  );
+  if (response.status === 429) return rateLimitMessage(response.headers);
+  if (response.status >= 500)
+    return `The server failed to draw the chart (${response.status}${message ? `: ${message}` : ''}); try again in a moment.`;
+  if (response.ok) return 'The chart could not be shown; try again.';
+  return `The chart could not be drawn: ${message ?? `the server answered ${response.status}`}.`;
+}
+
+/**
+ * The limit and the wait, as the answer states them: RateLimit-Policy `"default";q=100;w=900` and
+ * RateLimit `"default";r=0;t=42` (the IETF RateLimit fields the origin sends), else Retry-After.
+ */
+function rateLimitMessage(headers: Headers): string {
+  const field = (name: string, key: string) => {
+    const match = new RegExp(`;\\s*${key}=(\\d+)`).exec(headers.get(name) ?? '');
+    return match ? Number(match[1]) : undefined;
+  };
+  const limit = field('ratelimit-policy', 'q');
+  const window = field('ratelimit-policy', 'w');
+  const retryAfter = headers.get('retry-after');
+  const wait = field('ratelimit', 't') ?? (retryAfter && /^\d+$/.test(retryAfter) ? Number(retryAfter) : undefined);
+  const policy = limit !== undefined && window !== undefined ? ` (the limit is ${limit} per ${duration(window)})` : '';
+  const retry = wait !== undefined ? `try again in ${duration(Math.max(wait, 1))}` : 'try again later';
+  return `Too many chart requests from this address for now${policy}; ${retry}.`;
+}
+
+/** 900 -> "15 minutes", 3600 -> "1 hour", 42 -> "42 seconds", 761 -> "13 minutes". */
+function duration(seconds: number): string {
+  const [count, unit] =
+    seconds % 3600 === 0
+      ? [seconds / 3600, 'hour']
+      : seconds % 60 === 0 || seconds >= 90
+        ? [Math.ceil(seconds / 60), 'minute']
+        : [seconds, 'second'];
+  return `${count} ${unit}${count === 1 ? '' : 's'}`;
 }
