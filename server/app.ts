@@ -12,6 +12,7 @@ import { OPENAPI_PATH, openApiDocument } from './openapi.ts';
 import { versionRoutes } from './versions/routes.ts';
 import { brandRoutes } from './brands/routes.ts';
 import { chartRoutes } from './charts/routes.ts';
+import { downloadRoutes } from './downloads/routes.ts';
 
 /**
  * Every response of the service. The build calls this app in-process to pre-render the finite
@@ -21,6 +22,7 @@ export function createApi(ctx: AppContext, edge: Middleware[] = []): H3 {
   const app = new H3({ onError: createErrorAnswer(ENDPOINTS), silent: true });
   for (const middleware of edge) app.use(middleware);
   app.use(answerUnrouted(ENDPOINTS));
+  app.mount('', downloadRoutes(ctx));
   app.mount('/api/plugin-versions', versionRoutes(ctx));
   app.mount('', brandRoutes(ctx));
   app.mount('', chartRoutes(ctx));
@@ -35,7 +37,12 @@ export function createApi(ctx: AppContext, edge: Middleware[] = []): H3 {
 
 /** The origin: the rate limit (when on) before the static tree, both in front of the routes. */
 export function createOrigin(ctx: AppContext, limiter: RateLimiter | null): H3 {
-  const tree = serveTree({ tree: ctx.tree, files: ctx.files, renderAlways: ctx.renderAlways });
+  const tree = serveTree({
+    tree: ctx.tree,
+    files: ctx.files,
+    renderAlways: ctx.renderAlways,
+    downloads: ctx.downloads,
+  });
   return createApi(ctx, [...(limiter ? [limitRequests(limiter, ctx.trustProxy, ENDPOINTS)] : []), tree]);
 }
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { createDocument, type ZodOpenApiPathsObject } from 'zod-openapi';
 import { BRAND_PATHS } from './brands/api-doc.ts';
 import { CHART_PATHS } from './charts/api-doc.ts';
+import { DOWNLOAD_PATHS } from './downloads/api-doc.ts';
 import { COMPRESSIBLE_HEADERS, HEADER_COMPONENTS, INTERNAL_ERROR, NOT_MODIFIED } from './http/api-doc.ts';
 import { VERSION_PATHS } from './versions/api-doc.ts';
 
@@ -19,6 +20,7 @@ export const Health = z
  */
 export const OPENAPI_PATHS = {
   ...VERSION_PATHS,
+  ...DOWNLOAD_PATHS,
   ...BRAND_PATHS,
   ...CHART_PATHS,
   '/healthz': {

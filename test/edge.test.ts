@@ -57,6 +57,8 @@ function getSamples(): string[] {
   const { publicServer } = ctx.accounts;
   return [
     '/api/plugin-versions',
+    // Before the downloads below: what they add reaches the counts a second later, not between this GET and its HEAD.
+    '/api/plugin-versions/downloads',
     '/api/plugin-versions/latest/papermc',
     '/api/plugin-versions/latest/PaperMC/21',
     '/api/plugin-versions/download/latest/velocity',

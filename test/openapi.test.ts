@@ -57,6 +57,7 @@ document('every endpoint of SPEC 4, ingestion and operations is documented, with
     'GET /api/plugin-versions/download/{id}',
     'GET /api/plugin-versions/download/{id}.sha256',
     'GET /api/plugin-versions/download/{id}.sha512',
+    'GET /api/plugin-versions/downloads',
     'GET /api/plugin-versions/feed.atom',
     'GET /api/plugin-versions/feed/{serverSoftware}.atom',
     'GET /api/plugin-versions/latest/{serverSoftware}',

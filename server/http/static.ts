@@ -1,12 +1,18 @@
 import { join } from 'node:path';
 import type { H3Event, Middleware } from 'h3';
+import type { DownloadCounter } from '../downloads/counter.ts';
 import type { RouteEntry, Tree } from '../tree.ts';
 import type { FileCache } from './file-cache.ts';
 import { ENCODING_EXTENSIONS, chooseEncoding, type Encoding } from './compress.ts';
 import { requestHeader, sendRepresentation, type Body } from './send.ts';
 
-/** What serving the tree needs: the tree of the moment, the file cache, and IMAGE_CACHE=off. */
-export type TreeSource = { tree: () => Tree; files: FileCache; renderAlways?: boolean | undefined };
+/** What serving the tree needs: the tree of the moment, the file cache, IMAGE_CACHE=off, and the download counter. */
+export type TreeSource = {
+  tree: () => Tree;
+  files: FileCache;
+  renderAlways?: boolean | undefined;
+  downloads?: DownloadCounter;
+};
 
 /** Larger files are streamed from disk on every request instead of held in memory. */
 const LARGEST_IN_MEMORY = 16 * 1024 * 1024;
@@ -30,6 +36,8 @@ export function serveTree(ctx: TreeSource): Middleware {
     const entry = tree.routes.get(search === '' ? pathname : pathname + search);
     if (!entry) return next();
     event.context.answeredFrom = 'precomputed';
+    // Most downloads are answered here, from the tree: counted once sent, off the answer's path.
+    ctx.downloads?.countTreeAnswer(event, pathname, entry);
     if (entry.size > LARGEST_IN_MEMORY) return send(event, entry, { path: join(tree.dir, entry.file) }, undefined);
     // JSON and SVG files have their br and gzip forms beside them, compressed at build time.
     const encoding = entry.encodings
