@@ -13,6 +13,7 @@ import { versionRoutes } from './versions/routes.ts';
 import { brandRoutes } from './brands/routes.ts';
 import { chartRoutes } from './charts/routes.ts';
 import { downloadRoutes } from './downloads/routes.ts';
+import { badgeRoutes } from './badges/routes.ts';
 
 /**
  * Every response of the service. The build calls this app in-process to pre-render the finite
@@ -26,6 +27,7 @@ export function createApi(ctx: AppContext, edge: Middleware[] = []): H3 {
   app.mount('/api/plugin-versions', versionRoutes(ctx));
   app.mount('', brandRoutes(ctx));
   app.mount('', chartRoutes(ctx));
+  app.mount('', badgeRoutes(ctx));
   app.get(OPENAPI_PATH, (event) => sendJson(event, openApiDocument(), CACHE_CONTROL.apiDocument));
   app.get('/healthz', () => {
     const body = JSON.stringify({ status: 'ok', tree: basename(ctx.tree().dir) });

@@ -85,6 +85,10 @@ function getSamples(): string[] {
     '/api/charts/example',
     '/api/charts/example?days=30&theme=dark',
     `/api/servers/${publicServer.id}/chart/players`,
+    '/api/badges/latest/papermc.svg',
+    '/api/badges/latest/PaperMC/21.png',
+    '/api/badges/downloads.json',
+    `/api/badges/players/${publicServer.id}.svg`,
     '/healthz',
     '/api/openapi.json',
   ];
