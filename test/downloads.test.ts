@@ -1,3 +1,5 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { DownloadCounts } from '../server/downloads/counts.ts';
@@ -7,6 +9,7 @@ import { currentTreeDir, openTree } from '../server/tree.ts';
 import {
   findProgram,
   makeWorkspace,
+  runDepot,
   startRedis,
   startTestOrigin,
   until,
@@ -120,6 +123,59 @@ counting('counts and who was counted survive a restart', async () => {
   assert.is(await download(ctx.origin, `/api/plugin-versions/download/${ctx.newest}`, '198.51.100.1'), 200);
   assert.is(await download(ctx.origin, `/api/plugin-versions/download/${ctx.newest}`, '198.51.100.9'), 200);
   assert.is((await settledCounts(ctx.origin, 8)).total, 8);
+});
+
+/** A line as nginx's `depot` log_format writes it (README): combined, then Content-Location. */
+function logLine(client: string, at: Date, request: string, status: number, location?: string): string {
+  // `Wed, 25 Nov 2026 15:30:00 GMT` -> `25/Nov/2026:15:30:00 +0000`
+  const [, day, month, year, time] = at.toUTCString().replace(',', '').split(' ');
+  const line = `${client} - - [${day}/${month}/${year}:${time} +0000] "${request} HTTP/1.1" ${status} 512 "-" "curl/8.5.0"`;
+  return location === undefined ? line : `${line} "${location}"`;
+}
+
+counting("`depot counts import` adds nginx's downloads, deduplicated with the origin's, idempotently", async () => {
+  const now = new Date();
+  const direct = `GET /api/plugin-versions/download/${ctx.newest}`;
+  const lines = [
+    logLine('198.51.100.1', now, direct, 200), // counted by the origin already today
+    logLine('198.51.100.50', now, direct, 200),
+    logLine('198.51.100.50', now, direct, 206),
+    logLine(
+      '2001:db8:9:9::1',
+      now,
+      'GET /api/plugin-versions/download/latest/papermc',
+      200,
+      `/api/plugin-versions/download/${ctx.paper}`,
+    ),
+    logLine('2001:db8:9:9::2', now, 'GET /api/plugin-versions/download/latest/papermc', 200, '-'),
+    logLine('198.51.100.51', now, direct.replace('GET', 'HEAD'), 200),
+    logLine('198.51.100.52', now, direct, 304),
+    logLine('198.51.100.53', new Date(now.getTime() - 10 * 86_400_000), direct, 200),
+    'not a log line',
+  ];
+  const file = join(ctx.workspace.dir, 'access.log');
+  await writeFile(file, `${lines.join('\n')}\n`);
+  const first = await runDepot(['counts', 'import', file], ctx.workspace);
+  assert.is(first.code, 0, first.stderr);
+  assert.equal(JSON.parse(first.stdout), {
+    file,
+    lines: 9,
+    downloads: 4,
+    counted: 2,
+    tooOld: 1,
+    unattributed: 1,
+    malformed: 1,
+    countableDays: 8,
+  });
+  const answer = await counts(ctx.origin);
+  assert.is(answer.total, 10);
+  assert.is(versionCounts(answer, ctx.paper).software.PaperMC, 3);
+  const again = await runDepot(['counts', 'import', file], ctx.workspace);
+  assert.is(JSON.parse(again.stdout).counted, 0);
+  assert.is((await counts(ctx.origin)).total, 10);
+  const missing = await runDepot(['counts', 'import', join(ctx.workspace.dir, 'none.log')], ctx.workspace);
+  assert.is(missing.code, 1);
+  assert.match(missing.stderr, /cannot read/);
 });
 
 counting.run();

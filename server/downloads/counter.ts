@@ -17,9 +17,11 @@ const MAX_WAITING = 50_000;
 /** Recent (day, version, client) triples: a download manager's range requests are queued once. */
 const RECENT = 10_000;
 
-/** A precomputed JAR route: by id, or latest/resolve per software (the version is its Content-Location). */
-const TREE_JAR = /^\/api\/plugin-versions\/download\/(?:(?:latest|resolve)\/([^/]+)(?:\/[^/]+)?|(plugin-[^/.]+))$/;
-const LOCATION_ID = /^\/api\/plugin-versions\/download\/(plugin-[^/.]+)$/;
+/** A JAR route: by id, or latest/resolve per software (the version is its Content-Location). */
+export const JAR_ROUTE =
+  /^\/api\/plugin-versions\/download\/(?:(?:latest|resolve)\/([^/]+)(?:\/[^/]+)?|(plugin-[^/.]+))$/;
+/** A Content-Location naming a version's own download. */
+export const LOCATION_ID = /^\/api\/plugin-versions\/download\/(plugin-\d+-[A-Za-z0-9]+)$/;
 
 export type CounterOptions = {
   store: DownloadStore;
@@ -94,7 +96,7 @@ export function createDownloadCounter(options: CounterOptions) {
     /** A precomputed answer of the static tree: counted when it is a JAR route. */
     countTreeAnswer: guarded('downloads', (event: H3Event, pathname: string, entry: RouteEntry) => {
       if (!entry.file.endsWith('.jar')) return;
-      const match = TREE_JAR.exec(pathname);
+      const match = JAR_ROUTE.exec(pathname);
       if (!match) return;
       const versionId = match[2] ?? LOCATION_ID.exec(entry.headers['content-location'] ?? '')?.[1];
       if (!versionId) return;

@@ -25,7 +25,7 @@ const fieldOf = (download: Download) => `${download.versionId} ${download.softwa
 const DayCounts = z.record(z.string().regex(FIELD), z.coerce.number().int().nonnegative());
 /** The days that have counts (the embedded store cannot list a folder's keys alone). */
 const CountedDays = z.array(z.int().nonnegative());
-/** Who was counted on a day: digests of (day, version, client); kept two days, never the address itself. */
+/** Who was counted on a day: digests of (day, version, client); kept SEEN_DAYS days, never the address itself. */
 const SeenDigests = z.array(z.string().regex(/^[0-9a-f]{16}$/));
 
 /** A day's downloads of one version and software (undefined: by id). */
@@ -35,8 +35,16 @@ export type DayCount = { day: number; versionId: string; software: ServerSoftwar
 const seenDigest = (download: Download) =>
   sha256Hex(`${download.day} ${download.versionId} ${download.client}`).slice(0, 16);
 
-/** How long a day's seen digests are kept: past the end of the day, for late batches. */
-const SEEN_DAYS = 2;
+/**
+ * How many days (today included) a day's seen digests are kept: late batches, and `depot counts
+ * import` of a week's rotated logs, count each client once however often they are imported.
+ */
+export const SEEN_DAYS = 8;
+
+/** May a download of `day` still be counted exactly once? Its seen digests are kept until then. */
+export function isCountable(day: number, today: number): boolean {
+  return day > today - SEEN_DAYS && day <= today;
+}
 
 /**
  * Adds each new client of a day to its set and counts it in one step inside Redis, so origins
@@ -85,7 +93,7 @@ export function downloadStore(storage: Storage, redis?: Redis) {
   const addInRedis = async (redis: CountingRedis, day: number, downloads: Download[]) => {
     const pairs = downloads.flatMap((download) => [seenDigest(download), fieldOf(download)]);
     const keys = [countsKey(day), seenKey(day), DAYS_KEY].map(redisKey) as [string, string, string];
-    await redis
+    return redis
       .countDownloads(...keys, day, SEEN_DAYS * 86_400, ...pairs)
       .catch((error: unknown) =>
         Promise.reject(
@@ -110,12 +118,13 @@ export function downloadStore(storage: Storage, redis?: Redis) {
         counts[field] = (counts[field] ?? 0) + 1;
         added++;
       }
-      if (added === 0) return;
+      if (added === 0) return 0;
       // A day listed before its counts exist reads as zero; counts never go unlisted.
       if (!days.includes(day)) await withKeyLock(storage, DAYS_KEY, () => addDay(day));
       await storage.setItem(countsKey(day), counts);
       await storage.setItem(seenKey(day), [...seen]);
       await storage.removeItem(seenKey(day - SEEN_DAYS)).catch(() => {}); // a leftover set is only bytes
+      return added;
     });
 
   const addDay = async (day: number) => {
@@ -124,14 +133,14 @@ export function downloadStore(storage: Storage, redis?: Redis) {
   };
 
   return {
-    /** Counts each download not yet counted for its client, version and day. */
-    async add(downloads: readonly Download[]): Promise<void> {
+    /** Counts each download not yet counted for its client, version and day; resolves how many were new. */
+    async add(downloads: readonly Download[]): Promise<number> {
       const byDay = new Map<number, Download[]>();
       for (const download of downloads) byDay.set(download.day, [...(byDay.get(download.day) ?? []), download]);
-      for (const [day, ofDay] of byDay) {
-        if (redis) await addInRedis(redis as CountingRedis, day, ofDay);
-        else await addToFiles(day, ofDay);
-      }
+      let added = 0;
+      for (const [day, ofDay] of byDay)
+        added += redis ? await addInRedis(redis as CountingRedis, day, ofDay) : await addToFiles(day, ofDay);
+      return added;
     },
     /** Every stored count, by day, version and software. */
     async read(): Promise<DayCount[]> {
