@@ -13,6 +13,8 @@ import { OPENAPI_PATH, openApiDocument } from './openapi.ts';
 import { versionRoutes } from './versions/routes.ts';
 import { brandRoutes } from './brands/routes.ts';
 import { chartRoutes } from './charts/routes.ts';
+import { downloadRoutes } from './downloads/routes.ts';
+import { badgeRoutes } from './badges/routes.ts';
 
 /**
  * Every response of the service. The build calls this app in-process to pre-render the finite
@@ -22,9 +24,11 @@ export function createApi(ctx: AppContext, edge: Middleware[] = []): H3 {
   const app = new H3({ onError: createErrorAnswer(ENDPOINTS), silent: true });
   for (const middleware of edge) app.use(middleware);
   app.use(answerUnrouted(ENDPOINTS));
+  app.mount('', downloadRoutes(ctx));
   app.mount('/api/plugin-versions', versionRoutes(ctx));
   app.mount('', brandRoutes(ctx));
   app.mount('', chartRoutes(ctx));
+  app.mount('', badgeRoutes(ctx));
   app.get(OPENAPI_PATH, (event) => sendJson(event, openApiDocument(), CACHE_CONTROL.apiDocument));
   app.get('/healthz', () => {
     const body = JSON.stringify({ status: 'ok', tree: basename(ctx.tree().dir) });
@@ -39,7 +43,7 @@ export function createApi(ctx: AppContext, edge: Middleware[] = []): H3 {
  * site's redirects and HTML 404 for page paths no route took.
  */
 export function createOrigin(ctx: AppContext, limiter: RateLimiter | null): H3 {
-  const source = { tree: ctx.tree, files: ctx.files, renderAlways: ctx.renderAlways };
+  const source = { tree: ctx.tree, files: ctx.files, renderAlways: ctx.renderAlways, downloads: ctx.downloads };
   const limit = limiter ? [limitRequests(limiter, ctx.trustProxy, ENDPOINTS)] : [];
   return createApi(ctx, [...limit, serveTree(source), servePages(source)]);
 }

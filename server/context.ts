@@ -4,6 +4,8 @@ import { idempotencyStore, type IdempotencyStore } from './charts/idempotency.ts
 import { sampleStore, type SampleStore } from './charts/samples.ts';
 import { serverStore, type ServerStore } from './charts/servers.ts';
 import { DEFAULT_PUBLIC_URL } from './config.ts';
+import { createDownloadCounter, type DownloadCounter } from './downloads/counter.ts';
+import { downloadStore } from './downloads/store.ts';
 import { addressAllowList } from './http/addresses.ts';
 import { trustedProxies } from './http/client-address.ts';
 import { createFileCache, type FileCache } from './http/file-cache.ts';
@@ -23,6 +25,8 @@ export type AppContext = StateContext & {
   renderAlways?: boolean;
   /** PUBLIC_URL: absolute links in answers that need them (the Atom feeds). */
   publicUrl: string;
+  /** JAR downloads, counted after their answer and read back (issue 17). */
+  downloads: DownloadCounter;
 };
 
 /** Everything kept in storage (files by default, Redis at scale), and the clock charts read. */
@@ -70,6 +74,12 @@ export function createAppContext(
     renderer: createImageRenderer(),
     ...(options.renderAlways ? { renderAlways: true } : {}),
     publicUrl: options.publicUrl ?? DEFAULT_PUBLIC_URL,
+    downloads: createDownloadCounter({
+      store: downloadStore(storage, options.redis),
+      now: state.now,
+      trustProxy: state.trustProxy,
+      ...(options.warn ? { warn: options.warn } : {}),
+    }),
   };
 }
 

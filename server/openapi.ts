@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { createDocument, type ZodOpenApiPathsObject } from 'zod-openapi';
 import { BRAND_PATHS } from './brands/api-doc.ts';
 import { CHART_PATHS } from './charts/api-doc.ts';
+import { BADGE_PATHS } from './badges/api-doc.ts';
+import { DOWNLOAD_PATHS } from './downloads/api-doc.ts';
 import { COMPRESSIBLE_HEADERS, HEADER_COMPONENTS, INTERNAL_ERROR, NOT_MODIFIED } from './http/api-doc.ts';
 import { VERSION_PATHS } from './versions/api-doc.ts';
 
@@ -19,8 +21,10 @@ export const Health = z
  */
 export const OPENAPI_PATHS = {
   ...VERSION_PATHS,
+  ...DOWNLOAD_PATHS,
   ...BRAND_PATHS,
   ...CHART_PATHS,
+  ...BADGE_PATHS,
   '/healthz': {
     get: {
       tags: ['operations'],
@@ -67,6 +71,7 @@ export function openApiDocument() {
       { name: 'plugin versions', description: 'SPEC 4.1-4.6' },
       { name: 'brand images', description: 'SPEC 4.7-4.8' },
       { name: 'player charts', description: 'SPEC 4.9-4.10 and ingestion' },
+      { name: 'badges', description: 'shields.io-style badges: SVG, PNG and endpoint JSON' },
       { name: 'operations', description: 'For load balancers and tools' },
     ],
     paths: OPENAPI_PATHS,

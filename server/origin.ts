@@ -134,6 +134,8 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
       follower.stop();
       cacheBudget?.stop();
       await Promise.all([closeServer(server), deliveries.stop()]);
+      // The downloads counted last are stored before the store is let go of.
+      await context.downloads.close();
       // quit() lets pending commands finish; while Redis is unreachable, stop reconnecting instead.
       await redis?.quit().catch(() => redis.disconnect());
       if (ownStorage) await storage.dispose();

@@ -57,6 +57,8 @@ function getSamples(): string[] {
   const { publicServer } = ctx.accounts;
   return [
     '/api/plugin-versions',
+    // Before the downloads below: what they add reaches the counts a second later, not between this GET and its HEAD.
+    '/api/plugin-versions/downloads',
     '/api/plugin-versions/latest/papermc',
     '/api/plugin-versions/latest/PaperMC/21',
     '/api/plugin-versions/download/latest/velocity',
@@ -83,6 +85,10 @@ function getSamples(): string[] {
     '/api/charts/example',
     '/api/charts/example?days=30&theme=dark',
     `/api/servers/${publicServer.id}/chart/players`,
+    '/api/badges/latest/papermc.svg',
+    '/api/badges/latest/PaperMC/21.png',
+    '/api/badges/downloads.json',
+    `/api/badges/players/${publicServer.id}.svg`,
     '/healthz',
     '/api/openapi.json',
   ];

@@ -44,6 +44,10 @@ document('every endpoint of SPEC 4, ingestion and operations is documented, with
     Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
   );
   assert.equal(operations.sort(), [
+    'GET /api/badges/downloads.{format}',
+    'GET /api/badges/latest/{serverSoftware}.{format}',
+    'GET /api/badges/latest/{serverSoftware}/{javaVersion}.{format}',
+    'GET /api/badges/players/{id}.{format}',
     'GET /api/charts/example',
     'GET /api/image/brand',
     'GET /api/image/brand/{brand}',
@@ -57,6 +61,7 @@ document('every endpoint of SPEC 4, ingestion and operations is documented, with
     'GET /api/plugin-versions/download/{id}',
     'GET /api/plugin-versions/download/{id}.sha256',
     'GET /api/plugin-versions/download/{id}.sha512',
+    'GET /api/plugin-versions/downloads',
     'GET /api/plugin-versions/feed.atom',
     'GET /api/plugin-versions/feed/{serverSoftware}.atom',
     'GET /api/plugin-versions/latest/{serverSoftware}',

@@ -8,6 +8,7 @@ const release = () => import('./release.ts');
 const accounts = () => import('./accounts.ts');
 const migrate = () => import('./migrate.ts');
 const webhooks = () => import('./webhooks.ts');
+const counts = () => import('./counts.ts');
 
 const USAGE = `usage: npm run depot -- <command>
   release <file.jar> --version 1.4.0 --java 21 --software PaperMC,Folia [--minecraft 1.20.6-1.21.4] [--proxy 3.4] [--by alice] [--changelog notes.md] [--channel beta]
@@ -16,7 +17,8 @@ const USAGE = `usage: npm run depot -- <command>
   stats add <serverId> <players> [--at ISO-8601]
   migrate [--to redis://host:6379]      (STORAGE_DIR's servers, tokens and samples into Redis)
   webhook add <url> [--format json|discord] [--events release]
-  webhook list | webhook remove <id> | webhook test <id>`;
+  webhook list | webhook remove <id> | webhook test <id>
+  counts import <access.log>             (JAR downloads nginx served, from its log, into the download counts)`;
 
 /** The operator CLI: each command prints one JSON object on stdout; progress goes to stderr. */
 async function main(argv: string[]): Promise<number> {
@@ -34,6 +36,11 @@ async function main(argv: string[]): Promise<number> {
         const result = await (await webhooks()).runWebhookCommand(args, config);
         if (result) return print(result);
         break;
+      }
+      case 'counts': {
+        const [verb, ...rest] = args;
+        if (verb !== 'import') break;
+        return print(await (await counts()).importAccessLog(rest, config, Date.now()));
       }
       case 'user':
       case 'server':

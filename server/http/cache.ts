@@ -13,6 +13,9 @@ export const CACHE_CONTROL = {
   brandList: 'public, max-age=3600',
   /** SPEC 8: charts 5 minutes. */
   chart: 'public, max-age=300',
+  /** Download counts and badges: 5 minutes, as charts. */
+  downloads: 'public, max-age=300',
+  badge: 'public, max-age=300',
   /** The OpenAPI document changes only with a deployment. */
   apiDocument: 'public, max-age=3600',
   /** The site's pages change with each release; their scripts and styles are named by content. */

@@ -1,12 +1,18 @@
 import { join } from 'node:path';
 import type { H3Event, Middleware } from 'h3';
+import type { DownloadCounter } from '../downloads/counter.ts';
 import type { RouteEntry, Tree } from '../tree.ts';
 import type { FileCache } from './file-cache.ts';
 import { ENCODING_EXTENSIONS, chooseEncoding, type Encoding } from './compress.ts';
 import { requestHeader, sendRepresentation, type Body } from './send.ts';
 
-/** What serving the tree needs: the tree of the moment, the file cache, and IMAGE_CACHE=off. */
-export type TreeSource = { tree: () => Tree; files: FileCache; renderAlways?: boolean | undefined };
+/** What serving the tree needs: the tree of the moment, the file cache, IMAGE_CACHE=off, and the download counter. */
+export type TreeSource = {
+  tree: () => Tree;
+  files: FileCache;
+  renderAlways?: boolean | undefined;
+  downloads?: DownloadCounter;
+};
 
 /** Larger files are streamed from disk on every request instead of held in memory. */
 const LARGEST_IN_MEMORY = 16 * 1024 * 1024;
@@ -29,6 +35,8 @@ export function serveTree(ctx: TreeSource): Middleware {
     if (search !== '' && ctx.renderAlways) return next();
     const entry = tree.routes.get(search === '' ? pathname : pathname + search);
     if (!entry) return next();
+    // Most downloads are answered here, from the tree: counted once sent, off the answer's path.
+    ctx.downloads?.countTreeAnswer(event, pathname, entry);
     return sendTreeEntry(ctx.files, tree, event, entry);
   };
 }

@@ -123,6 +123,7 @@ export function sendJar(
   cacheControl: string,
   latest: boolean,
 ) {
+  ctx.downloads.countJar(event, version.id);
   return sendRepresentation(event, {
     status: 200,
     headers: {

@@ -1,0 +1,130 @@
+import { H3, getRouterParam, type H3Event } from 'h3';
+import type { AppContext } from '../context.ts';
+import { HOUR } from '../charts/time.ts';
+import { sha256Hex } from '../digest.ts';
+import { CACHE_CONTROL, PUBLIC_HEADERS, SVG_SECURITY_POLICY } from '../http/cache.ts';
+import { forbidden } from '../http/auth.ts';
+import { notFound } from '../http/errors.ts';
+import { sendJson } from '../http/json.ts';
+import { sendRepresentation, strongEtag } from '../http/send.ts';
+import { validateParams, validateQuery } from '../http/validate.ts';
+import { pickLatest } from '../versions/latest.ts';
+import { JavaVersion, ServerSoftwareName } from '../versions/schema.ts';
+import { drawBadge, metric, scaledForPng } from './draw.ts';
+import {
+  BADGE_FORMATS,
+  BadgeFormatName,
+  BadgeQuery,
+  LatestBadgeQuery,
+  PlayersBadgePath,
+  type Badge,
+  type BadgeFormat,
+} from './schema.ts';
+
+const NOT_FOUND_HEADERS = { 'cache-control': CACHE_CONTROL.notFound };
+/** A rendered PNG is kept as long as its badge may be cached. */
+const PNG_TTL_SECONDS = 300;
+
+/**
+ * Issue 17: badges in shields.io's look, drawn live from the catalog, the download counts and the
+ * player samples; each as SVG, PNG and shields.io endpoint JSON.
+ */
+export function badgeRoutes(ctx: AppContext): H3 {
+  const app = new H3();
+  const latest = async (event: H3Event) => {
+    const format = formatOf(event);
+    const { style, channel = 'release' } = await validateQuery(event, LatestBadgeQuery);
+    const software = ServerSoftwareName.safeParse(getRouterParam(event, 'serverSoftware', { decode: true }) ?? '');
+    if (!software.success) throw notFound(software.error.issues[0]!.message, undefined, NOT_FOUND_HEADERS);
+    const rawJava = getRouterParam(event, 'javaVersion', { decode: true });
+    const java = rawJava === undefined ? undefined : JavaVersion.safeParse(rawJava);
+    if (java && !java.success) throw notFound(java.error.issues[0]!.message, undefined, NOT_FOUND_HEADERS);
+    const label = java ? `${software.data} Java ${java.data}` : software.data;
+    const version = pickLatest(ctx.tree().catalog.latest, software.data, java?.data, channel);
+    if (!version) throw notFound(`No plugin version found for ${label}`, undefined, NOT_FOUND_HEADERS);
+    const versionChannel = version.channel ?? 'release';
+    const color = versionChannel === 'release' ? 'blue' : versionChannel === 'beta' ? 'orange' : 'red';
+    return sendBadge(ctx, event, { label, message: `v${version.pluginVersion}`, color }, format, style);
+  };
+  app.get('/api/badges/latest/:serverSoftware.:format', latest);
+  app.get('/api/badges/latest/:serverSoftware/:javaVersion.:format', latest);
+
+  app.get('/api/badges/downloads.:format', async (event) => {
+    const format = formatOf(event);
+    const { style } = await validateQuery(event, BadgeQuery);
+    const total = (await ctx.downloads.read()).reduce((sum, count) => sum + count.downloads, 0);
+    return sendBadge(ctx, event, { label: 'downloads', message: metric(total), color: 'brightgreen' }, format, style);
+  });
+
+  app.get('/api/badges/players/:id.:format', async (event) => {
+    const format = formatOf(event);
+    const { style } = await validateQuery(event, BadgeQuery);
+    const { id } = await validateParams(event, PlayersBadgePath);
+    const server = await ctx.servers.get(id);
+    if (!server) throw notFound(`No server with id ${id}`);
+    if (server.private) throw forbidden('This server is private: its players have no public badge');
+    const players = await playersNow(ctx, server.id);
+    const badge: Badge =
+      players === null
+        ? { label: 'players', message: 'no recent data', color: 'lightgrey' }
+        : { label: 'players', message: `${metric(players)} online`, color: players > 0 ? 'brightgreen' : 'lightgrey' };
+    return sendBadge(ctx, event, badge, format, style);
+  });
+  return app;
+}
+
+/** The format the path ends in; 404 naming the three for another. */
+function formatOf(event: H3Event): BadgeFormat {
+  const format = BadgeFormatName.safeParse(getRouterParam(event, 'format'));
+  if (!format.success)
+    throw notFound(
+      `No badge format ${JSON.stringify(getRouterParam(event, 'format'))}; one of ${BADGE_FORMATS.join(', ')}`,
+    );
+  return format.data;
+}
+
+/**
+ * Players online now: the mean of the current UTC hour's samples, or of the previous hour's until
+ * this hour has one; null when neither has (the server stopped reporting).
+ */
+async function playersNow(ctx: AppContext, serverId: string): Promise<number | null> {
+  const now = ctx.now();
+  const buckets = await ctx.samples.range(serverId, now - HOUR, now);
+  const since = Math.floor(now / HOUR) * HOUR - HOUR;
+  const last = buckets.filter((bucket) => bucket.hour >= since && bucket.count > 0).at(-1);
+  return last ? Math.round(last.sum / last.count) : null;
+}
+
+async function sendBadge(
+  ctx: AppContext,
+  event: H3Event,
+  badge: Badge,
+  format: BadgeFormat,
+  style: Parameters<typeof drawBadge>[1],
+) {
+  if (format === 'json') return sendJson(event, { schemaVersion: 1, ...badge }, CACHE_CONTROL.badge);
+  const svg = drawBadge(badge, style);
+  const bytes = format === 'svg' ? new TextEncoder().encode(svg) : await pngOf(ctx, svg);
+  return sendRepresentation(event, {
+    status: 200,
+    headers: {
+      'content-type': format === 'svg' ? 'image/svg+xml' : 'image/png',
+      'cache-control': CACHE_CONTROL.badge,
+      etag: strongEtag(bytes),
+      ...PUBLIC_HEADERS,
+      ...(format === 'svg' ? { 'content-security-policy': SVG_SECURITY_POLICY } : {}),
+    },
+    size: bytes.length,
+    body: bytes,
+  });
+}
+
+/** The badge rasterised by sharp (through the renderer's bounded queue), kept in the chart cache. */
+async function pngOf(ctx: AppContext, svg: string): Promise<Uint8Array> {
+  const key = sha256Hex('badge-png\n', svg);
+  const cached = await ctx.chartCache.get(key);
+  if (cached) return cached;
+  const png = await ctx.renderer.rasterise(scaledForPng(svg));
+  await ctx.chartCache.set(key, png, PNG_TTL_SECONDS);
+  return png;
+}

@@ -1,0 +1,114 @@
+import type { ServerResponse } from 'node:http';
+import { getRouterParam, type H3Event } from 'h3';
+import { LRUCache } from 'lru-cache';
+import type { ServerRequest } from 'srvx';
+import { DAY } from '../charts/time.ts';
+import { guarded } from '../http/after-response.ts';
+import { requestClient } from '../http/client-address.ts';
+import { throttledLog } from '../throttled-log.ts';
+import type { RouteEntry } from '../tree.ts';
+import { findSoftware, type ServerSoftware } from '../versions/software.ts';
+import type { Download, DownloadStore } from './store.ts';
+
+/** How often counted downloads go to the store, in one batch. */
+const FLUSH_MS = 1000;
+/** Downloads waiting for the store at most; more are dropped (and said) while the store is down. */
+const MAX_WAITING = 50_000;
+/** Recent (day, version, client) triples: a download manager's range requests are queued once. */
+const RECENT = 10_000;
+
+/** A JAR route: by id, or latest/resolve per software (the version is its Content-Location). */
+export const JAR_ROUTE =
+  /^\/api\/plugin-versions\/download\/(?:(?:latest|resolve)\/([^/]+)(?:\/[^/]+)?|(plugin-[^/.]+))$/;
+/** A Content-Location naming a version's own download. */
+export const LOCATION_ID = /^\/api\/plugin-versions\/download\/(plugin-\d+-[A-Za-z0-9]+)$/;
+
+export type CounterOptions = {
+  store: DownloadStore;
+  now: () => number;
+  trustProxy: (address: string) => boolean;
+  warn?: (line: string) => void;
+};
+
+/**
+ * Counts JAR downloads after their answer. A JAR answer registers a 'finish' listener on Node's
+ * response; once the body has gone out, a GET answered 200 or 206 is queued in memory, and the
+ * queue goes to the store in one batch a second, never on a response's path. Only answers Node
+ * sends are counted: the build's in-process requests are not downloads. Nothing here throws into
+ * an answer; a store that is down keeps the batch (up to MAX_WAITING) for the next flush.
+ */
+export function createDownloadCounter(options: CounterOptions) {
+  const warn = throttledLog(options.warn ?? ((line) => console.warn(line)));
+  const recent = new LRUCache<string, true>({ max: RECENT });
+  let waiting: Download[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  let flushing: Promise<void> = Promise.resolve();
+
+  const queue = (download: Download) => {
+    const key = `${download.day} ${download.versionId} ${download.client}`;
+    if (recent.has(key)) return;
+    recent.set(key, true);
+    if (waiting.length >= MAX_WAITING) return warn(`[downloads] ${MAX_WAITING} downloads wait for the store; dropping`);
+    waiting.push(download);
+    timer ??= setTimeout(() => void flush(), FLUSH_MS).unref();
+  };
+
+  const flush = (): Promise<void> => {
+    timer = undefined;
+    flushing = flushing.then(async () => {
+      const batch = waiting;
+      waiting = [];
+      if (batch.length === 0) return;
+      try {
+        await options.store.add(batch);
+      } catch (error) {
+        waiting = [...batch.slice(0, MAX_WAITING - waiting.length), ...waiting];
+        warn(`[downloads] could not store ${batch.length} counts; retrying: ${(error as Error).message}`);
+        timer ??= setTimeout(() => void flush(), FLUSH_MS).unref();
+      }
+    });
+    return flushing;
+  };
+
+  /** Counts the answer once Node has sent it, if it is a GET answered 200 or 206. */
+  const countAfter = (event: H3Event, versionId: string, software: ServerSoftware | undefined) => {
+    if (event.req.method !== 'GET') return;
+    const res = (event.req as ServerRequest).runtime?.node?.res as ServerResponse | undefined;
+    if (!res) return;
+    const { key } = requestClient(event, options.trustProxy);
+    res.once(
+      'finish',
+      guarded('downloads', () => {
+        if (res.statusCode !== 200 && res.statusCode !== 206) return;
+        queue({ day: Math.floor(options.now() / DAY), versionId, software, client: key });
+      }),
+    );
+  };
+
+  return {
+    /** Every stored count (the read endpoint). */
+    read: options.store.read,
+    /** A live JAR answer (sendJar): the software, if any, is the route's. */
+    countJar: guarded('downloads', (event: H3Event, versionId: string) => {
+      const software = getRouterParam(event, 'software', { decode: true });
+      countAfter(event, versionId, software === undefined ? undefined : findSoftware(software));
+    }),
+    /** A precomputed answer of the static tree: counted when it is a JAR route. */
+    countTreeAnswer: guarded('downloads', (event: H3Event, pathname: string, entry: RouteEntry) => {
+      if (!entry.file.endsWith('.jar')) return;
+      const match = JAR_ROUTE.exec(pathname);
+      if (!match) return;
+      const versionId = match[2] ?? LOCATION_ID.exec(entry.headers['content-location'] ?? '')?.[1];
+      if (!versionId) return;
+      countAfter(event, versionId, match[1] === undefined ? undefined : findSoftware(decodeURIComponent(match[1])));
+    }),
+    /** Stores what is queued (tests, and the origin's close). */
+    flush,
+    /** Stops the timer and stores what is queued. */
+    async close(): Promise<void> {
+      if (timer) clearTimeout(timer);
+      await flush();
+    },
+  };
+}
+export type DownloadCounter = ReturnType<typeof createDownloadCounter>;

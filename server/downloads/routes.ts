@@ -1,0 +1,20 @@
+import { H3 } from 'h3';
+import type { AppContext } from '../context.ts';
+import { CACHE_CONTROL } from '../http/cache.ts';
+import { sendJson } from '../http/json.ts';
+import { DOWNLOADS_PATH, summarise } from './counts.ts';
+
+/** Issue 17: the download counts, read live from the store (the answer is cached 5 minutes downstream). */
+export function downloadRoutes(ctx: AppContext): H3 {
+  const app = new H3();
+  app.get(DOWNLOADS_PATH, async (event) => {
+    const catalog = ctx.tree().catalog;
+    const counts = summarise(
+      await ctx.downloads.read(),
+      catalog.versions.map((version) => version.id),
+      ctx.now(),
+    );
+    return sendJson(event, counts, CACHE_CONTROL.downloads);
+  });
+  return app;
+}
