@@ -288,7 +288,7 @@ else {
     const shown = () =>
       page.$$eval('#history tbody tr', (rows) =>
         rows
-          .filter((row) => !row.hidden)
+          .filter((row) => !(row as HTMLTableRowElement).hidden)
           .map((row) => row.querySelector('th a')!.getAttribute('href')!.split('/').pop()),
       );
     const versions = ctx.tree.catalog.versions;
