@@ -111,7 +111,10 @@ else {
           const report = await page.evaluate(() => ({
             lang: document.documentElement.lang,
             h1: document.querySelectorAll('h1').length,
-            imagesWithoutAlt: [...document.images].filter((img) => !img.alt.trim()).map((img) => img.src),
+            // An empty alt only for a logo beside its name: the link or heading it sits in says it.
+            imagesWithoutAlt: [...document.images]
+              .filter((img) => !img.alt.trim() && !(img.alt === '' && img.closest('a, h3')?.textContent?.trim()))
+              .map((img) => img.src),
             unlabelled: [...document.querySelectorAll<HTMLInputElement | HTMLSelectElement>('input, select')]
               .filter((control) => control.labels?.length === 0 && !control.getAttribute('aria-label'))
               .map((control) => control.outerHTML),

@@ -2,6 +2,7 @@ import { runsOnJava } from '../../../server/versions/compat.ts';
 import type { Catalog } from '../../../server/versions/catalog.ts';
 import { changelogHtml } from '../../../server/versions/changelog.ts';
 import { channelOf } from '../../../server/versions/channels.ts';
+import { brandImagePath, type BrandName } from '../../../server/brands/brands.ts';
 import { pickLatest } from '../../../server/versions/latest.ts';
 import { presentVersion } from '../../../server/versions/present.ts';
 import type { PluginVersion } from '../../../server/versions/schema.ts';
@@ -84,6 +85,41 @@ export function describeFilter({ software, java }: HistoryFilter): string {
   if (software) return software;
   if (java) return `servers on Java ${java}`;
   return 'every server software and Java version';
+}
+
+/**
+ * What an admin picks on a history page: per software, its newest release among the page's
+ * versions (newest first): on /versions the newest whatever its Java (SPEC 2.4.4, the downloads
+ * page's button), on a Java page the newest that runs on that Java; on a software's page, for that
+ * software alone. Software -> version id.
+ */
+export function latestOnPage(versions: readonly PluginVersion[], only?: ServerSoftware): Map<ServerSoftware, string> {
+  const picks = new Map<ServerSoftware, string>();
+  for (const version of versions) {
+    if (version.channel !== 'release') continue;
+    for (const software of version.serverSoftware)
+      if (!picks.has(software) && (!only || software === only)) picks.set(software, version.id);
+  }
+  return picks;
+}
+
+/** The brand kit's square marks (SPEC 2.8) of the softwares that have one, per colour scheme. */
+const SOFTWARE_MARKS: Partial<Record<ServerSoftware, { brand: BrandName; light: string; dark?: string }>> = {
+  PaperMC: { brand: 'papermc', light: 'none' },
+  Purpur: { brand: 'purpurmc', light: 'default' },
+  LeafMC: { brand: 'leafmc', light: 'default' },
+  Folia: { brand: 'folia', light: 'default' },
+  CanvasMC: { brand: 'canvasmc', light: 'default' },
+  Velocity: { brand: 'velocity', light: 'blue-no-text', dark: 'white-no-text' },
+};
+
+/** A software's mark as static brand images (32 px, 64 px for dense screens), or undefined. */
+export function softwareMark(software: ServerSoftware): { light: string; dark: string | undefined } | undefined {
+  const mark = SOFTWARE_MARKS[software];
+  if (!mark) return undefined;
+  const srcset = (variant: string) =>
+    `${brandImagePath(mark.brand, variant, 'png', 32)} 1x, ${brandImagePath(mark.brand, variant, 'png', 64)} 2x`;
+  return { light: srcset(mark.light), dark: mark.dark && srcset(mark.dark) };
 }
 
 /** Every version as its page shows it (the /version/<id> pages). */
