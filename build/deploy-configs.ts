@@ -1,3 +1,4 @@
+import { NGINX_LOG_FORMAT } from '../server/downloads/access-log.ts';
 import { copyFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DeployOptions } from '../server/config.ts';
@@ -85,6 +86,9 @@ export function nginxConfig(routes: Record<string, RouteEntry>, options: NginxOp
 # of ${options.treeDir}; everything else goes to the origins.
 
 ${upstreamBlock(options.origins)}
+# The downloads nginx serves from files are counted from its log: \`access_log <file> depot;\` in
+# your http { } block, then \`npm run depot -- counts import <file>\` (README: Download counts).
+log_format depot '${NGINX_LOG_FORMAT}';
 map_hash_max_size 65536;
 map_hash_bucket_size 256;
 ${limit ? clientLimitZone(perMinute) : ''}
@@ -315,7 +319,7 @@ const UNQUOTE = /^"|"$/g;
  * A minimal main nginx.conf around the generated one, with every path under `dir`: how the tests
  * and benchmarks run nginx, and a starting point for a machine that runs nginx for the depot alone.
  */
-export function standaloneNginxConfig(dir: string, include: string, workers = 2): string {
+export function standaloneNginxConfig(dir: string, include: string, workers = 2, accessLog?: string): string {
   // Temp folders are private to their owner: when that is root (CI), workers run as root to read them.
   const user = process.getuid?.() === 0 ? 'user root;\n' : '';
   return `${user}worker_processes ${workers};
@@ -323,12 +327,12 @@ pid ${dir}/nginx.pid;
 error_log ${dir}/error.log notice;
 events { worker_connections 1024; }
 http {
-  access_log off;
   sendfile on;
   keepalive_requests 100000;
   client_body_temp_path ${dir}/body;
   proxy_temp_path ${dir}/proxy;
   include ${include};
+  access_log ${accessLog ? `${accessLog} depot` : 'off'};
 }
 `;
 }

@@ -351,9 +351,14 @@ export type NginxServer = {
  * Debian's nginx in the foreground on a loopback port, with a minimal main config that includes
  * `include` (the build's nginx.conf) inside http { }, as README's deployment guide does.
  */
-export async function startNginx(program: string, include: string, port: number): Promise<NginxServer> {
+export async function startNginx(
+  program: string,
+  include: string,
+  port: number,
+  options: { accessLog?: string } = {},
+): Promise<NginxServer> {
   const dir = await mkdtemp(join(tmpdir(), 'depot-nginx-'));
-  await writeFile(join(dir, 'nginx.conf'), standaloneNginxConfig(dir, include));
+  await writeFile(join(dir, 'nginx.conf'), standaloneNginxConfig(dir, include, 2, options.accessLog));
   const child = spawn(program, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });

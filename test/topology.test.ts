@@ -1,9 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, truncate } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { currentTreeDir } from '../server/tree.ts';
+import type { DownloadCounts } from '../server/downloads/counts.ts';
+import { currentTreeDir, openTree } from '../server/tree.ts';
 import { contractSuite } from './contract.ts';
 import {
   findProgram,
@@ -15,6 +16,7 @@ import {
   spawnOrigin,
   startNginx,
   startRedis,
+  runDepot,
   until,
   type Accounts,
   type NginxServer,
@@ -89,7 +91,9 @@ else {
       await build();
       ctx.accounts = await makeAccounts(ctx.workspace, ctx.env);
       await startOrigins();
-      ctx.nginx = await startNginx(NGINX, join(ctx.workspace.distDir, 'current/nginx.conf'), ctx.ports[2]!);
+      ctx.nginx = await startNginx(NGINX, join(ctx.workspace.distDir, 'current/nginx.conf'), ctx.ports[2]!, {
+        accessLog: join(ctx.workspace.dir, 'nginx-access.log'),
+      });
       return { url: ctx.nginx.url, treeDir: (await currentTreeDir(ctx.workspace.distDir))! };
     },
   });
@@ -133,6 +137,62 @@ else {
         assert.match(chart.body.toString(), /peak 103 players/);
       }
       assert.is((await nginxGet(`/api/servers/${privateServer.id}/chart/players`)).status, 403);
+    },
+  );
+
+  topology(
+    'downloads count over both paths: the origins count what they answer, `counts import` what nginx served, each client once',
+    async () => {
+      const { catalog } = await openTree((await currentTreeDir(ctx.workspace.distDir))!);
+      const [first] = catalog.versions;
+      const origin = `http://127.0.0.1:${ctx.ports[0]}`;
+      const downloads = async () =>
+        (await (await fetch(`${origin}/api/plugin-versions/downloads`)).json()) as DownloadCounts;
+      // What the contract's downloads queued is stored within a second: wait until the counts stand still.
+      let before = await downloads();
+      for (let i = 0; i < 20; i++) {
+        await new Promise((r) => setTimeout(r, 1200));
+        const now = await downloads();
+        if (now.total === before.total) break;
+        before = now;
+      }
+      const firstBefore = before.versions.find((v) => v.id === first!.id)!.total;
+      // Only this test's requests in the log nginx appends to.
+      const log = join(ctx.workspace.dir, 'nginx-access.log');
+      await truncate(log, 0);
+      const direct = `/api/plugin-versions/download/${first!.id}`;
+      // From files: nginx answers these itself (NGINX_REAL_IP_FROM: the forwarded address is the client's).
+      for (const client of ['198.51.100.7', '198.51.100.7', '2001:db8:1:2::5', '2001:db8:1:2::6'])
+        assert.is((await nginxGet(direct, { 'x-forwarded-for': client })).status, 200);
+      assert.is((await nginxGet(direct, { 'x-forwarded-for': '198.51.100.8', range: 'bytes=0-9' })).status, 206);
+      // Live (the software's name in another case): an origin answers and counts it.
+      const live = await nginxGet('/api/plugin-versions/download/latest/PaperMC/21', {
+        'x-forwarded-for': '198.51.100.9',
+      });
+      assert.is(live.status, 200);
+      const paper = /plugin-[^/]+$/.exec(live.headers['content-location'] as string)![0];
+      await until(async () => (await downloads()).total >= before.total + 1, 'the origin counted the live download');
+      assert.is((await downloads()).total, before.total + 1, 'only the live download reached an origin');
+      assert.equal(
+        requestLines(ctx.origins[0]!, direct) + requestLines(ctx.origins[1]!, direct),
+        0,
+        'nginx served the files',
+      );
+
+      await until(async () => (await readFile(log, 'utf8')).includes('198.51.100.9'), 'nginx logged the downloads');
+      const imported = await runDepot(['counts', 'import', log], ctx.workspace, ctx.env);
+      assert.is(imported.code, 0, imported.stderr);
+      // 198.51.100.7 twice and the two addresses of one /64 count once each; 198.51.100.9 the origin had counted.
+      assert.equal(
+        [JSON.parse(imported.stdout).counted, JSON.parse(imported.stdout).unattributed],
+        [3, 0],
+        imported.stdout,
+      );
+      const answer = await downloads();
+      assert.is(answer.total, before.total + 4);
+      assert.is(answer.versions.find((v) => v.id === first!.id)!.total, firstBefore + (first!.id === paper ? 4 : 3));
+      const again = await runDepot(['counts', 'import', log], ctx.workspace, ctx.env);
+      assert.is(JSON.parse(again.stdout).counted, 0, 'importing the same log again adds nothing');
     },
   );
 

@@ -7,11 +7,11 @@ import { findSoftware } from '../versions/software.ts';
 import { JAR_ROUTE, LOCATION_ID } from './counter.ts';
 import type { Download } from './store.ts';
 
-/**
- * nginx's `combined` format, optionally followed by the answer's Content-Location (README: the
- * `depot` log_format): `$remote_addr - $remote_user [$time_local] "$request" $status
- * $body_bytes_sent "$http_referer" "$http_user_agent" "$sent_http_content_location"`.
- */
+/** The log format the generated nginx.conf defines as `depot`: nginx's `combined`, then the answer's Content-Location. */
+export const NGINX_LOG_FORMAT =
+  '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" "$sent_http_content_location"';
+
+/** A line of NGINX_LOG_FORMAT, or of `combined` (no Content-Location). */
 const COMBINED =
   /^(\S+) \S+ \S+ \[([^\]]+)\] "(\S+) (\S+)(?: [^"]*)?" (\d{3}) \S+ "(?:[^"\\]|\\.)*" "(?:[^"\\]|\\.)*"(?: "([^"]*)")?/;
 
