@@ -227,7 +227,8 @@ const invalid: [string, RegExp][] = [
   ['days=1.5', /^days must be an integer from 1 to 365$/],
   ['width=199', /^width must be an integer from 200 to 2000$/],
   ['height=2001', /^height must be an integer from 200 to 2000$/],
-  ['theme=blue', /^theme must be light or dark$/],
+  ['theme=blue', /^theme must be light, dark or auto$/],
+  ['background=none', /^background must be solid or transparent$/],
   ['format=jpg', /^format must be svg or png$/],
 ];
 for (const [query, message] of invalid) {

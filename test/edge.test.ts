@@ -82,6 +82,7 @@ function getSamples(): string[] {
     '/brand/velocity/white/64.webp',
     '/api/charts/example',
     '/api/charts/example?days=30&theme=dark',
+    '/api/charts/example?theme=auto&background=transparent',
     `/api/servers/${publicServer.id}/chart/players`,
     '/healthz',
     '/api/openapi.json',

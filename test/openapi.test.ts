@@ -79,7 +79,8 @@ document('parameters carry the validation rules: ranges, defaults and allowed va
   assert.equal(chart['query:days'], { type: 'integer', minimum: 1, maximum: 365, default: 7 });
   assert.equal(chart['query:width'], { type: 'integer', minimum: 200, maximum: 2000, default: 800 });
   assert.equal(chart['query:height'], { type: 'integer', minimum: 200, maximum: 2000, default: 400 });
-  assert.equal((chart['query:theme'] as { enum: string[] }).enum, ['light', 'dark']);
+  assert.equal((chart['query:theme'] as { enum: string[] }).enum, ['light', 'dark', 'auto']);
+  assert.equal((chart['query:background'] as { enum: string[] }).enum, ['solid', 'transparent']);
   assert.is((chart['path:id'] as { format: string }).format, 'uuid');
   const brand = params('/api/image/brand/{brand}');
   assert.equal(brand['query:size'], { type: 'integer', minimum: 1, maximum: 2048 });

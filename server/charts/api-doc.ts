@@ -18,7 +18,7 @@ const CHART: ZodOpenApiResponseObject = {
   content: binaryContent(['image/svg+xml', 'image/png']),
 };
 const BAD_QUERY = errorAnswer(
-  'days, width, height, theme or format outside their values (the error names each), or an id that is not a UUID',
+  'days, width, height, theme, background or format outside their values (the error names each), or an id that is not a UUID',
 );
 
 /** SPEC 4.9, 4.10 and player-count ingestion (DESIGN). */

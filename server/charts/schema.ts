@@ -7,7 +7,8 @@ export const CHART_RANGES = {
   width: { min: 200, max: 2000, default: 800 },
   height: { min: 200, max: 2000, default: 400 },
 } as const;
-export const CHART_THEMES = ['light', 'dark'] as const;
+export const CHART_THEMES = ['light', 'dark', 'auto'] as const;
+export const CHART_BACKGROUNDS = ['solid', 'transparent'] as const;
 export const CHART_FORMATS = ['svg', 'png'] as const;
 
 const ranged = (name: keyof typeof CHART_RANGES, description: string) => {
@@ -20,10 +21,14 @@ export const ChartQuery = z.object({
   days: ranged('days', 'Days covered, ending now (UTC)'),
   width: ranged('width', 'Width in pixels'),
   height: ranged('height', 'Height in pixels'),
-  theme: z
-    .enum(CHART_THEMES, { error: 'must be light or dark' })
-    .default('light')
-    .meta({ description: 'light: white background; dark: #1a1a1a' }),
+  theme: z.enum(CHART_THEMES, { error: 'must be light, dark or auto' }).default('light').meta({
+    description:
+      "light: white background; dark: #1a1a1a; auto: one SVG with both, dark when the viewer's system prefers it (`prefers-color-scheme`; PNG shows light)",
+  }),
+  background: z
+    .enum(CHART_BACKGROUNDS, { error: 'must be solid or transparent' })
+    .default('solid')
+    .meta({ description: "solid: the theme's background; transparent: none, the page shows through" }),
   format: z
     .enum(CHART_FORMATS, { error: 'must be svg or png' })
     .default('svg')
