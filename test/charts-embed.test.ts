@@ -2,10 +2,13 @@ import { DOMParser, type Element } from '@xmldom/xmldom';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { aggregate, type HourBucket, type Series } from '../server/charts/aggregate.ts';
+import type { ChartData } from '../server/charts/data.ts';
 import { drawPlayerChart } from '../server/charts/draw.ts';
+import { EXAMPLE_NOW, exampleBuckets } from '../server/charts/example.ts';
 import { THEMES } from '../server/charts/themes.ts';
 import type { RunningOrigin } from '../server/origin.ts';
-import { makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
+import { createFileStorage } from '../server/storage.ts';
+import { makeAccounts, makeWorkspace, startTestOrigin, type Accounts, type Workspace } from './helpers.ts';
 
 // Issue 17 item 3: charts beyond SPEC 4.9 (theme=auto, transparent backgrounds, the record peak,
 // flat and single-point series, the series as data, signed embeddable URLs).
@@ -110,11 +113,63 @@ themes('two auto charts inline on one page style only themselves', () => {
 });
 themes.run();
 
-const ctx = {} as { workspace: Workspace; origin: RunningOrigin };
-const http = suite('chart parameters over HTTP');
+/**
+ * What the SVG draws, read back from its markers: the value of each point at the index its x gives,
+ * by the grid's own scale (the line at 0 and the top line with its label). Undefined: no marker.
+ */
+function drawnSeries(svgText: string, count: number) {
+  const svg = parse(svgText);
+  const grid = byClass(svg, 'line', 'grid');
+  const labels = byClass(svg, 'text', 'y-label').map((t) => Number(t.textContent!.replace(/,/g, '')));
+  const [bottom, top] = [grid[0]!, grid.at(-1)!];
+  const [left, right] = [Number(bottom.getAttribute('x1')), Number(bottom.getAttribute('x2'))];
+  const [y0, yTop] = [Number(bottom.getAttribute('y1')), Number(top.getAttribute('y1'))];
+  const yMax = labels.at(-1)!;
+  const drawn = { peak: new Array<number | undefined>(count), average: new Array<number | undefined>(count) };
+  for (const key of ['peak', 'average'] as const) {
+    for (const marker of byClass(svg, 'circle', `marker-${key}`)) {
+      const index = Math.round(((Number(marker.getAttribute('cx')) - left) * (count - 1)) / (right - left));
+      drawn[key][index] = ((y0 - Number(marker.getAttribute('cy'))) / (y0 - yTop)) * yMax;
+    }
+  }
+  // 0.05 px of rounding in each coordinate, in players.
+  return { ...drawn, tolerance: (0.1 / (y0 - yTop)) * yMax + 0.005 };
+}
+
+function assertDrawnAsData(svgText: string, data: ChartData, what: string) {
+  const drawn = drawnSeries(svgText, data.points.length);
+  data.points.forEach((point, i) => {
+    for (const key of ['peak', 'average'] as const) {
+      const value = point[key];
+      if (value === null) assert.is(drawn[key][i], undefined, `${what}: ${key} ${i} is a gap in both`);
+      else {
+        assert.ok(drawn[key][i] !== undefined, `${what}: ${key} ${i} drawn`);
+        assert.ok(
+          Math.abs(drawn[key][i]! - value) <= drawn.tolerance,
+          `${what}: ${key} ${i}: drawn ${drawn[key][i]}, data ${value}`,
+        );
+      }
+    }
+  });
+}
+
+/** RFC 4180 rows of our CSV (no quoting needed: times and numbers), back into the JSON's points. */
+function csvPoints(csv: string): ChartData['points'] {
+  const [header, ...rows] = csv.split('\r\n');
+  assert.is(header, 'time,peak,average');
+  assert.is(rows.pop(), '', 'the last row ends with CRLF');
+  return rows.map((row) => {
+    const [time, peak, average] = row.split(',');
+    return { time: time!, peak: peak === '' ? null : Number(peak), average: average === '' ? null : Number(average) };
+  });
+}
+
+const ctx = {} as { workspace: Workspace; origin: RunningOrigin; accounts: Accounts };
+const http = suite('charts over HTTP');
 http.before(async () => {
   ctx.workspace = await makeWorkspace();
-  ctx.origin = await startTestOrigin(ctx.workspace);
+  ctx.accounts = await makeAccounts(ctx.workspace);
+  ctx.origin = await startTestOrigin(ctx.workspace, { storage: createFileStorage(ctx.workspace.storageDir) });
 });
 http.after(async () => {
   await ctx.origin.close();
@@ -142,4 +197,71 @@ for (const [query, message] of [
     assert.equal(await response.json(), { error: message });
   });
 }
+
+http('format=json and format=csv: the series the example chart draws, gaps as null and empty', async () => {
+  for (const days of [1, 7, 90]) {
+    const base = `${ctx.origin.url}/api/charts/example?days=${days}&width=1000`;
+    const get = (format: string) => fetch(`${base}&format=${format}`);
+    const [svg, json, csv] = await Promise.all([get('svg'), get('json'), get('csv')]);
+    assert.is(json.headers.get('content-type'), 'application/json; charset=utf-8');
+    assert.match(csv.headers.get('content-type')!, /^text\/csv; charset=utf-8/);
+    for (const answer of [json, csv]) assert.is(answer.headers.get('cache-control'), 'public, max-age=300');
+    const data = (await json.json()) as ChartData;
+    const series = aggregate(exampleBuckets(days, EXAMPLE_NOW), { days, now: EXAMPLE_NOW });
+    assert.equal(data, {
+      period: series.period,
+      days,
+      points: series.points.map((p) => ({
+        time: new Date(p.start).toISOString(),
+        peak: p.peak,
+        average: p.average === null ? null : Math.round(p.average * 100) / 100,
+      })),
+    });
+    assert.equal(csvPoints(await csv.text()), data.points, `${days} days: csv = json`);
+    assertDrawnAsData(await svg.text(), data, `example, ${days} days`);
+  }
+});
+
+http('a server chart as data: same access rules and cache, equal to the SVG; gaps where no samples came', async () => {
+  const { publicServer, privateServer, owner, other } = ctx.accounts;
+  const now = Date.now();
+  const hour = Math.floor(now / H) * H;
+  const samples = [1, 2, 5, 6, 7, 30].flatMap((hoursAgo, i) => [
+    { at: new Date(hour - hoursAgo * H + 60_000).toISOString(), players: 10 + i * 3 },
+    { at: new Date(hour - hoursAgo * H + 120_000).toISOString(), players: 4 + i },
+  ]);
+  for (const server of [publicServer, privateServer]) {
+    const stored = await fetch(`${ctx.origin.url}/api/servers/${server.id}/stats`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.ingestKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ samples }),
+    });
+    assert.is(stored.status, 204);
+  }
+  for (const [server, headers, cacheControl] of [
+    [publicServer, {}, 'public, max-age=300'],
+    [privateServer, { authorization: `Bearer ${owner}` }, 'private, max-age=300'],
+  ] as const) {
+    const base = `${ctx.origin.url}/api/servers/${server.id}/chart/players?days=2`;
+    const get = (format: string) => fetch(`${base}&format=${format}`, { headers });
+    const [svg, json, csv] = await Promise.all([get('svg'), get('json'), get('csv')]);
+    for (const answer of [svg, json, csv]) {
+      assert.is(answer.status, 200);
+      assert.is(answer.headers.get('cache-control'), cacheControl);
+    }
+    const data = (await json.json()) as ChartData;
+    assert.is(data.points.length, 48);
+    assert.is(data.points.filter((p) => p.peak !== null).length, 6);
+    assert.equal(data.points.at(-2), { time: new Date(hour - H).toISOString(), peak: 10, average: 7 });
+    assert.equal(data.points.at(-1), { time: new Date(hour).toISOString(), peak: null, average: null });
+    assert.equal(csvPoints(await csv.text()), data.points);
+    assertDrawnAsData(await svg.text(), data, server === publicServer ? 'public' : 'private');
+  }
+  for (const format of ['json', 'csv']) {
+    const path = `${ctx.origin.url}/api/servers/${privateServer.id}/chart/players?format=${format}`;
+    assert.is((await fetch(path)).status, 403, `${format} without a token`);
+    assert.is((await fetch(path, { headers: { authorization: `Bearer ${other}` } })).status, 403, 'another user');
+  }
+});
+
 http.run();

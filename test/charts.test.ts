@@ -229,7 +229,7 @@ const invalid: [string, RegExp][] = [
   ['height=2001', /^height must be an integer from 200 to 2000$/],
   ['theme=blue', /^theme must be light, dark or auto$/],
   ['background=none', /^background must be solid or transparent$/],
-  ['format=jpg', /^format must be svg or png$/],
+  ['format=jpg', /^format must be svg, png, json or csv$/],
 ];
 for (const [query, message] of invalid) {
   example(`400 for ${query}`, async () => {

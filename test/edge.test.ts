@@ -84,6 +84,8 @@ function getSamples(): string[] {
     '/api/charts/example?days=30&theme=dark',
     '/api/charts/example?theme=auto&background=transparent',
     `/api/servers/${publicServer.id}/chart/players`,
+    '/api/charts/example?format=json',
+    `/api/servers/${publicServer.id}/chart/players?days=30&format=csv`,
     '/healthz',
     '/api/openapi.json',
   ];

@@ -81,6 +81,7 @@ document('parameters carry the validation rules: ranges, defaults and allowed va
   assert.equal(chart['query:height'], { type: 'integer', minimum: 200, maximum: 2000, default: 400 });
   assert.equal((chart['query:theme'] as { enum: string[] }).enum, ['light', 'dark', 'auto']);
   assert.equal((chart['query:background'] as { enum: string[] }).enum, ['solid', 'transparent']);
+  assert.equal((chart['query:format'] as { enum: string[] }).enum, ['svg', 'png', 'json', 'csv']);
   assert.is((chart['path:id'] as { format: string }).format, 'uuid');
   const brand = params('/api/image/brand/{brand}');
   assert.equal(brand['query:size'], { type: 'integer', minimum: 1, maximum: 2048 });
@@ -114,6 +115,13 @@ document('parameters carry the validation rules: ranges, defaults and allowed va
     );
   const check = params('/api/plugin-versions/update-check/{serverSoftware}/{javaVersion}/{current}');
   assert.is((check['path:current'] as { maxLength: number }).maxLength, 64);
+});
+
+document('the chart as data (json, csv) answers as documented', async () => {
+  for (const format of ['json', 'csv']) {
+    const url = `${ctx.origin.url}/api/charts/example?days=3&format=${format}`;
+    await checkAnswer('GET', url, await fetch(url));
+  }
 });
 
 document('the rate limit, errors and auth are documented where they apply', () => {

@@ -10,12 +10,18 @@ import {
   binaryContent,
   errorAnswer,
 } from '../http/api-doc.ts';
+import { ChartData } from './data.ts';
 import { ChartQuery, PlayersBody, SamplesBody, ServerPath } from './schema.ts';
 
 const CHART: ZodOpenApiResponseObject = {
-  description: 'The chart: SVG, or PNG with format=png',
+  description:
+    'The chart: SVG, PNG with format=png; or the series it draws with format=json or format=csv (`time,peak,average`, a row per period, empty values for a gap)',
   headers: { ...COMPRESSIBLE_HEADERS, ...RATE_LIMIT_HEADERS },
-  content: binaryContent(['image/svg+xml', 'image/png']),
+  content: {
+    ...binaryContent(['image/svg+xml', 'image/png']),
+    'application/json': { schema: ChartData },
+    'text/csv': { schema: { type: 'string' } },
+  },
 };
 const BAD_QUERY = errorAnswer(
   'days, width, height, theme, background or format outside their values (the error names each), or an id that is not a UUID',

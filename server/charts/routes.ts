@@ -7,7 +7,8 @@ import { chargeLimit } from '../http/rate-limit.ts';
 import { notFound } from '../http/errors.ts';
 import { sendRepresentation, strongEtag } from '../http/send.ts';
 import { validateParams, validateQuery } from '../http/validate.ts';
-import { aggregate } from './aggregate.ts';
+import { aggregate, type Series } from './aggregate.ts';
+import { chartCsv, chartData } from './data.ts';
 import { drawPlayerChart } from './draw.ts';
 import { EXAMPLE_NOW, exampleBuckets } from './example.ts';
 import { IdempotencyKey } from './idempotency.ts';
@@ -27,12 +28,7 @@ export function chartRoutes(ctx: AppContext): H3 {
   app.get('/api/charts/example', async (event) => {
     const query = await validateQuery(event, ChartQuery);
     const series = aggregate(exampleBuckets(query.days, EXAMPLE_NOW), { days: query.days, now: EXAMPLE_NOW });
-    return sendChart(
-      event,
-      await chartBytes(ctx, drawPlayerChart(series, query), query.format),
-      query.format,
-      CACHE_CONTROL.chart,
-    );
+    return sendChart(event, await chartBytes(ctx, series, query), query.format, CACHE_CONTROL.chart);
   });
 
   app.get('/api/servers/:id/chart/players', async (event) => {
@@ -53,11 +49,7 @@ export function chartRoutes(ctx: AppContext): H3 {
     event.context.answeredFrom = 'rendered';
     const now = ctx.now();
     const buckets = await ctx.samples.range(server.id, now - (query.days + 1) * DAY, now);
-    const bytes = await chartBytes(
-      ctx,
-      drawPlayerChart(aggregate(buckets, { days: query.days, now }), query),
-      query.format,
-    );
+    const bytes = await chartBytes(ctx, aggregate(buckets, { days: query.days, now }), query);
     await ctx.chartCache.set(key, bytes, CHART_TTL_SECONDS);
     return sendChart(event, bytes, query.format, cacheControl);
   });
@@ -141,15 +133,32 @@ async function readJson(event: H3Event): Promise<unknown> {
   }
 }
 
-/** PNG charts share the image renderer's sharp queue with brand images. */
-async function chartBytes(ctx: AppContext, svg: string, format: 'svg' | 'png'): Promise<Uint8Array> {
-  return format === 'svg' ? new TextEncoder().encode(svg) : ctx.renderer.rasterise(svg);
+/** The series drawn, or as data. PNG charts share the image renderer's sharp queue with brand images. */
+async function chartBytes(ctx: AppContext, series: Series, query: ChartQuery): Promise<Uint8Array> {
+  const text = (value: string) => new TextEncoder().encode(value);
+  switch (query.format) {
+    case 'svg':
+      return text(drawPlayerChart(series, query));
+    case 'png':
+      return ctx.renderer.rasterise(drawPlayerChart(series, query));
+    case 'json':
+      return text(JSON.stringify(chartData(series)));
+    case 'csv':
+      return text(chartCsv(series));
+  }
 }
 
-/** An SVG chart, or the same chart rasterised (format=png) for places that cannot show SVG. */
-function sendChart(event: H3Event, bytes: Uint8Array, format: 'svg' | 'png', cacheControl: string) {
+const CONTENT_TYPES: Record<ChartQuery['format'], string> = {
+  svg: 'image/svg+xml',
+  png: 'image/png',
+  json: 'application/json; charset=utf-8',
+  csv: 'text/csv; charset=utf-8; header=present',
+};
+
+/** An SVG chart, the same chart rasterised (format=png) for places that cannot show SVG, or its series (json, csv). */
+function sendChart(event: H3Event, bytes: Uint8Array, format: ChartQuery['format'], cacheControl: string) {
   const headers: Record<string, string> = {
-    'content-type': format === 'svg' ? 'image/svg+xml' : 'image/png',
+    'content-type': CONTENT_TYPES[format],
     'cache-control': cacheControl,
     etag: strongEtag(bytes),
     ...(cacheControl.startsWith('private') ? PRIVATE_HEADERS : PUBLIC_HEADERS),

@@ -9,7 +9,7 @@ export const CHART_RANGES = {
 } as const;
 export const CHART_THEMES = ['light', 'dark', 'auto'] as const;
 export const CHART_BACKGROUNDS = ['solid', 'transparent'] as const;
-export const CHART_FORMATS = ['svg', 'png'] as const;
+export const CHART_FORMATS = ['svg', 'png', 'json', 'csv'] as const;
 
 const ranged = (name: keyof typeof CHART_RANGES, description: string) => {
   const { min, max, default: fallback } = CHART_RANGES[name];
@@ -29,10 +29,10 @@ export const ChartQuery = z.object({
     .enum(CHART_BACKGROUNDS, { error: 'must be solid or transparent' })
     .default('solid')
     .meta({ description: "solid: the theme's background; transparent: none, the page shows through" }),
-  format: z
-    .enum(CHART_FORMATS, { error: 'must be svg or png' })
-    .default('svg')
-    .meta({ description: 'png rasterises the same chart for places that cannot show SVG' }),
+  format: z.enum(CHART_FORMATS, { error: 'must be svg, png, json or csv' }).default('svg').meta({
+    description:
+      'png rasterises the same chart for places that cannot show SVG; json and csv answer the series it draws (time, peak, average; a gap is null in JSON, empty in CSV)',
+  }),
 });
 export type ChartQuery = z.output<typeof ChartQuery>;
 
