@@ -164,6 +164,109 @@ function csvPoints(csv: string): ChartData['points'] {
   });
 }
 
+/** Every number in the SVG's coordinates and sizes is finite: no NaN or Infinity reached the drawing. */
+function assertFiniteGeometry(text: string, what: string) {
+  assert.not.match(text, /NaN|Infinity/, what);
+  const svg = parse(text);
+  for (const element of everyElement(svg))
+    for (const name of ['x', 'y', 'x1', 'x2', 'y1', 'y2', 'cx', 'cy', 'r', 'd']) {
+      const value = element.getAttribute(name);
+      if (value === null) continue;
+      for (const n of value.match(/-?[\d.]+/g) ?? [])
+        assert.ok(Number.isFinite(Number(n)), `${what}: ${name}=${value}`);
+    }
+}
+const numbersOf = (d: string) => (d.match(/-?[\d.]+/g) ?? []).map(Number);
+
+const shapes = suite('record peak, flat and single-point series');
+shapes('the record peak is ringed and labelled with its count and time, inside the chart', () => {
+  const width = 640;
+  const svg = parse(drawPlayerChart(weekSeries(), { width, height: 300, theme: 'light' }));
+  const records = byClass(svg, 'g', 'record');
+  assert.is(records.length, 1);
+  const label = byClass(svg, 'text', 'record-label')[0]!;
+  assert.is(label.textContent, 'Record 70 · Mar 7');
+  const ring = byClass(svg, 'circle', 'record-marker')[0]!;
+  const highest = byClass(svg, 'circle', 'marker-peak').sort(
+    (a, b) => Number(a.getAttribute('cy')) - Number(b.getAttribute('cy')),
+  )[0]!;
+  assert.equal(
+    [ring.getAttribute('cx'), ring.getAttribute('cy')],
+    [highest.getAttribute('cx'), highest.getAttribute('cy')],
+  );
+  assert.is(label.getAttribute('text-anchor'), 'end', 'the last point: the label ends at it, inside the chart');
+  assert.ok(Number(label.getAttribute('y')) < Number(ring.getAttribute('cy')), 'above its point');
+  // Hourly charts give the hour.
+  const hourly = aggregate([{ hour: at('2026-03-10T10:00:00Z'), max: 9, sum: 12, count: 3 }], {
+    days: 1,
+    now: at('2026-03-10T12:59:00Z'),
+  });
+  const text = drawPlayerChart(hourly, { width, height: 300, theme: 'dark' });
+  assert.is(byClass(parse(text), 'text', 'record-label')[0]!.textContent, 'Record 9 · Mar 10 10:00');
+  // No data, no record.
+  assert.is(
+    byClass(
+      parse(drawPlayerChart(aggregate([], { days: 7, now: 0 }), { width, height: 300, theme: 'light' })),
+      'g',
+      'record',
+    ).length,
+    0,
+  );
+});
+shapes('a flat series (min = max, zero or not) draws a visible horizontal line inside the plot', () => {
+  for (const players of [0, 25, 1_000_000]) {
+    const buckets = Array.from({ length: 7 }, (_, day) => ({
+      hour: at('2026-03-01T12:00:00Z') + day * 24 * H,
+      max: players,
+      sum: players * 2,
+      count: 2,
+    }));
+    const text = drawPlayerChart(aggregate(buckets, { days: 7, now: at('2026-03-07T20:00:00Z') }), {
+      width: 640,
+      height: 300,
+      theme: 'light',
+    });
+    assertFiniteGeometry(text, `flat at ${players}`);
+    const svg = parse(text);
+    const grid = byClass(svg, 'line', 'grid');
+    const [bottom, top] = [Number(grid[0]!.getAttribute('y1')), Number(grid.at(-1)!.getAttribute('y1'))];
+    assert.ok(top < bottom, `${players}: the scale has height`);
+    for (const key of ['peak', 'average']) {
+      const lines = byClass(svg, 'path', `line-${key}`);
+      assert.is(lines.length, 1);
+      const coordinates = numbersOf(lines[0]!.getAttribute('d')!);
+      const xs = coordinates.filter((_, i) => i % 2 === 0);
+      const ys = coordinates.filter((_, i) => i % 2 === 1);
+      assert.is(new Set(ys).size, 1, `${players} ${key}: horizontal`);
+      assert.ok(Math.max(...xs) - Math.min(...xs) > 500, `${players} ${key}: spans the plot`);
+      assert.ok(ys[0]! >= top && ys[0]! <= bottom, `${players} ${key}: inside the plot`);
+      assert.is(byClass(svg, 'circle', `marker-${key}`).length, 7);
+    }
+  }
+});
+shapes('a single point draws a visible marker at the middle; one point among gaps is as visible', () => {
+  const one: Series = { period: 'day', days: 1, points: [{ start: at('2026-03-01T00:00:00Z'), peak: 5, average: 5 }] };
+  const text = drawPlayerChart(one, { width: 400, height: 300, theme: 'light' });
+  assertFiniteGeometry(text, 'one point');
+  const svg = parse(text);
+  for (const key of ['peak', 'average']) {
+    const [marker] = byClass(svg, 'circle', `marker-${key}`);
+    assert.ok(marker, key);
+    assert.ok(Number(marker.getAttribute('r')) >= 3, `${key}: visible`);
+    assert.is(Number(marker.getAttribute('cx')), 56 + (400 - 80) / 2, `${key}: in the middle of the plot`);
+  }
+  assert.is(byClass(svg, 'text', 'record-label')[0]!.textContent, 'Record 5 · Mar 1');
+  // One sample in a year: 365 points, markers normally 1.2 px; the lone one is not.
+  const year = aggregate([{ hour: at('2026-02-01T10:00:00Z'), max: 3, sum: 3, count: 1 }], {
+    days: 365,
+    now: at('2026-03-07T20:00:00Z'),
+  });
+  const lone = drawPlayerChart(year, { width: 800, height: 400, theme: 'auto' });
+  assertFiniteGeometry(lone, 'one point in a year');
+  assert.ok(Number(byClass(parse(lone), 'circle', 'marker-peak')[0]!.getAttribute('r')) >= 3);
+});
+shapes.run();
+
 const ctx = {} as { workspace: Workspace; origin: RunningOrigin; accounts: Accounts };
 const http = suite('charts over HTTP');
 http.before(async () => {
@@ -261,6 +364,30 @@ http('a server chart as data: same access rules and cache, equal to the SVG; gap
     const path = `${ctx.origin.url}/api/servers/${privateServer.id}/chart/players?format=${format}`;
     assert.is((await fetch(path)).status, 403, `${format} without a token`);
     assert.is((await fetch(path, { headers: { authorization: `Bearer ${other}` } })).status, 403, 'another user');
+  }
+});
+
+http('chart errors are JSON and never kept longer than a minute', async () => {
+  const { privateServer } = ctx.accounts;
+  const cases: [string, number][] = [
+    ['/api/charts/example?days=0&format=png', 400],
+    ['/api/charts/example?theme=neon', 400],
+    [`/api/servers/${privateServer.id}/chart/players?format=png`, 403],
+    [`/api/servers/${privateServer.id}/chart/players?format=json`, 403],
+    ['/api/servers/00000000-0000-4000-8000-000000000000/chart/players?format=svg', 404],
+    ['/api/servers/not-a-uuid/chart/players', 400],
+  ];
+  for (const [path, status] of cases) {
+    const response = await fetch(ctx.origin.url + path);
+    assert.is(response.status, status, path);
+    assert.is(response.headers.get('content-type'), 'application/json; charset=utf-8', path);
+    assert.type(((await response.json()) as { error: string }).error, 'string');
+    const cacheControl = response.headers.get('cache-control');
+    const maxAge = /max-age=(\d+)/.exec(cacheControl ?? '');
+    assert.ok(
+      cacheControl === null || /no-store/.test(cacheControl) || (maxAge && Number(maxAge[1]) <= 60),
+      `${path}: Cache-Control ${cacheControl}`,
+    );
   }
 });
 

@@ -89,7 +89,8 @@ export function chartRoutes(ctx: AppContext): H3 {
 async function findServer(ctx: AppContext, event: H3Event): Promise<ServerRecord> {
   const { id } = await validateParams(event, ServerPath);
   const server = await ctx.servers.get(id);
-  if (!server) throw notFound(`No server with id ${id}`);
+  // A server added later answers within a minute (issue 17: no chart error is kept longer).
+  if (!server) throw notFound(`No server with id ${id}`, undefined, { 'cache-control': CACHE_CONTROL.notFound });
   return server;
 }
 
