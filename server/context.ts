@@ -21,8 +21,10 @@ export type AppContext = StateContext & {
   renderer: ImageRenderer;
   /** Render every brand query, skipping precomputed files and the cache (benchmarks, debugging). */
   renderAlways?: boolean;
-  /** PUBLIC_URL: absolute links in answers that need them (the Atom feeds). */
+  /** PUBLIC_URL: absolute links in answers that need them (the Atom feeds, signed chart URLs). */
   publicUrl: string;
+  /** CHART_URL_KEYS: the first signs chart URLs, every one is accepted; empty: none. */
+  chartUrlKeys: string[];
 };
 
 /** Everything kept in storage (files by default, Redis at scale), and the clock charts read. */
@@ -55,7 +57,13 @@ type StateOptions = {
  */
 export function createAppContext(
   storage: Storage,
-  options: StateOptions & { tree: () => Tree; imageCache?: ByteCache; renderAlways?: boolean; publicUrl?: string },
+  options: StateOptions & {
+    tree: () => Tree;
+    imageCache?: ByteCache;
+    renderAlways?: boolean;
+    publicUrl?: string;
+    chartUrlKeys?: string[];
+  },
 ): AppContext {
   const state = createStateContext(storage, options);
   const cacheOptions = {
@@ -70,6 +78,7 @@ export function createAppContext(
     renderer: createImageRenderer(),
     ...(options.renderAlways ? { renderAlways: true } : {}),
     publicUrl: options.publicUrl ?? DEFAULT_PUBLIC_URL,
+    chartUrlKeys: options.chartUrlKeys ?? [],
   };
 }
 

@@ -5,10 +5,24 @@ import { aggregate, type HourBucket, type Series } from '../server/charts/aggreg
 import type { ChartData } from '../server/charts/data.ts';
 import { drawPlayerChart } from '../server/charts/draw.ts';
 import { EXAMPLE_NOW, exampleBuckets } from '../server/charts/example.ts';
+import { ChartQuery } from '../server/charts/schema.ts';
+import { signChartUrl } from '../server/charts/signed-url.ts';
 import { THEMES } from '../server/charts/themes.ts';
 import type { RunningOrigin } from '../server/origin.ts';
 import { createFileStorage } from '../server/storage.ts';
-import { makeAccounts, makeWorkspace, startTestOrigin, type Accounts, type Workspace } from './helpers.ts';
+import { execFile } from 'node:child_process';
+import { checkAnswer } from './openapi-conformance.ts';
+import {
+  ROOT,
+  makeAccounts,
+  makeWorkspace,
+  runDepot,
+  startTestOrigin,
+  workspaceEnv,
+  type Accounts,
+  type CliResult,
+  type Workspace,
+} from './helpers.ts';
 
 // Issue 17 item 3: charts beyond SPEC 4.9 (theme=auto, transparent backgrounds, the record peak,
 // flat and single-point series, the series as data, signed embeddable URLs).
@@ -389,6 +403,226 @@ http('chart errors are JSON and never kept longer than a minute', async () => {
       `${path}: Cache-Control ${cacheControl}`,
     );
   }
+});
+
+// Signed chart URLs: an origin that knows the keys (the newest signs, the older one is still
+// accepted), its clock movable to see a URL expire.
+const NEW_KEY = 'new-key-0123456789abcdefghijklmnopqrstuvwxyz';
+const OLD_KEY = 'old-key-0123456789abcdefghijklmnopqrstuvwxyz';
+const signing = {} as { origin: RunningOrigin; fenced: RunningOrigin; clockOffset: number };
+const startSigning = (privateChartIps: string[] = []) =>
+  startTestOrigin(ctx.workspace, {
+    storage: createFileStorage(ctx.workspace.storageDir),
+    chartUrlKeys: [NEW_KEY, OLD_KEY],
+    privateChartIps,
+    now: () => Date.now() + signing.clockOffset,
+  });
+const mint = (id: string, body: unknown, token: string | null = ctx.accounts.owner, origin = signing.origin) =>
+  fetch(`${origin.url}/api/servers/${id}/chart-urls`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify(body),
+  });
+/** A minted URL's path and query, to request from a test origin (minted URLs name PUBLIC_URL). */
+const pathOf = (url: string) => {
+  const parsed = new URL(url);
+  return parsed.pathname + parsed.search;
+};
+async function mintedPath(body: unknown = { days: 7 }): Promise<string> {
+  const response = await mint(ctx.accounts.privateServer.id, body);
+  assert.is(response.status, 200, await response.clone().text());
+  return pathOf(((await response.json()) as { url: string }).url);
+}
+/** The same URL with one query parameter set (or removed with null). */
+function withParam(path: string, name: string, value: string | null): string {
+  const url = new URL(path, 'http://x');
+  if (value === null) url.searchParams.delete(name);
+  else url.searchParams.set(name, value);
+  return url.pathname + url.search;
+}
+async function assertForbidden(path: string, message: RegExp, origin = signing.origin) {
+  const response = await fetch(origin.url + path);
+  assert.is(response.status, 403, path);
+  assert.is(response.headers.get('cache-control'), 'private, no-store');
+  assert.match(((await response.json()) as { error: string }).error, message);
+}
+
+http('signed URL: the owner mints it; it answers without a token, privately, in its format', async () => {
+  signing.clockOffset = 0;
+  signing.origin = await startSigning();
+  const minted = await mint(ctx.accounts.privateServer.id, { days: 2, theme: 'auto', expires: '12h' });
+  assert.is(minted.status, 200);
+  await checkAnswer(
+    'POST',
+    `${signing.origin.url}/api/servers/${ctx.accounts.privateServer.id}/chart-urls`,
+    minted.clone(),
+  );
+  assert.is(minted.headers.get('cache-control'), 'no-store');
+  assert.is(minted.headers.get('access-control-allow-origin'), null);
+  const { url, expires } = (await minted.json()) as { url: string; expires: string };
+  const parsed = new URL(url);
+  assert.is(parsed.origin, 'http://localhost:3000', 'under PUBLIC_URL');
+  assert.is(parsed.pathname, `/api/servers/${ctx.accounts.privateServer.id}/chart/players`);
+  assert.equal([...parsed.searchParams.keys()], ['days', 'theme', 'exp', 'sig']);
+  const exp = Number(parsed.searchParams.get('exp'));
+  assert.ok(Math.abs(exp * 1000 - (Date.now() + 12 * H)) < 60_000, 'exp: 12 hours from now');
+  assert.is(expires, new Date(exp * 1000).toISOString());
+  const chart = await fetch(signing.origin.url + pathOf(url));
+  assert.is(chart.status, 200);
+  assert.is(chart.headers.get('content-type'), 'image/svg+xml');
+  assert.is(chart.headers.get('cache-control'), 'private, max-age=300');
+  assert.is(chart.headers.get('access-control-allow-origin'), null);
+  assert.is(all(parse(await chart.text()), 'style').length, 1, 'theme=auto as signed');
+  // The same chart with a default named: the canonical parameters are the same, so is the signature.
+  assert.is((await fetch(signing.origin.url + withParam(pathOf(url), 'width', '800'))).status, 200);
+  // Data formats sign too.
+  const data = await fetch(signing.origin.url + (await mintedPath({ days: 2, format: 'json' })));
+  assert.is(data.headers.get('content-type'), 'application/json; charset=utf-8');
+  assert.is(((await data.json()) as ChartData).points.length, 48);
+});
+http('signed URL: expired, tampered, another server, forged or unkeyed signatures answer 403', async () => {
+  const path = await mintedPath({ days: 7, expires: '1m' });
+  assert.is((await fetch(signing.origin.url + path)).status, 200);
+  const { privateServer, publicServer } = ctx.accounts;
+  const tampered: [string, string | null][] = [
+    ['days', '8'],
+    ['theme', 'dark'],
+    ['format', 'png'],
+    ['background', 'transparent'],
+    ['exp', String(Number(new URL(path, 'http://x').searchParams.get('exp')) + 3600)],
+  ];
+  for (const [name, value] of tampered)
+    await assertForbidden(withParam(path, name, value), /^sig does not sign this chart with these parameters/);
+  await assertForbidden(path.replace(privateServer.id, publicServer.id), /^sig does not sign this chart/);
+  await assertForbidden(withParam(path, 'sig', 'A'.repeat(43)), /^sig does not sign this chart/);
+  // Signed by a key the origin no longer has (removed in a rotation).
+  const exp = Math.floor(Date.now() / 1000) + 3600;
+  const removed = signChartUrl({
+    baseUrl: 'http://x',
+    keys: ['removed-key-0123456789abcdefghijklmnopqrstuvwxyz'],
+    serverId: privateServer.id,
+    given: { days: '7' },
+    query: ChartQuery.parse({ days: '7' }),
+    exp,
+  });
+  await assertForbidden(pathOf(removed), /^sig does not sign this chart/);
+  const byOldKey = signChartUrl({
+    baseUrl: 'http://x',
+    keys: [OLD_KEY],
+    serverId: privateServer.id,
+    given: { days: '7' },
+    query: ChartQuery.parse({ days: '7' }),
+    exp,
+  });
+  assert.is((await fetch(signing.origin.url + pathOf(byOldKey))).status, 200, 'an older key is still accepted');
+  // Malformed, or half a signature: 400 naming the parameter.
+  for (const [bad, message] of [
+    [withParam(path, 'sig', 'short'), 'sig must be 43 base64url characters'],
+    [withParam(path, 'exp', 'soon'), 'exp must be a Unix time in seconds'],
+    [withParam(path, 'sig', null), 'sig is missing: a signed chart URL carries both exp and sig'],
+  ]) {
+    const response = await fetch(signing.origin.url + bad);
+    assert.is(response.status, 400, bad);
+    assert.equal(await response.json(), { error: message });
+  }
+  // Two minutes later the 1-minute URL has expired.
+  signing.clockOffset = 2 * 60_000;
+  await assertForbidden(path, /^This chart URL expired at \d{4}-\d\d-\d\dT/);
+  signing.clockOffset = 0;
+});
+http('signed URL: still only from PRIVATE_CHART_IPS when set', async () => {
+  const path = await mintedPath();
+  signing.fenced = await startSigning(['10.0.0.0/8']);
+  try {
+    await assertForbidden(path, /^Private charts cannot be read from this address$/, signing.fenced);
+  } finally {
+    await signing.fenced.close();
+  }
+  const inside = await startSigning(['127.0.0.0/8']);
+  try {
+    assert.is((await fetch(inside.url + path)).status, 200);
+  } finally {
+    await inside.close();
+  }
+});
+http('minting: only the owner, a valid body, and keys configured', async () => {
+  const { privateServer, other } = ctx.accounts;
+  const expect = async (response: Response, status: number, error: string | RegExp) => {
+    assert.is(response.status, status);
+    assert.match(((await response.json()) as { error: string }).error, error);
+  };
+  await expect(await mint(privateServer.id, {}, null), 401, /^Send the server owner's token/);
+  await expect(await mint(privateServer.id, {}, other), 403, /^Only the server's owner/);
+  await expect(
+    await mint('00000000-0000-4000-8000-000000000000', {}),
+    404,
+    /^No server with id 00000000-0000-4000-8000-000000000000$/,
+  );
+  await expect(await mint(privateServer.id, { days: 0 }), 400, /^days: must be an integer from 1 to 365$/);
+  await expect(await mint(privateServer.id, { theme: 'neon' }), 400, /^theme: must be light, dark or auto$/);
+  await expect(await mint(privateServer.id, { expires: '2y' }), 400, /^expires: must be a duration from 1m to 365d/);
+  await expect(await mint(privateServer.id, { expires: '366d' }), 400, /^expires: must be a duration/);
+  await expect(await mint(privateServer.id, { colour: 'red' }), 400, /Unrecognized key/);
+  // The suite's first origin has no CHART_URL_KEYS.
+  await expect(
+    await mint(privateServer.id, {}, ctx.accounts.owner, ctx.origin),
+    503,
+    /^Signed chart URLs are off: this origin has no CHART_URL_KEYS$/,
+  );
+  // Without keys, no signature is accepted either.
+  await assertForbidden(await mintedPath(), /^sig does not sign/, ctx.origin);
+});
+/** `npm run --silent depot -- <args>`, as an operator types it, with the workspace's folders. */
+function npmDepot(args: string[], env: Record<string, string>): Promise<CliResult> {
+  return new Promise((done) => {
+    execFile(
+      'npm',
+      ['run', '--silent', 'depot', '--', ...args],
+      { cwd: ROOT, env: workspaceEnv(ctx.workspace, env), timeout: 120_000 },
+      (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+http('depot chart-url mints the same URLs from the command line, as operators type it', async () => {
+  const { privateServer } = ctx.accounts;
+  const env = { CHART_URL_KEYS: `${NEW_KEY}, ${OLD_KEY}`, PUBLIC_URL: 'https://depot.example' };
+  const result = await npmDepot(
+    ['chart-url', privateServer.id.toUpperCase(), '--days', '30', '--expires', '2h', '--format', 'csv'],
+    env,
+  );
+  assert.is(result.code, 0, result.stderr);
+  const printed = JSON.parse(result.stdout) as { serverId: string; url: string; expires: string };
+  assert.is(printed.serverId, privateServer.id);
+  assert.match(
+    printed.url,
+    new RegExp(
+      `^https://depot\\.example/api/servers/${privateServer.id}/chart/players\\?days=30&format=csv&exp=\\d+&sig=[\\w-]{43}$`,
+    ),
+  );
+  const csv = await fetch(signing.origin.url + pathOf(printed.url));
+  assert.is(csv.status, 200);
+  assert.is(csvPoints(await csv.text()).length, 30);
+  signing.clockOffset = 3 * H;
+  await assertForbidden(pathOf(printed.url), /expired/);
+  signing.clockOffset = 0;
+  for (const [args, message] of [
+    [['chart-url', privateServer.id, '--days', '0'], '--days: must be an integer from 1 to 365'],
+    [['chart-url', privateServer.id, '--expires', 'forever'], '--expires: must be a duration from 1m to 365d'],
+    [['chart-url', 'nope'], 'serverId must be a UUID'],
+    [['chart-url', '00000000-0000-4000-8000-000000000000'], 'no server with id'],
+  ] as const) {
+    const refused = await runDepot([...args], ctx.workspace, env);
+    assert.is(refused.code, 1, args.join(' '));
+    assert.ok(refused.stderr.includes(message), refused.stderr);
+  }
+  const keyless = await runDepot(['chart-url', privateServer.id], ctx.workspace);
+  assert.is(keyless.code, 1);
+  assert.match(keyless.stderr, /CHART_URL_KEYS is not set/);
+  const weak = await runDepot(['chart-url', privateServer.id], ctx.workspace, { CHART_URL_KEYS: 'short' });
+  assert.is(weak.code, 1);
+  assert.match(weak.stderr, /CHART_URL_KEYS.*at least 32 characters/);
+  await signing.origin.close();
 });
 
 http.run();

@@ -68,6 +68,7 @@ document('every endpoint of SPEC 4, ingestion and operations is documented, with
     'GET /brand/{brand}/{file}',
     'GET /brand/{brand}/{variant}/{file}',
     'GET /healthz',
+    'POST /api/servers/{id}/chart-urls',
     'POST /api/servers/{id}/stats',
   ]);
 });
@@ -82,6 +83,8 @@ document('parameters carry the validation rules: ranges, defaults and allowed va
   assert.equal((chart['query:theme'] as { enum: string[] }).enum, ['light', 'dark', 'auto']);
   assert.equal((chart['query:background'] as { enum: string[] }).enum, ['solid', 'transparent']);
   assert.equal((chart['query:format'] as { enum: string[] }).enum, ['svg', 'png', 'json', 'csv']);
+  assert.is((chart['query:sig'] as { pattern: string }).pattern, '^[A-Za-z0-9_-]{43}$');
+  assert.is((chart['query:exp'] as { pattern: string }).pattern, '^\\d{1,12}$');
   assert.is((chart['path:id'] as { format: string }).format, 'uuid');
   const brand = params('/api/image/brand/{brand}');
   assert.equal(brand['query:size'], { type: 'integer', minimum: 1, maximum: 2048 });
@@ -134,6 +137,7 @@ document('the rate limit, errors and auth are documented where they apply', () =
   }
   assert.equal(paths['/api/servers/{id}/chart/players']!.get!.security, [{}, { ownerToken: [] }]);
   assert.equal(paths['/api/servers/{id}/stats']!.post!.security, [{ ingestKey: [] }]);
+  assert.equal(paths['/api/servers/{id}/chart-urls']!.post!.security, [{ ownerToken: [] }]);
   const schemes = openApiDocument().components?.securitySchemes as Record<string, { type: string; scheme: string }>;
   assert.equal(Object.keys(schemes).sort(), ['ingestKey', 'ownerToken']);
   for (const scheme of Object.values(schemes)) assert.equal([scheme.type, scheme.scheme], ['http', 'bearer']);
