@@ -11,9 +11,12 @@ import { THEMES } from '../server/charts/themes.ts';
 import type { RunningOrigin } from '../server/origin.ts';
 import { createFileStorage } from '../server/storage.ts';
 import { execFile } from 'node:child_process';
+import { chromium } from 'playwright-core';
 import { checkAnswer } from './openapi-conformance.ts';
 import {
+  CHROMIUM_ARGS,
   ROOT,
+  findProgram,
   makeAccounts,
   makeWorkspace,
   runDepot,
@@ -304,6 +307,35 @@ http('theme=auto and background=transparent answer SVGs; PNG rasterises them', a
   const png = await fetch(`${ctx.origin.url}/api/charts/example?theme=auto&background=transparent&format=png`);
   assert.is(png.headers.get('content-type'), 'image/png');
 });
+const CHROMIUM = findProgram('chromium');
+if (!CHROMIUM) console.warn('charts-embed.test.ts: chromium not installed, theme=auto not checked in a browser');
+else
+  http('theme=auto in a browser: light by default, dark when the viewer prefers dark', async () => {
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    try {
+      for (const colorScheme of ['light', 'dark'] as const) {
+        const page = await browser.newPage({ colorScheme });
+        await page.goto(`${ctx.origin.url}/api/charts/example?theme=auto`);
+        // A string: tsx would wrap a named function in a helper the page does not have.
+        const painted = await page.evaluate(`({
+          background: getComputedStyle(document.querySelector('.background')).fill,
+          peak: getComputedStyle(document.querySelector('.line-peak')).stroke,
+          label: getComputedStyle(document.querySelector('.y-label')).fill,
+        })`);
+        const rgb = (hex: string) => `rgb(${[1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16)).join(', ')})`;
+        const palette = THEMES[colorScheme];
+        assert.equal(
+          painted,
+          { background: rgb(palette.background), peak: rgb(palette.peak), label: rgb(palette.muted) },
+          colorScheme,
+        );
+        await page.close();
+      }
+    } finally {
+      await browser.close();
+    }
+  });
+
 for (const [query, message] of [
   ['theme=system', 'theme must be light, dark or auto'],
   ['background=none', 'background must be solid or transparent'],
