@@ -139,11 +139,15 @@ conventions('other methods get 405 with Allow; OPTIONS answers the methods', asy
     const options = await get(path, { method: 'OPTIONS' });
     assert.is(options.status, 204, path);
   }
-  const stats = `/api/servers/${ctx.accounts.publicServer.id}/stats`;
-  for (const method of ['GET', 'HEAD', 'PUT']) {
-    const response = await get(stats, { method });
-    assert.is(response.status, 405, `${method} ${stats}`);
-    assert.is(response.headers.get('allow'), 'POST, OPTIONS');
+  for (const path of [
+    `/api/servers/${ctx.accounts.publicServer.id}/stats`,
+    `/api/servers/${ctx.accounts.publicServer.id}/chart-urls`,
+  ]) {
+    for (const method of ['GET', 'HEAD', 'PUT']) {
+      const response = await get(path, { method });
+      assert.is(response.status, 405, `${method} ${path}`);
+      assert.is(response.headers.get('allow'), 'POST, OPTIONS');
+    }
   }
 });
 
