@@ -78,6 +78,10 @@ const Env = z.object({
     .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
     .default('http://localhost:3000'),
   PRIVATE_CHART_IPS: addressList(),
+  CHART_URL_KEYS: commaList().refine((keys) => keys.every((key) => key.length >= 32), {
+    error:
+      'must be a comma-separated list of keys of at least 32 characters, newest first (e.g. openssl rand -base64 32)',
+  }),
   PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
   WEBHOOK_RETRY_BASE_MS: z.coerce
     .number()
@@ -106,6 +110,8 @@ export type Config = {
   site: boolean;
   /** Addresses private charts may be read from; empty: any. */
   privateChartIps: string[];
+  /** CHART_URL_KEYS: HMAC keys of signed chart URLs, newest (the one that signs) first; empty: none minted or accepted. */
+  chartUrlKeys: string[];
   /** Proxies whose X-Forwarded-For is believed; empty: none. */
   trustProxy: string[];
   /** SPEC 8's request limit per client address; null: off. */
@@ -152,6 +158,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     LOG_REQUESTS,
     SITE,
     PRIVATE_CHART_IPS,
+    CHART_URL_KEYS,
     TRUST_PROXY,
     RATE_LIMIT,
     REDIS_URL,
@@ -170,6 +177,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logRequests: LOG_REQUESTS === 'on',
     site: SITE === 'on',
     privateChartIps: PRIVATE_CHART_IPS,
+    chartUrlKeys: CHART_URL_KEYS,
     trustProxy: TRUST_PROXY,
     rateLimit: RATE_LIMIT,
     redisUrl: REDIS_URL,

@@ -23,10 +23,12 @@ export type AppContext = StateContext & {
   renderer: ImageRenderer;
   /** Render every brand query, skipping precomputed files and the cache (benchmarks, debugging). */
   renderAlways?: boolean;
-  /** PUBLIC_URL: absolute links in answers that need them (the Atom feeds). */
+  /** PUBLIC_URL: absolute links in answers that need them (the Atom feeds, signed chart URLs). */
   publicUrl: string;
   /** JAR downloads, counted after their answer and read back (issue 17). */
   downloads: DownloadCounter;
+  /** CHART_URL_KEYS: the first signs chart URLs, every one is accepted; empty: none. */
+  chartUrlKeys: string[];
 };
 
 /** Everything kept in storage (files by default, Redis at scale), and the clock charts read. */
@@ -59,7 +61,13 @@ type StateOptions = {
  */
 export function createAppContext(
   storage: Storage,
-  options: StateOptions & { tree: () => Tree; imageCache?: ByteCache; renderAlways?: boolean; publicUrl?: string },
+  options: StateOptions & {
+    tree: () => Tree;
+    imageCache?: ByteCache;
+    renderAlways?: boolean;
+    publicUrl?: string;
+    chartUrlKeys?: string[];
+  },
 ): AppContext {
   const state = createStateContext(storage, options);
   const cacheOptions = {
@@ -80,6 +88,7 @@ export function createAppContext(
       trustProxy: state.trustProxy,
       ...(options.warn ? { warn: options.warn } : {}),
     }),
+    chartUrlKeys: options.chartUrlKeys ?? [],
   };
 }
 

@@ -31,6 +31,8 @@ export type OriginOptions = {
   storageDir?: string;
   imageCache?: boolean;
   privateChartIps?: string[];
+  /** CHART_URL_KEYS: signed chart URLs' HMAC keys, newest first. */
+  chartUrlKeys?: string[];
   trustProxy?: string[];
   /** SPEC 8's limit; null or absent: no limit. */
   rateLimit?: RateLimitPolicy | null;
@@ -92,6 +94,7 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
     tree: follower.current,
     renderAlways: options.imageCache === false,
     publicUrl: options.publicUrl ?? DEFAULT_PUBLIC_URL,
+    chartUrlKeys: options.chartUrlKeys ?? [],
   });
   const limiter = options.rateLimit ? createRateLimiter(options.rateLimit, context.now, redis, warn) : null;
   const app = createOrigin(context, limiter);

@@ -227,8 +227,9 @@ const invalid: [string, RegExp][] = [
   ['days=1.5', /^days must be an integer from 1 to 365$/],
   ['width=199', /^width must be an integer from 200 to 2000$/],
   ['height=2001', /^height must be an integer from 200 to 2000$/],
-  ['theme=blue', /^theme must be light or dark$/],
-  ['format=jpg', /^format must be svg or png$/],
+  ['theme=blue', /^theme must be light, dark or auto$/],
+  ['background=none', /^background must be solid or transparent$/],
+  ['format=jpg', /^format must be svg, png, json or csv$/],
 ];
 for (const [query, message] of invalid) {
   example(`400 for ${query}`, async () => {

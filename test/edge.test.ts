@@ -84,11 +84,14 @@ function getSamples(): string[] {
     '/brand/velocity/white/64.webp',
     '/api/charts/example',
     '/api/charts/example?days=30&theme=dark',
+    '/api/charts/example?theme=auto&background=transparent',
     `/api/servers/${publicServer.id}/chart/players`,
     '/api/badges/latest/papermc.svg',
     '/api/badges/latest/PaperMC/21.png',
     '/api/badges/downloads.json',
     `/api/badges/players/${publicServer.id}.svg`,
+    '/api/charts/example?format=json',
+    `/api/servers/${publicServer.id}/chart/players?days=30&format=csv`,
     '/healthz',
     '/api/openapi.json',
   ];
@@ -142,11 +145,15 @@ conventions('other methods get 405 with Allow; OPTIONS answers the methods', asy
     const options = await get(path, { method: 'OPTIONS' });
     assert.is(options.status, 204, path);
   }
-  const stats = `/api/servers/${ctx.accounts.publicServer.id}/stats`;
-  for (const method of ['GET', 'HEAD', 'PUT']) {
-    const response = await get(stats, { method });
-    assert.is(response.status, 405, `${method} ${stats}`);
-    assert.is(response.headers.get('allow'), 'POST, OPTIONS');
+  for (const path of [
+    `/api/servers/${ctx.accounts.publicServer.id}/stats`,
+    `/api/servers/${ctx.accounts.publicServer.id}/chart-urls`,
+  ]) {
+    for (const method of ['GET', 'HEAD', 'PUT']) {
+      const response = await get(path, { method });
+      assert.is(response.status, 405, `${method} ${path}`);
+      assert.is(response.headers.get('allow'), 'POST, OPTIONS');
+    }
   }
 });
 

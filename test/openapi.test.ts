@@ -73,6 +73,7 @@ document('every endpoint of SPEC 4, ingestion and operations is documented, with
     'GET /brand/{brand}/{file}',
     'GET /brand/{brand}/{variant}/{file}',
     'GET /healthz',
+    'POST /api/servers/{id}/chart-urls',
     'POST /api/servers/{id}/stats',
   ]);
 });
@@ -84,7 +85,11 @@ document('parameters carry the validation rules: ranges, defaults and allowed va
   assert.equal(chart['query:days'], { type: 'integer', minimum: 1, maximum: 365, default: 7 });
   assert.equal(chart['query:width'], { type: 'integer', minimum: 200, maximum: 2000, default: 800 });
   assert.equal(chart['query:height'], { type: 'integer', minimum: 200, maximum: 2000, default: 400 });
-  assert.equal((chart['query:theme'] as { enum: string[] }).enum, ['light', 'dark']);
+  assert.equal((chart['query:theme'] as { enum: string[] }).enum, ['light', 'dark', 'auto']);
+  assert.equal((chart['query:background'] as { enum: string[] }).enum, ['solid', 'transparent']);
+  assert.equal((chart['query:format'] as { enum: string[] }).enum, ['svg', 'png', 'json', 'csv']);
+  assert.is((chart['query:sig'] as { pattern: string }).pattern, '^[A-Za-z0-9_-]{43}$');
+  assert.is((chart['query:exp'] as { pattern: string }).pattern, '^\\d{1,12}$');
   assert.is((chart['path:id'] as { format: string }).format, 'uuid');
   const brand = params('/api/image/brand/{brand}');
   assert.equal(brand['query:size'], { type: 'integer', minimum: 1, maximum: 2048 });
@@ -120,6 +125,13 @@ document('parameters carry the validation rules: ranges, defaults and allowed va
   assert.is((check['path:current'] as { maxLength: number }).maxLength, 64);
 });
 
+document('the chart as data (json, csv) answers as documented', async () => {
+  for (const format of ['json', 'csv']) {
+    const url = `${ctx.origin.url}/api/charts/example?days=3&format=${format}`;
+    await checkAnswer('GET', url, await fetch(url));
+  }
+});
+
 document('the rate limit, errors and auth are documented where they apply', () => {
   for (const [path, item] of Object.entries(paths)) {
     for (const [method, operation] of Object.entries(item)) {
@@ -130,6 +142,7 @@ document('the rate limit, errors and auth are documented where they apply', () =
   }
   assert.equal(paths['/api/servers/{id}/chart/players']!.get!.security, [{}, { ownerToken: [] }]);
   assert.equal(paths['/api/servers/{id}/stats']!.post!.security, [{ ingestKey: [] }]);
+  assert.equal(paths['/api/servers/{id}/chart-urls']!.post!.security, [{ ownerToken: [] }]);
   const schemes = openApiDocument().components?.securitySchemes as Record<string, { type: string; scheme: string }>;
   assert.equal(Object.keys(schemes).sort(), ['ingestKey', 'ownerToken']);
   for (const scheme of Object.values(schemes)) assert.equal([scheme.type, scheme.scheme], ['http', 'bearer']);

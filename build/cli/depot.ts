@@ -9,12 +9,14 @@ const accounts = () => import('./accounts.ts');
 const migrate = () => import('./migrate.ts');
 const webhooks = () => import('./webhooks.ts');
 const counts = () => import('./counts.ts');
+const chartUrls = () => import('./chart-url.ts');
 
 const USAGE = `usage: npm run depot -- <command>
   release <file.jar> --version 1.4.0 --java 21 --software PaperMC,Folia [--minecraft 1.20.6-1.21.4] [--proxy 3.4] [--by alice] [--changelog notes.md] [--channel beta]
   user add <username> [--nickname N] [--image URL]
   server add --owner <username> [--private] [--name N]
   stats add <serverId> <players> [--at ISO-8601]
+  chart-url <serverId> [--days 7] [--expires 30d] [--width W] [--height H] [--theme light|dark|auto] [--background solid|transparent] [--format svg|png|json|csv]
   migrate [--to redis://host:6379]      (STORAGE_DIR's servers, tokens and samples into Redis)
   webhook add <url> [--format json|discord] [--events release]
   webhook list | webhook remove <id> | webhook test <id>
@@ -30,6 +32,8 @@ async function main(argv: string[]): Promise<number> {
         const { parseReleaseArgs, releaseJar } = await release();
         return print(await releaseJar(parseReleaseArgs(args), config, new Date()));
       }
+      case 'chart-url':
+        return print(await (await chartUrls()).chartUrl(args, config));
       case 'migrate':
         return print(await (await migrate()).migrateToRedis(args, config));
       case 'webhook': {

@@ -10,15 +10,22 @@ import {
   binaryContent,
   errorAnswer,
 } from '../http/api-doc.ts';
+import { ChartData } from './data.ts';
 import { ChartQuery, PlayersBody, SamplesBody, ServerPath } from './schema.ts';
+import { ChartUrlAnswer, ChartUrlBody, PlayersChartQuery } from './signed-url.ts';
 
 const CHART: ZodOpenApiResponseObject = {
-  description: 'The chart: SVG, or PNG with format=png',
+  description:
+    'The chart: SVG, PNG with format=png; or the series it draws with format=json or format=csv (`time,peak,average`, a row per period, empty values for a gap)',
   headers: { ...COMPRESSIBLE_HEADERS, ...RATE_LIMIT_HEADERS },
-  content: binaryContent(['image/svg+xml', 'image/png']),
+  content: {
+    ...binaryContent(['image/svg+xml', 'image/png']),
+    'application/json': { schema: ChartData },
+    'text/csv': { schema: { type: 'string' } },
+  },
 };
 const BAD_QUERY = errorAnswer(
-  'days, width, height, theme or format outside their values (the error names each), or an id that is not a UUID',
+  'days, width, height, theme, background or format outside their values (the error names each), or an id that is not a UUID',
 );
 
 /** SPEC 4.9, 4.10 and player-count ingestion (DESIGN). */
@@ -36,17 +43,46 @@ export const CHART_PATHS: ZodOpenApiPathsObject = {
       tags: ['player charts'],
       summary: 'Peak and average players of a server (SPEC 4.9)',
       description:
-        "Public servers: anyone, rate limited. Private servers: only the owner's token, only from PRIVATE_CHART_IPS when set, not rate limited, `Cache-Control: private`.",
+        "Public servers: anyone, rate limited. Private servers: only the owner's token, only from PRIVATE_CHART_IPS when set, not rate limited, `Cache-Control: private`. " +
+        'A signed URL (exp and sig, from POST /api/servers/{id}/chart-urls or `depot chart-url`) answers without a token until exp, with `Cache-Control: private`.',
       security: [{}, { ownerToken: [] }],
-      requestParams: { path: ServerPath, query: ChartQuery },
+      requestParams: { path: ServerPath, query: PlayersChartQuery },
       responses: {
         '200': CHART,
         '304': NOT_MODIFIED,
         '400': BAD_QUERY,
-        '403': errorAnswer("A private chart without its owner's token, or from an address outside PRIVATE_CHART_IPS"),
+        '403': errorAnswer(
+          "A private chart without its owner's token, or from an address outside PRIVATE_CHART_IPS; a signed URL whose sig does not cover this server and these parameters, or past its exp",
+        ),
         '404': errorAnswer('No server with this id'),
         ...LIMITED_ANSWERS,
         '503': STORAGE_UNAVAILABLE,
+      },
+    },
+  },
+  '/api/servers/{id}/chart-urls': {
+    post: {
+      tags: ['player charts'],
+      summary: "Mint a signed, expiring URL of the server's chart, to embed without a token",
+      description:
+        'The URL carries the chart parameters, `exp` and `sig` (HMAC-SHA256 by the newest of CHART_URL_KEYS over the path and the canonical parameters). Any change to them answers 403. Not rate limited.',
+      security: [{ ownerToken: [] }],
+      requestParams: { path: ServerPath },
+      requestBody: { required: true, content: { 'application/json': { schema: ChartUrlBody } } },
+      responses: {
+        '200': {
+          description: 'The URL and when it stops answering (`Cache-Control: no-store`)',
+          content: { 'application/json': { schema: ChartUrlAnswer } },
+        },
+        '400': errorAnswer('A body that is not JSON or holds a value outside its range (the error names the field)'),
+        '401': {
+          ...errorAnswer('No token'),
+          headers: { 'WWW-Authenticate': { description: 'Bearer', schema: { type: 'string' } } },
+        },
+        '403': errorAnswer("A token that is not the server owner's"),
+        '404': errorAnswer('No server with this id'),
+        '500': INTERNAL_ERROR,
+        '503': errorAnswer('No CHART_URL_KEYS configured, or shared state (REDIS_URL) unreachable'),
       },
     },
   },

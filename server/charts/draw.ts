@@ -1,9 +1,17 @@
 import type { ChartPoint, Series } from './aggregate.ts';
-import { THEMES, type ThemeName } from './themes.ts';
+import { THEMES } from './themes.ts';
+import type { ChartQuery } from './schema.ts';
 import { sha256Hex } from '../digest.ts';
 import { escapeXml } from '../escape-xml.ts';
 
-export type DrawOptions = { width: number; height: number; theme: ThemeName };
+export type DrawOptions = {
+  width: number;
+  height: number;
+  /** auto: light in the attributes, dark in a `prefers-color-scheme: dark` rule that overrides them. */
+  theme: ChartQuery['theme'];
+  /** transparent: no background rectangle (default solid). */
+  background?: ChartQuery['background'];
+};
 
 const PAD = { left: 56, right: 24, top: 44, bottom: 40 };
 const FONT = 'font-family="system-ui, -apple-system, Segoe UI, Roboto, DejaVu Sans, sans-serif"';
@@ -25,11 +33,11 @@ const count = (n: number) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
  * An id prefix derived from the input (deterministic bytes), cheap to compute: the options and a
  * checksum of the values. Two different charts inline on one page get different ids.
  */
-function chartId(series: Series, width: number, height: number, theme: string): string {
+function chartId(series: Series, width: number, height: number, theme: string, background: string): string {
   let checksum = 0;
   for (const p of series.points)
     checksum = (checksum * 31 + (p.peak ?? -1) * 7 + Math.round((p.average ?? -1) * 10)) % 2147483647;
-  const key = `${series.points[0]?.start}|${series.points.length}|${width}|${height}|${theme}|${checksum}`;
+  const key = `${series.points[0]?.start}|${series.points.length}|${width}|${height}|${theme}|${background}|${checksum}`;
   return `pc${sha256Hex(key).slice(0, 10)}`;
 }
 
@@ -62,13 +70,49 @@ function segments(points: readonly ChartPoint[], key: 'peak' | 'average'): numbe
 }
 
 /**
+ * theme=auto: the dark palette as CSS that overrides the light presentation attributes when the
+ * viewer prefers dark, scoped to this chart's id so an inline chart styles nothing else on the page.
+ */
+function darkSchemeStyle(id: string, background: boolean): string {
+  const dark = THEMES.dark;
+  const rules: [string, string, string][] = [
+    ['.legend-text, .record-label', 'fill', dark.text],
+    ['.y-label, .x-label, .no-data', 'fill', dark.muted],
+    ['.grid', 'stroke', dark.grid],
+    ...(['peak', 'average'] as const).flatMap((key): [string, string, string][] => [
+      [`.line-${key}, .legend-${key}`, 'stroke', dark[key]],
+      [`.marker-${key}`, 'fill', dark[key]],
+      [`.stop-${key}`, 'stop-color', dark[key]],
+    ]),
+    ['.record-marker', 'stroke', dark.peak],
+    ...(background ? [['.background', 'fill', dark.background] as [string, string, string]] : []),
+  ];
+  const css = rules
+    .map(([selectors, property, value]) => {
+      const scoped = selectors.split(', ').map((selector) => `#${id} ${selector}`);
+      return `${scoped.join(',')}{${property}:${value}}`;
+    })
+    .join('');
+  return `<style>@media (prefers-color-scheme: dark){${css}}</style>`;
+}
+
+/** The highest peak of the series (the first, on a tie), or undefined when it has no data. */
+function recordPeak(points: readonly ChartPoint[]): { index: number; peak: number } | undefined {
+  let record: { index: number; peak: number } | undefined;
+  points.forEach((point, index) => {
+    if (point.peak !== null && (!record || point.peak > record.peak)) record = { index, peak: point.peak };
+  });
+  return record;
+}
+
+/**
  * The player chart (SPEC 4.9) as an SVG string: a pure function of the series and the options.
  * Ids derive from the input, so two different charts inline on one page never share an id.
  */
-export function drawPlayerChart(series: Series, { width, height, theme }: DrawOptions): string {
-  const colours = THEMES[theme];
+export function drawPlayerChart(series: Series, { width, height, theme, background = 'solid' }: DrawOptions): string {
+  const colours = THEMES[theme === 'auto' ? 'light' : theme];
   const { points, period, days } = series;
-  const id = chartId(series, width, height, theme);
+  const id = chartId(series, width, height, theme, background);
   const plotW = width - PAD.left - PAD.right;
   const plotH = height - PAD.top - PAD.bottom;
   const baseline = PAD.top + plotH;
@@ -99,6 +143,8 @@ export function drawPlayerChart(series: Series, { width, height, theme }: DrawOp
     .join('');
 
   const radius = points.length > 200 ? 1.2 : points.length > 60 ? 2 : 3;
+  // A point between gaps has no line to show it: its marker is drawn large enough to see.
+  const isolatedRadius = Math.max(radius, 3);
   // Every coordinate is formatted once, then shared by the area, the line and the markers.
   const xs = points.map((_, i) => num(x(i)));
   const base = num(baseline);
@@ -112,15 +158,16 @@ export function drawPlayerChart(series: Series, { width, height, theme }: DrawOp
       const path = run.map((i) => `${xs[i]} ${ys[i]}`).join(' L');
       areas += `<path class="area-${key}" d="M${xs[run[0]!]} ${base} L${path} L${xs[run.at(-1)!]} ${base} Z" fill="url(#${id}-${key})"/>`;
       lines += `<path class="line-${key}" d="M${path}" fill="none" stroke="${colour}" stroke-width="2" stroke-linejoin="round" stroke-linecap="round"/>`;
+      const r = run.length === 1 ? isolatedRadius : radius;
       for (const i of run)
-        markers += `<circle class="marker-${key}" cx="${xs[i]}" cy="${ys[i]}" r="${radius}" fill="${colour}"/>`;
+        markers += `<circle class="marker-${key}" cx="${xs[i]}" cy="${ys[i]}" r="${r}" fill="${colour}"/>`;
     }
     return areas + lines + markers;
   }).join('');
 
   const legend = LINES.map(
     ({ key, label }, i) =>
-      `<g class="legend-item"><line x1="${num(PAD.left + i * 150)}" y1="20" x2="${num(PAD.left + i * 150 + 18)}" y2="20" stroke="${colours[key]}" stroke-width="3"/><text x="${num(PAD.left + i * 150 + 24)}" y="24" font-size="12" fill="${colours.text}">${label}</text></g>`,
+      `<g class="legend-item"><line class="legend-${key}" x1="${num(PAD.left + i * 150)}" y1="20" x2="${num(PAD.left + i * 150 + 18)}" y2="20" stroke="${colours[key]}" stroke-width="3"/><text class="legend-text" x="${num(PAD.left + i * 150 + 24)}" y="24" font-size="12" fill="${colours.text}">${label}</text></g>`,
   ).join('');
 
   const span = days === 1 ? 'the last day' : `the last ${days} days`;
@@ -132,11 +179,29 @@ export function drawPlayerChart(series: Series, { width, height, theme }: DrawOp
     : `<text class="no-data" x="${num(PAD.left + plotW / 2)}" y="${num(PAD.top + plotH / 2)}" text-anchor="middle" font-size="14" fill="${colours.muted}">No data yet</text>`;
   const gradients = LINES.map(
     ({ key }) =>
-      `<linearGradient id="${id}-${key}" x1="0" y1="0" x2="0" y2="1"><stop offset="0" stop-color="${colours[key]}" stop-opacity="0.25"/><stop offset="1" stop-color="${colours[key]}" stop-opacity="0"/></linearGradient>`,
+      `<linearGradient id="${id}-${key}" x1="0" y1="0" x2="0" y2="1"><stop class="stop-${key}" offset="0" stop-color="${colours[key]}" stop-opacity="0.25"/><stop class="stop-${key}" offset="1" stop-color="${colours[key]}" stop-opacity="0"/></linearGradient>`,
   ).join('');
 
-  const open = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="${id}-title ${id}-desc" ${FONT}>`;
+  // The period's record peak: a ring around its marker and a label with its count and time, kept
+  // inside the plot's width.
+  const record = recordPeak(points);
+  let recordMark = '';
+  if (record) {
+    const cx = x(record.index);
+    const cy = y(record.peak);
+    const anchor = cx < PAD.left + 80 ? 'start' : cx > width - PAD.right - 80 ? 'end' : 'middle';
+    const label = `Record ${count(record.peak)} · ${dateLabel(points[record.index]!.start, period)}`;
+    recordMark =
+      `<g class="record"><circle class="record-marker" cx="${num(cx)}" cy="${num(cy)}" r="${radius + 3}" fill="none" stroke="${colours.peak}" stroke-width="1.5"/>` +
+      `<text class="record-label" x="${num(cx)}" y="${num(cy - radius - 6)}" text-anchor="${anchor}" font-size="11" font-weight="600" fill="${colours.text}">${escapeXml(label)}</text></g>`;
+  }
+
+  const solid = background === 'solid';
+  const open = `<svg xmlns="http://www.w3.org/2000/svg"${theme === 'auto' ? ` id="${id}"` : ''} width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="${id}-title ${id}-desc" ${FONT}>`;
   const about = `<title id="${id}-title">Players over ${escapeXml(span)}</title><desc id="${id}-desc">${escapeXml(description)}</desc>`;
-  const background = `<rect class="background" width="${width}" height="${height}" fill="${colours.background}"/>`;
-  return `${open}${about}<defs>${gradients}</defs>${background}${legend}${grid.join('')}${xLabels}${series_}${noData}</svg>`;
+  const style = theme === 'auto' ? darkSchemeStyle(id, solid) : '';
+  const backdrop = solid
+    ? `<rect class="background" width="${width}" height="${height}" fill="${colours.background}"/>`
+    : '';
+  return `${open}${about}${style}<defs>${gradients}</defs>${backdrop}${legend}${grid.join('')}${xLabels}${series_}${recordMark}${noData}</svg>`;
 }

@@ -7,11 +7,15 @@ import { chargeLimit } from '../http/rate-limit.ts';
 import { notFound } from '../http/errors.ts';
 import { sendRepresentation, strongEtag } from '../http/send.ts';
 import { validateParams, validateQuery } from '../http/validate.ts';
-import { aggregate } from './aggregate.ts';
+import { aggregate, type Series } from './aggregate.ts';
+import { chartCsv, chartData } from './data.ts';
 import { drawPlayerChart } from './draw.ts';
 import { EXAMPLE_NOW, exampleBuckets } from './example.ts';
 import { IdempotencyKey } from './idempotency.ts';
 import { samplesFromBody } from './ingest.ts';
+import { ChartUrlBody, PlayersChartQuery, chartSignatureMatches, mintChartUrl } from './signed-url.ts';
+import { describeIssues } from '../describe-issues.ts';
+import { MEDIA_TYPES } from '../http/media-types.ts';
 import { ChartQuery, ServerPath } from './schema.ts';
 import type { ServerRecord } from './servers.ts';
 import { sha256Hex } from '../digest.ts';
@@ -27,21 +31,19 @@ export function chartRoutes(ctx: AppContext): H3 {
   app.get('/api/charts/example', async (event) => {
     const query = await validateQuery(event, ChartQuery);
     const series = aggregate(exampleBuckets(query.days, EXAMPLE_NOW), { days: query.days, now: EXAMPLE_NOW });
-    return sendChart(
-      event,
-      await chartBytes(ctx, drawPlayerChart(series, query), query.format),
-      query.format,
-      CACHE_CONTROL.chart,
-    );
+    return sendChart(event, await chartBytes(ctx, series, query), query.format, CACHE_CONTROL.chart);
   });
 
   app.get('/api/servers/:id/chart/players', async (event) => {
-    const query = await validateQuery(event, ChartQuery);
+    const { exp, sig, ...query } = await validateQuery(event, PlayersChartQuery);
     const server = await findServer(ctx, event);
-    if (server.private) await requireOwner(ctx, event, server);
+    const signed = exp !== undefined || sig !== undefined;
+    if (signed) requireSignature(ctx, event, server, query, exp, sig);
+    else if (server.private) await requireOwner(ctx, event, server);
     // SPEC 8: an owner's private chart is not rate limited; every other chart is, cached or not.
     if (!server.private) await chargeLimit(event);
-    const cacheControl = server.private ? CACHE_CONTROL.privateChart : CACHE_CONTROL.chart;
+    // A signed URL is a credential: its answers are for the browser that holds it, never a shared cache.
+    const cacheControl = server.private || signed ? CACHE_CONTROL.privateChart : CACHE_CONTROL.chart;
     // Keyed by server and parameters, looked up only after the access check: a private chart is
     // never handed from the cache to anyone but its owner.
     const key = sha256Hex(JSON.stringify([server.id, query]));
@@ -53,11 +55,7 @@ export function chartRoutes(ctx: AppContext): H3 {
     event.context.answeredFrom = 'rendered';
     const now = ctx.now();
     const buckets = await ctx.samples.range(server.id, now - (query.days + 1) * DAY, now);
-    const bytes = await chartBytes(
-      ctx,
-      drawPlayerChart(aggregate(buckets, { days: query.days, now }), query),
-      query.format,
-    );
+    const bytes = await chartBytes(ctx, aggregate(buckets, { days: query.days, now }), query);
     await ctx.chartCache.set(key, bytes, CHART_TTL_SECONDS);
     return sendChart(event, bytes, query.format, cacheControl);
   });
@@ -68,7 +66,7 @@ export function chartRoutes(ctx: AppContext): H3 {
     if (!key) throw unauthorized("Send the server's ingest key as Authorization: Bearer <key>");
     if (!secretMatches(server.ingestKeyHash, key)) throw unauthorized('Wrong ingest key for this server');
     const idempotencyKey = idempotencyKeyOf(event);
-    const body = await readJson(event);
+    const body = await readJson(event, '{"players": n} or {"samples": [...]}');
     const result = samplesFromBody(body, ctx.now());
     if ('error' in result) throw new HTTPError({ status: 400, message: result.error });
     const store = () => ctx.samples.add(server.id, result.samples);
@@ -91,13 +89,37 @@ export function chartRoutes(ctx: AppContext): H3 {
     }
     return new Response(null, { status: 204, headers: PRIVATE_HEADERS });
   });
+
+  app.post('/api/servers/:id/chart-urls', async (event) => {
+    const server = await findServer(ctx, event);
+    const token = bearerToken(event);
+    if (!token) throw unauthorized("Send the server owner's token as Authorization: Bearer <token>");
+    if ((await ctx.tokens.authenticate(token)) !== server.owner)
+      throw forbidden("Only the server's owner mints URLs of its chart");
+    if (ctx.chartUrlKeys.length === 0)
+      throw new HTTPError({ status: 503, message: 'Signed chart URLs are off: this origin has no CHART_URL_KEYS' });
+    const body = ChartUrlBody.safeParse(await readJson(event, '{"days": 7, "expires": "30d"}, or {} for the defaults'));
+    if (!body.success) throw new HTTPError({ status: 400, message: describeIssues(body.error.issues, 'body') });
+    const minted = mintChartUrl({
+      baseUrl: ctx.publicUrl,
+      keys: ctx.chartUrlKeys,
+      serverId: server.id,
+      body: body.data,
+      now: ctx.now(),
+    });
+    // A credential, for its owner only: no CORS, never cached.
+    return new Response(JSON.stringify(minted), {
+      headers: { 'content-type': MEDIA_TYPES.json, 'cache-control': 'no-store', ...PRIVATE_HEADERS },
+    });
+  });
   return app;
 }
 
 async function findServer(ctx: AppContext, event: H3Event): Promise<ServerRecord> {
   const { id } = await validateParams(event, ServerPath);
   const server = await ctx.servers.get(id);
-  if (!server) throw notFound(`No server with id ${id}`);
+  // A server added later answers within a minute (issue 17: no chart error is kept longer).
+  if (!server) throw notFound(`No server with id ${id}`, undefined, { 'cache-control': CACHE_CONTROL.notFound });
   return server;
 }
 
@@ -110,6 +132,32 @@ async function requireOwner(ctx: AppContext, event: H3Event, server: ServerRecor
     throw forbidden('Private charts cannot be read from this address');
 }
 
+/**
+ * A signed chart URL (exp and sig, minted by the owner) stands in for the owner's token: its
+ * signature must cover this server and these parameters, it must not have expired, and a private
+ * chart is still read only from PRIVATE_CHART_IPS when set.
+ */
+function requireSignature(
+  ctx: AppContext,
+  event: H3Event,
+  server: ServerRecord,
+  query: ChartQuery,
+  exp: number | undefined,
+  sig: string | undefined,
+): void {
+  if (exp === undefined || sig === undefined)
+    throw new HTTPError({
+      status: 400,
+      message: `${exp === undefined ? 'exp' : 'sig'} is missing: a signed chart URL carries both exp and sig`,
+    });
+  if (!chartSignatureMatches(ctx.chartUrlKeys, server.id, query, exp, sig))
+    throw forbidden('sig does not sign this chart with these parameters: mint a new URL for other parameters');
+  if (exp * 1000 <= ctx.now())
+    throw forbidden(`This chart URL expired at ${new Date(exp * 1000).toISOString()}: mint a new one`);
+  if (server.private && !ctx.privateChartsFrom(requestClient(event, ctx.trustProxy).address))
+    throw forbidden('Private charts cannot be read from this address');
+}
+
 /** The optional Idempotency-Key header: null when absent, 400 when malformed. */
 function idempotencyKeyOf(event: H3Event): string | null {
   const header = event.req.headers.get('idempotency-key');
@@ -119,7 +167,8 @@ function idempotencyKeyOf(event: H3Event): string | null {
   return key.data;
 }
 
-async function readJson(event: H3Event): Promise<unknown> {
+/** The request's JSON body; `shape` names what is expected in the 400 for one that is not JSON. */
+async function readJson(event: H3Event, shape: string): Promise<unknown> {
   // 413 from the Content-Length, or while streaming a body without one: never read past the limit.
   // The rest of the body is left unread, so the connection is closed rather than reused.
   let text: string;
@@ -137,19 +186,36 @@ async function readJson(event: H3Event): Promise<unknown> {
   try {
     return JSON.parse(text);
   } catch {
-    throw new HTTPError({ status: 400, message: 'body must be JSON: {"players": n} or {"samples": [...]}' });
+    throw new HTTPError({ status: 400, message: `body must be JSON: ${shape}` });
   }
 }
 
-/** PNG charts share the image renderer's sharp queue with brand images. */
-async function chartBytes(ctx: AppContext, svg: string, format: 'svg' | 'png'): Promise<Uint8Array> {
-  return format === 'svg' ? new TextEncoder().encode(svg) : ctx.renderer.rasterise(svg);
+/** The series drawn, or as data. PNG charts share the image renderer's sharp queue with brand images. */
+async function chartBytes(ctx: AppContext, series: Series, query: ChartQuery): Promise<Uint8Array> {
+  const text = (value: string) => new TextEncoder().encode(value);
+  switch (query.format) {
+    case 'svg':
+      return text(drawPlayerChart(series, query));
+    case 'png':
+      return ctx.renderer.rasterise(drawPlayerChart(series, query));
+    case 'json':
+      return text(JSON.stringify(chartData(series)));
+    case 'csv':
+      return text(chartCsv(series));
+  }
 }
 
-/** An SVG chart, or the same chart rasterised (format=png) for places that cannot show SVG. */
-function sendChart(event: H3Event, bytes: Uint8Array, format: 'svg' | 'png', cacheControl: string) {
+const CONTENT_TYPES: Record<ChartQuery['format'], string> = {
+  svg: 'image/svg+xml',
+  png: 'image/png',
+  json: 'application/json; charset=utf-8',
+  csv: 'text/csv; charset=utf-8; header=present',
+};
+
+/** An SVG chart, the same chart rasterised (format=png) for places that cannot show SVG, or its series (json, csv). */
+function sendChart(event: H3Event, bytes: Uint8Array, format: ChartQuery['format'], cacheControl: string) {
   const headers: Record<string, string> = {
-    'content-type': format === 'svg' ? 'image/svg+xml' : 'image/png',
+    'content-type': CONTENT_TYPES[format],
     'cache-control': cacheControl,
     etag: strongEtag(bytes),
     ...(cacheControl.startsWith('private') ? PRIVATE_HEADERS : PUBLIC_HEADERS),

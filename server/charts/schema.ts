@@ -7,8 +7,9 @@ export const CHART_RANGES = {
   width: { min: 200, max: 2000, default: 800 },
   height: { min: 200, max: 2000, default: 400 },
 } as const;
-export const CHART_THEMES = ['light', 'dark'] as const;
-export const CHART_FORMATS = ['svg', 'png'] as const;
+export const CHART_THEMES = ['light', 'dark', 'auto'] as const;
+export const CHART_BACKGROUNDS = ['solid', 'transparent'] as const;
+export const CHART_FORMATS = ['svg', 'png', 'json', 'csv'] as const;
 
 const ranged = (name: keyof typeof CHART_RANGES, description: string) => {
   const { min, max, default: fallback } = CHART_RANGES[name];
@@ -20,14 +21,18 @@ export const ChartQuery = z.object({
   days: ranged('days', 'Days covered, ending now (UTC)'),
   width: ranged('width', 'Width in pixels'),
   height: ranged('height', 'Height in pixels'),
-  theme: z
-    .enum(CHART_THEMES, { error: 'must be light or dark' })
-    .default('light')
-    .meta({ description: 'light: white background; dark: #1a1a1a' }),
-  format: z
-    .enum(CHART_FORMATS, { error: 'must be svg or png' })
-    .default('svg')
-    .meta({ description: 'png rasterises the same chart for places that cannot show SVG' }),
+  theme: z.enum(CHART_THEMES, { error: 'must be light, dark or auto' }).default('light').meta({
+    description:
+      "light: white background; dark: #1a1a1a; auto: one SVG with both, dark when the viewer's system prefers it (`prefers-color-scheme`; PNG shows light)",
+  }),
+  background: z
+    .enum(CHART_BACKGROUNDS, { error: 'must be solid or transparent' })
+    .default('solid')
+    .meta({ description: "solid: the theme's background; transparent: none, the page shows through" }),
+  format: z.enum(CHART_FORMATS, { error: 'must be svg, png, json or csv' }).default('svg').meta({
+    description:
+      'png rasterises the same chart for places that cannot show SVG; json and csv answer the series it draws (time, peak, average; a gap is null in JSON, empty in CSV)',
+  }),
 });
 export type ChartQuery = z.output<typeof ChartQuery>;
 
