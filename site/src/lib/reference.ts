@@ -189,6 +189,14 @@ const SHOWN_HEADERS = ['content-type', 'content-length', 'content-disposition', 
 /** The example server the chart and ingestion examples use: made in the examples' own memory store. */
 const EXAMPLE_SERVER_ID = '4f9c2a7e-1b2d-4c3e-8f90-a1b2c3d4e5f6';
 const EXAMPLE_INGEST_KEY = 'example-ingest-key';
+/** The example server's owner's token, and the key signing the example's chart URL: in the examples' memory only. */
+const EXAMPLE_OWNER_TOKEN = 'example-owner-token';
+const EXAMPLE_CHART_URL_KEY = 'example-chart-url-key-'.padEnd(40, '0');
+/** Each POST's body and the credential it is sent with. */
+const EXAMPLE_POSTS: Record<string, { credential: string; shown: string; body: unknown }> = {
+  '/api/servers/{id}/stats': { credential: EXAMPLE_INGEST_KEY, shown: '<ingest key>', body: { players: 42 } },
+  '/api/servers/{id}/chart-urls': { credential: EXAMPLE_OWNER_TOKEN, shown: '<owner token>', body: { days: 7 } },
+};
 /** Queries that show an endpoint's options at work. */
 const EXAMPLE_QUERIES: Record<string, string> = {
   '/api/image/brand/{brand}': 'variant=light&size=128&format=webp',
@@ -202,7 +210,12 @@ const EXAMPLE_QUERIES: Record<string, string> = {
  */
 export async function referenceExamples(): Promise<Map<string, OperationExample>> {
   const tree = { dir: __DEPOT_TREE_DIR__, catalog, brands, routes: new Map(), source: '' };
-  const ctx = createAppContext(createMemoryStorage(), { tree: () => tree, now: () => EXAMPLE_NOW });
+  const ctx = createAppContext(createMemoryStorage(), {
+    tree: () => tree,
+    now: () => EXAMPLE_NOW,
+    chartUrlKeys: [EXAMPLE_CHART_URL_KEY],
+  });
+  await ctx.tokens.add('example', EXAMPLE_OWNER_TOKEN);
   await ctx.servers.add({
     id: EXAMPLE_SERVER_ID,
     owner: 'example',
@@ -224,6 +237,7 @@ export async function referenceExamples(): Promise<Map<string, OperationExample>
     hash: newest.sha256,
     brand: 'papermc',
     variant: 'light',
+    format: 'svg',
   };
   const valueOf = (template: string, name: string) =>
     name === 'id'
@@ -243,18 +257,19 @@ export async function referenceExamples(): Promise<Map<string, OperationExample>
       const query = EXAMPLE_QUERIES[template];
       const path =
         template.replace(/\{(\w+)\}/g, (_, name: string) => valueOf(template, name)!) + (query ? `?${query}` : '');
-      const post = method === 'post';
+      const post = method === 'post' ? EXAMPLE_POSTS[template] : undefined;
+      if (method === 'post' && !post) continue;
       const response = await api.request(path, {
         method: method.toUpperCase(),
         ...(post && {
-          headers: { authorization: `Bearer ${EXAMPLE_INGEST_KEY}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ players: 42 }),
+          headers: { authorization: `Bearer ${post.credential}`, 'content-type': 'application/json' },
+          body: JSON.stringify(post.body),
         }),
       });
       const type = response.headers.get('content-type') ?? '';
       const file = /java-archive|image\/(?!svg)/.test(type);
       const options = post
-        ? `-i -X POST -H 'Authorization: Bearer <ingest key>' -H 'Content-Type: application/json' -d '{"players": 42}'`
+        ? `-i -X POST -H 'Authorization: Bearer ${post.shown}' -H 'Content-Type: application/json' -d '${JSON.stringify(post.body)}'`
         : file
           ? '-OJ'
           : '-i';
@@ -273,7 +288,7 @@ export async function referenceExamples(): Promise<Map<string, OperationExample>
   return examples;
 }
 
-const STATUS_TEXT: Record<number, string> = { 200: 'OK', 204: 'No Content', 404: 'Not Found' };
+const STATUS_TEXT: Record<number, string> = { 200: 'OK', 201: 'Created', 204: 'No Content', 404: 'Not Found' };
 
 function shortenBody(bytes: Uint8Array, type: string): string {
   if (bytes.length === 0) return '';
