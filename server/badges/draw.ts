@@ -1,8 +1,11 @@
-import { makeBadge } from 'badge-maker';
 import type { BADGE_STYLES, Badge } from './schema.ts';
 
-/** The badge as shields.io draws it: badge-maker measures the text (Verdana 11px widths). */
-export function drawBadge(badge: Badge, style: (typeof BADGE_STYLES)[number]): string {
+/**
+ * The badge as shields.io draws it: badge-maker measures the text (Verdana 11px widths). Imported on
+ * the first badge: loading it takes about 65 ms, which every `depot` command and build paid.
+ */
+export async function drawBadge(badge: Badge, style: (typeof BADGE_STYLES)[number]): Promise<string> {
+  const { makeBadge } = await import('badge-maker');
   return makeBadge({ ...badge, style });
 }
 

@@ -103,7 +103,7 @@ async function sendBadge(
   style: Parameters<typeof drawBadge>[1],
 ) {
   if (format === 'json') return sendJson(event, { schemaVersion: 1, ...badge }, CACHE_CONTROL.badge);
-  const svg = drawBadge(badge, style);
+  const svg = await drawBadge(badge, style);
   const bytes = format === 'svg' ? new TextEncoder().encode(svg) : await pngOf(ctx, svg);
   return sendRepresentation(event, {
     status: 200,
