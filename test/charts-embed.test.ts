@@ -354,6 +354,8 @@ http('format=json and format=csv: the series the example chart draws, gaps as nu
     const [svg, json, csv] = await Promise.all([get('svg'), get('json'), get('csv')]);
     assert.is(json.headers.get('content-type'), 'application/json; charset=utf-8');
     assert.match(csv.headers.get('content-type')!, /^text\/csv; charset=utf-8/);
+    if (days === 90)
+      assert.match(csv.headers.get('content-encoding') ?? '', /^(?:br|gzip)$/, 'a long CSV is compressed');
     for (const answer of [json, csv]) assert.is(answer.headers.get('cache-control'), 'public, max-age=300');
     const data = (await json.json()) as ChartData;
     const series = aggregate(exampleBuckets(days, EXAMPLE_NOW), { days, now: EXAMPLE_NOW });

@@ -14,7 +14,7 @@ export const ENCODING_EXTENSIONS: Record<Encoding, string> = { br: 'br', gzip: '
 export const MIN_COMPRESSED_BYTES = 1024;
 
 const COMPRESSIBLE_TYPES =
-  /^(?:application\/json|application\/atom\+xml|image\/svg\+xml|text\/html|text\/css|text\/javascript)\b/;
+  /^(?:application\/json|application\/atom\+xml|image\/svg\+xml|text\/html|text\/css|text\/javascript|text\/csv)\b/;
 
 /** JSON, SVG and the site's text come in br, gzip or identity, chosen by Accept-Encoding: their answers Vary on it. */
 export function isCompressible(contentType: string | undefined): boolean {
