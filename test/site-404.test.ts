@@ -8,6 +8,7 @@ import type { RunningOrigin } from '../server/origin.ts';
 import { NOT_FOUND_PAGE, canonicalPagePath } from '../server/pages.ts';
 import { Manifest, currentTreeDir } from '../server/tree.ts';
 import { SERVER_SOFTWARE } from '../server/versions/software.ts';
+import { axeViolations } from './axe.ts';
 import {
   CHROMIUM_ARGS,
   ROOT,
@@ -221,7 +222,6 @@ else {
   browser(
     'the 404 page renders with no console error, passes axe-core, and its links lead back (390 and 1440 px, light and dark)',
     async () => {
-      const axe = await readFile(join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
       const screenshots = join(ROOT, '.screenshots');
       await mkdir(screenshots, { recursive: true });
       const chrome = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
@@ -249,14 +249,7 @@ else {
             assert.is(await page.locator('h1').textContent(), 'Page not found', where);
             const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
             assert.ok(overflow <= 0, `${where}: the page is ${overflow} px wider than the screen`);
-            await page.addScriptTag({ content: axe });
-            const violations = await page.evaluate(async () => {
-              const result = await (
-                window as unknown as { axe: { run: () => Promise<{ violations: { id: string }[] }> } }
-              ).axe.run();
-              return result.violations.map((violation) => violation.id);
-            });
-            assert.equal(violations, [], `${where}: axe-core`);
+            assert.equal(await axeViolations(page), [], `${where}: axe-core`);
             await page.screenshot({ path: join(screenshots, `404-${width}-${colorScheme}.png`), fullPage: true });
             await page.getByRole('link', { name: 'Version history', exact: true }).last().click();
             await page.waitForURL(`${ctx.origin.url}/versions`);

@@ -1,4 +1,4 @@
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { suite } from 'uvu';
@@ -7,6 +7,7 @@ import type { RunningOrigin } from '../server/origin.ts';
 import { pickLatest } from '../server/versions/latest.ts';
 import { currentTreeDir, openTree, type Tree } from '../server/tree.ts';
 import { SERVER_SOFTWARE } from '../server/versions/software.ts';
+import { axeViolations } from './axe.ts';
 import { CHROMIUM_ARGS, ROOT, findProgram, makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
 
 // The site as a server admin uses it (issue 16), in a real browser against the real origin: what
@@ -19,7 +20,6 @@ const WIDTHS = [
 ];
 const SCHEMES = ['light', 'dark'] as const;
 const SCREENSHOTS = join(ROOT, '.screenshots');
-const AXE = await readFile(join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
 
 const CHROMIUM = findProgram('chromium');
 if (!CHROMIUM)
@@ -58,19 +58,6 @@ else {
     });
     page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
     return { page, problems, close: () => context.close() };
-  }
-
-  /** axe-core's violations on the page as it is: rule id and the elements, for a readable failure. */
-  async function axeViolations(page: Page): Promise<string[]> {
-    await page.evaluate(AXE);
-    const violations = await page.evaluate(async () => {
-      const axe = (window as unknown as { axe: { run: (context: Document) => Promise<AxeResults> } }).axe;
-      type AxeResults = { violations: { id: string; nodes: { target: string[] }[] }[] };
-      return (await axe.run(document)).violations.map(
-        (v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
-      );
-    });
-    return violations;
   }
 
   /** The elements of cards and tables whose content is wider than their box (clipped or scrolling). */

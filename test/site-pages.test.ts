@@ -1,12 +1,13 @@
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { BRAND_NAMES, type BrandName } from '../server/brands/brands.ts';
 import { parseRateLimit } from '../server/http/rate-limit-policy.ts';
 import { openApiDocument } from '../server/openapi.ts';
 import type { RunningOrigin } from '../server/origin.ts';
+import { axeViolations } from './axe.ts';
 import { CHROMIUM_ARGS, ROOT, findProgram, makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
 
 // The brand kit, the chart playground and the API reference in a real browser against the real
@@ -42,7 +43,6 @@ else {
     origin: RunningOrigin;
     limited: RunningOrigin;
     browser: Browser;
-    axe: string;
   };
 
   /** A page at one size and colour scheme (CSP bypassed so that axe-core can be injected), recording page errors. */
@@ -59,17 +59,6 @@ else {
     page.on('pageerror', (error) => errors.push(error.message));
     const base = (options.origin ?? ctx.origin).url;
     return { page, errors, go: (path: string) => page.goto(base + path), close: () => context.close() };
-  }
-
-  /** axe-core's violations on the page as it is now: "rule: target" lines. */
-  async function axeViolations(page: Page): Promise<string[]> {
-    await page.addScriptTag({ content: ctx.axe });
-    return page.evaluate(async () => {
-      const axe = (window as unknown as { axe: { run: (context: Document) => Promise<AxeResults> } }).axe;
-      type AxeResults = { violations: { id: string; nodes: { target: string[] }[] }[] };
-      const results = await axe.run(document);
-      return results.violations.flatMap((v) => v.nodes.map((node) => `${v.id}: ${node.target.join(' ')}`));
-    });
   }
 
   /**
@@ -96,7 +85,6 @@ else {
     ctx.origin = await startTestOrigin(ctx.workspace);
     ctx.limited = await startTestOrigin(ctx.workspace, { rateLimit: parseRateLimit(TINY_RATE_LIMIT)! });
     ctx.browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-    ctx.axe = await readFile(join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
     await mkdir(SCREENSHOTS, { recursive: true });
   });
   pages.after(async () => {

@@ -1,3 +1,4 @@
+import { basename } from 'node:path';
 import type { oas31 } from 'zod-openapi';
 import { OPENAPI_PATH, openApiDocument } from '../../../server/openapi.ts';
 import { createApi } from '../../../server/app.ts';
@@ -189,6 +190,8 @@ const SHOWN_HEADERS = ['content-type', 'content-length', 'content-disposition', 
 /** The example server the chart and ingestion examples use: made in the examples' own memory store. */
 const EXAMPLE_SERVER_ID = '4f9c2a7e-1b2d-4c3e-8f90-a1b2c3d4e5f6';
 const EXAMPLE_INGEST_KEY = 'example-ingest-key';
+/** What /healthz names as the tree served: its digest, which the site (part of the tree) cannot know. */
+const EXAMPLE_TREE_NAME = '0f3c9a7d51e2b8c46a10';
 /** The example server's owner's token, and the key signing the example's chart URL: in the examples' memory only. */
 const EXAMPLE_OWNER_TOKEN = 'example-owner-token';
 const EXAMPLE_CHART_URL_KEY = 'example-chart-url-key-'.padEnd(40, '0');
@@ -281,7 +284,11 @@ export async function referenceExamples(): Promise<Map<string, OperationExample>
           const value = response.headers.get(name);
           return value === null ? [] : [[name, value] as [string, string]];
         }),
-        body: shortenBody(new Uint8Array(await response.arrayBuffer()), type),
+        // The tree being built is in a staging folder of a random name: the page says what a server says.
+        body: shortenBody(new Uint8Array(await response.arrayBuffer()), type).replaceAll(
+          basename(__DEPOT_TREE_DIR__),
+          EXAMPLE_TREE_NAME,
+        ),
       });
     }
   }
