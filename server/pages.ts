@@ -88,10 +88,10 @@ export function servePages(source: TreeSource): Middleware {
     if (canonical !== undefined) return redirect(canonical + search);
     const page = search === '' ? undefined : tree.routes.get(pathname);
     if (page) return sendTreeEntry(source.files, tree, event, page);
-    // The page's own headers (type, CSP, cache), without what only its 200 means: no ETag, no 304, no coding.
+    // The page's own status (404) and headers (type, CSP, cache), but no ETag, 304 or coding: any path answers it.
     const { etag: _etag, vary: _vary, ...headers } = notFound.headers;
     const { encodings: _encodings, ...file } = notFound;
-    return sendTreeEntry(source.files, tree, event, { ...file, status: 404, headers });
+    return sendTreeEntry(source.files, tree, event, { ...file, headers });
   };
 }
 

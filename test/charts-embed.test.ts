@@ -1,6 +1,7 @@
-import { DOMParser, type Element } from '@xmldom/xmldom';
+import type { Element } from '@xmldom/xmldom';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { all, byClass, parseSvg } from './svg.ts';
 import { aggregate, type HourBucket, type Series } from '../server/charts/aggregate.ts';
 import type { ChartData } from '../server/charts/data.ts';
 import { drawPlayerChart } from '../server/charts/draw.ts';
@@ -33,17 +34,6 @@ import {
 const H = 3_600_000;
 const at = (iso: string) => Date.parse(iso);
 
-function parse(svg: string): Element {
-  const doc = new DOMParser({
-    onError: (level, message) => {
-      throw new Error(`${level}: ${message}`);
-    },
-  }).parseFromString(svg, 'image/svg+xml');
-  return doc.documentElement as unknown as Element;
-}
-const all = (root: Element, tag: string) => Array.from(root.getElementsByTagName(tag));
-const byClass = (root: Element, tag: string, cls: string) =>
-  all(root, tag).filter((e) => e.getAttribute('class') === cls);
 const everyElement = (root: Element) => all(root, '*');
 
 /** A week of daily peaks 40..70 with day 3 missing. */
@@ -85,7 +75,7 @@ const paletteKey = (theme: 'light' | 'dark', colour: string | null) =>
 
 const themes = suite('theme=auto and background=transparent');
 themes('auto: light palette in the attributes, every painted element turns dark under prefers-color-scheme', () => {
-  const svg = parse(drawPlayerChart(weekSeries(), { width: 640, height: 300, theme: 'auto' }));
+  const svg = parseSvg(drawPlayerChart(weekSeries(), { width: 640, height: 300, theme: 'auto' }));
   const rules = darkRules(svg);
   assert.is(byClass(svg, 'rect', 'background')[0]!.getAttribute('fill'), THEMES.light.background);
   let painted = 0;
@@ -111,7 +101,7 @@ themes('auto: light palette in the attributes, every painted element turns dark 
 themes('transparent: no background rectangle with any theme; the rest of the palette unchanged', () => {
   for (const theme of ['light', 'dark', 'auto'] as const) {
     const text = drawPlayerChart(weekSeries(), { width: 640, height: 300, theme, background: 'transparent' });
-    const svg = parse(text);
+    const svg = parseSvg(text);
     assert.is(byClass(svg, 'rect', 'background').length, 0, theme);
     assert.is(all(svg, 'rect').length, 0, theme);
     const palette = THEMES[theme === 'auto' ? 'light' : theme];
@@ -124,8 +114,8 @@ themes('transparent: no background rectangle with any theme; the rest of the pal
   }
 });
 themes('two auto charts inline on one page style only themselves', () => {
-  const a = parse(drawPlayerChart(weekSeries(), { width: 640, height: 300, theme: 'auto' }));
-  const b = parse(drawPlayerChart(weekSeries(), { width: 700, height: 300, theme: 'auto' }));
+  const a = parseSvg(drawPlayerChart(weekSeries(), { width: 640, height: 300, theme: 'auto' }));
+  const b = parseSvg(drawPlayerChart(weekSeries(), { width: 700, height: 300, theme: 'auto' }));
   assert.is.not(a.getAttribute('id'), b.getAttribute('id'));
 });
 themes.run();
@@ -135,7 +125,7 @@ themes.run();
  * by the grid's own scale (the line at 0 and the top line with its label). Undefined: no marker.
  */
 function drawnSeries(svgText: string, count: number) {
-  const svg = parse(svgText);
+  const svg = parseSvg(svgText);
   const grid = byClass(svg, 'line', 'grid');
   const labels = byClass(svg, 'text', 'y-label').map((t) => Number(t.textContent!.replace(/,/g, '')));
   const [bottom, top] = [grid[0]!, grid.at(-1)!];
@@ -184,7 +174,7 @@ function csvPoints(csv: string): ChartData['points'] {
 /** Every number in the SVG's coordinates and sizes is finite: no NaN or Infinity reached the drawing. */
 function assertFiniteGeometry(text: string, what: string) {
   assert.not.match(text, /NaN|Infinity/, what);
-  const svg = parse(text);
+  const svg = parseSvg(text);
   for (const element of everyElement(svg))
     for (const name of ['x', 'y', 'x1', 'x2', 'y1', 'y2', 'cx', 'cy', 'r', 'd']) {
       const value = element.getAttribute(name);
@@ -198,7 +188,7 @@ const numbersOf = (d: string) => (d.match(/-?[\d.]+/g) ?? []).map(Number);
 const shapes = suite('record peak, flat and single-point series');
 shapes('the record peak is ringed and labelled with its count and time, inside the chart', () => {
   const width = 640;
-  const svg = parse(drawPlayerChart(weekSeries(), { width, height: 300, theme: 'light' }));
+  const svg = parseSvg(drawPlayerChart(weekSeries(), { width, height: 300, theme: 'light' }));
   const records = byClass(svg, 'g', 'record');
   assert.is(records.length, 1);
   const label = byClass(svg, 'text', 'record-label')[0]!;
@@ -219,11 +209,11 @@ shapes('the record peak is ringed and labelled with its count and time, inside t
     now: at('2026-03-10T12:59:00Z'),
   });
   const text = drawPlayerChart(hourly, { width, height: 300, theme: 'dark' });
-  assert.is(byClass(parse(text), 'text', 'record-label')[0]!.textContent, 'Record 9 · Mar 10 10:00');
+  assert.is(byClass(parseSvg(text), 'text', 'record-label')[0]!.textContent, 'Record 9 · Mar 10 10:00');
   // No data, no record.
   assert.is(
     byClass(
-      parse(drawPlayerChart(aggregate([], { days: 7, now: 0 }), { width, height: 300, theme: 'light' })),
+      parseSvg(drawPlayerChart(aggregate([], { days: 7, now: 0 }), { width, height: 300, theme: 'light' })),
       'g',
       'record',
     ).length,
@@ -244,7 +234,7 @@ shapes('a flat series (min = max, zero or not) draws a visible horizontal line i
       theme: 'light',
     });
     assertFiniteGeometry(text, `flat at ${players}`);
-    const svg = parse(text);
+    const svg = parseSvg(text);
     const grid = byClass(svg, 'line', 'grid');
     const [bottom, top] = [Number(grid[0]!.getAttribute('y1')), Number(grid.at(-1)!.getAttribute('y1'))];
     assert.ok(top < bottom, `${players}: the scale has height`);
@@ -265,7 +255,7 @@ shapes('a single point draws a visible marker at the middle; one point among gap
   const one: Series = { period: 'day', days: 1, points: [{ start: at('2026-03-01T00:00:00Z'), peak: 5, average: 5 }] };
   const text = drawPlayerChart(one, { width: 400, height: 300, theme: 'light' });
   assertFiniteGeometry(text, 'one point');
-  const svg = parse(text);
+  const svg = parseSvg(text);
   for (const key of ['peak', 'average']) {
     const [marker] = byClass(svg, 'circle', `marker-${key}`);
     assert.ok(marker, key);
@@ -280,7 +270,7 @@ shapes('a single point draws a visible marker at the middle; one point among gap
   });
   const lone = drawPlayerChart(year, { width: 800, height: 400, theme: 'auto' });
   assertFiniteGeometry(lone, 'one point in a year');
-  assert.ok(Number(byClass(parse(lone), 'circle', 'marker-peak')[0]!.getAttribute('r')) >= 3);
+  assert.ok(Number(byClass(parseSvg(lone), 'circle', 'marker-peak')[0]!.getAttribute('r')) >= 3);
 });
 shapes.run();
 
@@ -300,7 +290,7 @@ http('theme=auto and background=transparent answer SVGs; PNG rasterises them', a
     const response = await fetch(`${ctx.origin.url}/api/charts/example?${query}`);
     assert.is(response.status, 200, query);
     assert.is(response.headers.get('content-type'), 'image/svg+xml');
-    const svg = parse(await response.text());
+    const svg = parseSvg(await response.text());
     assert.is(byClass(svg, 'rect', 'background').length, query.includes('transparent') ? 0 : 1, query);
     assert.is(all(svg, 'style').length, query.includes('auto') ? 1 : 0, query);
   }
@@ -506,7 +496,7 @@ http('signed URL: the owner mints it; it answers without a token, privately, in 
   assert.is(chart.headers.get('content-type'), 'image/svg+xml');
   assert.is(chart.headers.get('cache-control'), 'private, max-age=300');
   assert.is(chart.headers.get('access-control-allow-origin'), null);
-  assert.is(all(parse(await chart.text()), 'style').length, 1, 'theme=auto as signed');
+  assert.is(all(parseSvg(await chart.text()), 'style').length, 1, 'theme=auto as signed');
   // The same chart with a default named: the canonical parameters are the same, so is the signature.
   assert.is((await fetch(signing.origin.url + withParam(pathOf(url), 'width', '800'))).status, 200);
   // Data formats sign too.

@@ -1,7 +1,8 @@
-import { DOMParser, type Element } from '@xmldom/xmldom';
+import type { Element } from '@xmldom/xmldom';
 import sharp from 'sharp';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { all, byClass, parseSvg } from './svg.ts';
 import { aggregate, type HourBucket, type Series } from '../server/charts/aggregate.ts';
 import { drawPlayerChart } from '../server/charts/draw.ts';
 import { sampleStore } from '../server/charts/samples.ts';
@@ -85,18 +86,6 @@ store('folds samples into hourly max, sum and count; keeps 365 days, dropping th
 });
 store.run();
 
-function parse(svg: string): Element {
-  const doc = new DOMParser({
-    onError: (level, message) => {
-      throw new Error(`${level}: ${message}`);
-    },
-  }).parseFromString(svg, 'image/svg+xml');
-  return doc.documentElement as unknown as Element;
-}
-const all = (root: Element, tag: string) => Array.from(root.getElementsByTagName(tag));
-const byClass = (root: Element, tag: string, cls: string) =>
-  all(root, tag).filter((e) => e.getAttribute('class') === cls);
-
 function sampleSeries(): Series {
   const buckets: HourBucket[] = [];
   for (let day = 0; day < 7; day++) {
@@ -112,7 +101,7 @@ for (const theme of ['light', 'dark'] as const) {
     `${theme}: size, background, two coloured lines with gradients, one marker per point, labels, legend, title and desc`,
     () => {
       const series = sampleSeries();
-      const svg = parse(drawPlayerChart(series, { width: 640, height: 300, theme }));
+      const svg = parseSvg(drawPlayerChart(series, { width: 640, height: 300, theme }));
       const colours = THEMES[theme];
       assert.is(svg.getAttribute('width'), '640');
       assert.is(svg.getAttribute('height'), '300');
@@ -149,7 +138,7 @@ for (const theme of ['light', 'dark'] as const) {
 drawing('X labels never overlap, at any width and period', () => {
   for (const days of [1, 2, 7, 90, 365]) {
     for (const width of [200, 333, 800, 2000]) {
-      const svg = parse(
+      const svg = parseSvg(
         drawPlayerChart(aggregate([], { days, now: at('2026-03-07T20:00:00Z') }), {
           width,
           height: 200,
@@ -172,7 +161,9 @@ drawing('X labels never overlap, at any width and period', () => {
   }
 });
 drawing('no data: a valid chart with axes and "No data yet", no lines or markers', () => {
-  const svg = parse(drawPlayerChart(aggregate([], { days: 7, now: 0 }), { width: 400, height: 300, theme: 'light' }));
+  const svg = parseSvg(
+    drawPlayerChart(aggregate([], { days: 7, now: 0 }), { width: 400, height: 300, theme: 'light' }),
+  );
   assert.is(byClass(svg, 'text', 'no-data')[0]!.textContent, 'No data yet');
   assert.is(all(svg, 'circle').length, 0);
   assert.is(byClass(svg, 'path', 'line-peak').length, 0);
@@ -183,7 +174,7 @@ drawing('same input, same bytes; different charts, different ids', () => {
   const series = sampleSeries();
   const a = drawPlayerChart(series, { width: 640, height: 300, theme: 'light' });
   assert.is(drawPlayerChart(series, { width: 640, height: 300, theme: 'light' }), a);
-  const ids = (svg: string) => all(parse(svg), 'linearGradient').map((g) => g.getAttribute('id'));
+  const ids = (svg: string) => all(parseSvg(svg), 'linearGradient').map((g) => g.getAttribute('id'));
   const b = drawPlayerChart(series, { width: 640, height: 300, theme: 'dark' });
   assert.not.equal(ids(a), ids(b));
 });
@@ -205,12 +196,12 @@ example('an SVG of the requested size, deterministic, cacheable for 5 minutes, 3
   assert.is(first.status, 200);
   assert.is(first.headers.get('content-type'), 'image/svg+xml');
   assert.is(first.headers.get('cache-control'), 'public, max-age=300');
-  const svg = parse(await first.text());
+  const svg = parseSvg(await first.text());
   assert.is(svg.getAttribute('width'), '900');
   assert.is(byClass(svg, 'circle', 'marker-peak').length, 30);
   const again = await fetch(path, { headers: { 'if-none-match': first.headers.get('etag')! } });
   assert.is(again.status, 304);
-  const defaults = parse(await (await fetch(`${ctx.origin.url}/api/charts/example`)).text());
+  const defaults = parseSvg(await (await fetch(`${ctx.origin.url}/api/charts/example`)).text());
   assert.is(defaults.getAttribute('width'), '800');
   assert.is(defaults.getAttribute('height'), '400');
   assert.is(byClass(defaults, 'circle', 'marker-average').length, 7);

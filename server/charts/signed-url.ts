@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
+import { SECONDS_PER, type DurationUnit } from '../duration.ts';
 import { CHART_BACKGROUNDS, CHART_FORMATS, CHART_RANGES, CHART_THEMES, ChartQuery } from './schema.ts';
 
 const ranged = (name: keyof typeof CHART_RANGES) => {
@@ -8,15 +9,14 @@ const ranged = (name: keyof typeof CHART_RANGES) => {
   return z.int({ error: message }).min(min, { error: message }).max(max, { error: message }).optional();
 };
 
-const EXPIRY_UNITS = { m: 60, h: 3600, d: 86_400 } as const;
-const MAX_EXPIRY_SECONDS = 365 * 86_400;
+const MAX_EXPIRY_SECONDS = 365 * SECONDS_PER.d;
 const EXPIRY_MESSAGE = 'must be a duration from 1m to 365d, such as 90m, 12h or 30d';
 
 /** `30d`, `12h`, `90m` -> seconds, from a minute to a year. */
 export const Expiry = z
   .string({ error: EXPIRY_MESSAGE })
   .regex(/^\d{1,6}[mhd]$/, { error: EXPIRY_MESSAGE })
-  .transform((text) => Number(text.slice(0, -1)) * EXPIRY_UNITS[text.at(-1) as keyof typeof EXPIRY_UNITS])
+  .transform((text) => Number(text.slice(0, -1)) * SECONDS_PER[text.at(-1) as DurationUnit])
   .refine((seconds) => seconds >= 60 && seconds <= MAX_EXPIRY_SECONDS, { error: EXPIRY_MESSAGE });
 
 /** POST /api/servers/:id/chart-urls and `depot chart-url`: the chart a URL shows, and how long it lives. */
@@ -105,7 +105,7 @@ export function signChartUrl(options: {
   return `${baseUrl.replace(/\/$/, '')}/api/servers/${serverId}/chart/players?${params}`;
 }
 
-const DEFAULT_EXPIRY_SECONDS = 30 * 86_400;
+const DEFAULT_EXPIRY_SECONDS = 30 * SECONDS_PER.d;
 
 /** A signed URL for a validated request: the route and the CLI both mint through here. */
 export function mintChartUrl(options: {

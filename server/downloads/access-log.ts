@@ -2,7 +2,6 @@ import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { DAY } from '../charts/time.ts';
 import { clientKey } from '../http/client-address.ts';
-import { PLUGIN_VERSION_ID } from '../versions/schema.ts';
 import { findSoftware } from '../versions/software.ts';
 import { JAR_ROUTE, LOCATION_ID } from './counter.ts';
 import type { Download } from './store.ts';
@@ -64,7 +63,6 @@ export function readLogLine(line: string): LogEntry {
   if (!route) return { kind: 'other' };
   const versionId = route[2] ?? LOCATION_ID.exec(entry.location ?? '')?.[1];
   if (!versionId) return { kind: 'unattributed' };
-  if (!PLUGIN_VERSION_ID.test(versionId)) return { kind: 'other' };
   let software;
   if (route[1] !== undefined) {
     software = findSoftware(decodeURIComponentOr(route[1]));

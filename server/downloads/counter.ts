@@ -9,6 +9,8 @@ import { throttledLog } from '../throttled-log.ts';
 import type { RouteEntry } from '../tree.ts';
 import { findSoftware, type ServerSoftware } from '../versions/software.ts';
 import type { Download, DownloadStore } from './store.ts';
+import { downloadPath } from '../versions/present.ts';
+import { PLUGIN_VERSION_ID } from '../versions/schema.ts';
 
 /** How often counted downloads go to the store, in one batch. */
 const FLUSH_MS = 1000;
@@ -17,11 +19,12 @@ const MAX_WAITING = 50_000;
 /** Recent (day, version, client) triples: a download manager's range requests are queued once. */
 const RECENT = 10_000;
 
+/** A version's id as it stands inside a path. */
+const ID = PLUGIN_VERSION_ID.source.slice(1, -1);
 /** A JAR route: by id, or latest/resolve per software (the version is its Content-Location). */
-export const JAR_ROUTE =
-  /^\/api\/plugin-versions\/download\/(?:(?:latest|resolve)\/([^/]+)(?:\/[^/]+)?|(plugin-[^/.]+))$/;
-/** A Content-Location naming a version's own download. */
-export const LOCATION_ID = /^\/api\/plugin-versions\/download\/(plugin-\d+-[A-Za-z0-9]+)$/;
+export const JAR_ROUTE = new RegExp(`^${downloadPath('')}(?:(?:latest|resolve)/([^/]+)(?:/[^/]+)?|(${ID}))$`);
+/** A Content-Location naming a version's own download (downloadPath). */
+export const LOCATION_ID = new RegExp(`^${downloadPath('')}(${ID})$`);
 
 export type CounterOptions = {
   store: DownloadStore;

@@ -13,20 +13,21 @@ import { brandKey, type BrandSourceRecord } from '../../../server/brands/sources
 import type { ServerSoftware } from '../../../server/versions/software.ts';
 
 /**
- * The software each brand is the logo of: its display name is that software's name (SPEC 2.3), which
- * the server keeps; the brand names themselves (SPEC 2.8) are lowercase URL names.
+ * The software each brand is the logo of (its display name is that software's name, SPEC 2.3; the
+ * brand names of SPEC 2.8 are lowercase URL names), and the variants that make its small square
+ * mark on the downloads page, per colour scheme.
  */
-const BRAND_SOFTWARE: Record<BrandName, ServerSoftware> = {
-  papermc: 'PaperMC',
-  velocity: 'Velocity',
-  folia: 'Folia',
-  canvasmc: 'CanvasMC',
-  leafmc: 'LeafMC',
-  purpurmc: 'Purpur',
+export const BRAND_SOFTWARE: Record<BrandName, { software: ServerSoftware; mark: { light: string; dark?: string } }> = {
+  papermc: { software: 'PaperMC', mark: { light: 'none' } },
+  velocity: { software: 'Velocity', mark: { light: 'blue-no-text', dark: 'white-no-text' } },
+  folia: { software: 'Folia', mark: { light: 'default' } },
+  canvasmc: { software: 'CanvasMC', mark: { light: 'default' } },
+  leafmc: { software: 'LeafMC', mark: { light: 'default' } },
+  purpurmc: { software: 'Purpur', mark: { light: 'default' } },
 };
 
 /** How a brand is named for people: PaperMC, not papermc. */
-export const brandDisplayName = (brand: BrandName): string => BRAND_SOFTWARE[brand];
+export const brandDisplayName = (brand: BrandName): string => BRAND_SOFTWARE[brand].software;
 
 /** A static link's accessible name: "PaperMC light logo, 256 px, PNG". */
 export function brandLinkName(brand: BrandName, variant: string, size: number | undefined, format: string): string {

@@ -2,7 +2,8 @@ import { runsOnJava } from '../../../server/versions/compat.ts';
 import type { Catalog } from '../../../server/versions/catalog.ts';
 import { changelogHtml } from '../../../server/versions/changelog.ts';
 import { channelOf } from '../../../server/versions/channels.ts';
-import { brandImagePath, type BrandName } from '../../../server/brands/brands.ts';
+import { BRAND_NAMES, brandImagePath } from '../../../server/brands/brands.ts';
+import { BRAND_SOFTWARE } from './brand-kit.ts';
 import { pickLatest } from '../../../server/versions/latest.ts';
 import { presentVersion } from '../../../server/versions/present.ts';
 import type { PluginVersion } from '../../../server/versions/schema.ts';
@@ -103,22 +104,13 @@ export function latestOnPage(versions: readonly PluginVersion[], only?: ServerSo
   return picks;
 }
 
-/** The brand kit's square marks (SPEC 2.8) of the softwares that have one, per colour scheme. */
-const SOFTWARE_MARKS: Partial<Record<ServerSoftware, { brand: BrandName; light: string; dark?: string }>> = {
-  PaperMC: { brand: 'papermc', light: 'none' },
-  Purpur: { brand: 'purpurmc', light: 'default' },
-  LeafMC: { brand: 'leafmc', light: 'default' },
-  Folia: { brand: 'folia', light: 'default' },
-  CanvasMC: { brand: 'canvasmc', light: 'default' },
-  Velocity: { brand: 'velocity', light: 'blue-no-text', dark: 'white-no-text' },
-};
-
 /** A software's mark as static brand images (32 px, 64 px for dense screens), or undefined. */
 export function softwareMark(software: ServerSoftware): { light: string; dark: string | undefined } | undefined {
-  const mark = SOFTWARE_MARKS[software];
-  if (!mark) return undefined;
+  const brand = BRAND_NAMES.find((name) => BRAND_SOFTWARE[name].software === software);
+  if (!brand) return undefined;
+  const { mark } = BRAND_SOFTWARE[brand];
   const srcset = (variant: string) =>
-    `${brandImagePath(mark.brand, variant, 'png', 32)} 1x, ${brandImagePath(mark.brand, variant, 'png', 64)} 2x`;
+    `${brandImagePath(brand, variant, 'png', 32)} 1x, ${brandImagePath(brand, variant, 'png', 64)} 2x`;
   return { light: srcset(mark.light), dark: mark.dark && srcset(mark.dark) };
 }
 
