@@ -15,7 +15,7 @@ import { createAppContext, type AppContext } from '../server/context.ts';
 import { OPENAPI_PATH } from '../server/openapi.ts';
 import { brandMap } from '../server/tree.ts';
 import { listBrandPaths, listVersionPaths } from './paths.ts';
-import { prerender } from './prerender.ts';
+import { prerender, reusedAnswers } from './prerender.ts';
 import { writeDeployConfigs } from './deploy-configs.ts';
 import { acquireBuildLock } from './build-lock.ts';
 import { buildSite, siteKey, siteSourceDigest } from './site.ts';
@@ -131,24 +131,25 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const deployed = { ...deploy, distDir: deploy.distDir ?? resolve(distDir) };
   const store = await openFileStore(distDir);
 
-  // A tree whose site is still to follow serves the origins only: deploy from the finished tree
-  // (its nginx.conf, _headers and _redirects), the one `npm run build` and `depot release` end on.
-  // Writing them twice cost a release 1.3 s at 10,000 versions (100 MB of configs).
+  // A tree with answers or a site still to follow serves the origins only: deploy from the finished
+  // tree (its nginx.conf, _headers and _redirects), the one `npm run build` and `depot release` end
+  // on. Writing them twice cost a release 1.3 s at 10,000 versions (100 MB of configs).
   const write = (
     stagingDir: string,
     routes: Record<string, EntryOrText<RouteEntry>>,
     record: BuildRecord,
     treeSource: string,
-    finished: boolean,
+    toFollow: string | null,
   ) =>
     step('write', async () => {
       const manifest = manifestText({ format: 1, source: treeSource }, Object.entries(routes));
       const treeName = sha256Hex(manifest).slice(0, 20);
       await writeFile(join(stagingDir, 'manifest.json'), manifest);
       await writeFile(join(stagingDir, BUILD_RECORD), JSON.stringify(record));
-      const configs = finished
-        ? await writeDeployConfigs(stagingDir, treeName, parsedEntries(routes), deployed, rateLimit)
-        : 'no deploy configs until the site follows';
+      const configs =
+        toFollow === null
+          ? await writeDeployConfigs(stagingDir, treeName, parsedEntries(routes), deployed, rateLimit)
+          : `no deploy configs until ${toFollow}`;
       return [treeName, `manifest.json, ${configs}`] as const;
     });
   const swap = (stagingDir: string, treeName: string, what: string) =>
@@ -157,35 +158,62 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       return [dir, `${join(distDir, 'current')} -> ${dir}${what}`] as const;
     });
 
+  const stage = (stagingDir: string) =>
+    step('stage', async () => {
+      const copied = await stageTree(store, stagingDir, dataDir, catalog, brandSources, catalogText);
+      return [undefined, `${catalog.versions.length} versions, ${copied} JARs new to dist/files`] as const;
+    });
+  const brands = brandMap(brandRecords);
+  const paths = await step('list paths', async () => {
+    const list = [...listVersionPaths(catalog), ...listBrandPaths(brands), '/api/charts/example', OPENAPI_PATH];
+    return [list, `${list.length} routes`] as const;
+  });
+  const kept = reusedAnswers(previous, paths);
+  const carriedRoutes = carried && previous ? carryRoutes(previous, carried.paths) : {};
+  const apiRecord = { code, catalog: catalogDigest, site: carried };
+
+  // A release is served at once: a tree of the previous answers whose inputs did not change, and
+  // of this data's catalog, which the origins' live routes answer the rest from (the same bytes as
+  // precomputed: the tree's parity test) until the next swap holds them precomputed.
+  if (kept.size > 0 && kept.size < paths.length) {
+    const staging = await newStagingDir(distDir);
+    try {
+      await stage(staging);
+      const treeName = await write(
+        staging,
+        { ...Object.fromEntries(kept), ...carriedRoutes },
+        apiRecord,
+        sha256Hex(source, 'answers pending'),
+        'the answers asked again follow',
+      );
+      await swap(staging, treeName, ` (${paths.length - kept.size} answers live until precomputed)`);
+    } catch (error) {
+      await rm(staging, { recursive: true, force: true });
+      throw error;
+    }
+  }
+
   const apiStaging = await newStagingDir(distDir);
   let apiTree: string;
   let answers: Record<string, EntryOrText<RouteEntry>>;
   let rendered: number;
   try {
-    await step('stage', async () => {
-      const copied = await stageTree(store, apiStaging, dataDir, catalog, brandSources, catalogText);
-      return [undefined, `${catalog.versions.length} versions, ${copied} JARs new to dist/files`] as const;
-    });
-    const tree = { dir: apiStaging, catalog, brands: brandMap(brandRecords), routes: new Map(), source };
-    const paths = await step('list paths', async () => {
-      const list = [...listVersionPaths(catalog), ...listBrandPaths(tree.brands), '/api/charts/example', OPENAPI_PATH];
-      return [list, `${list.length} routes`] as const;
-    });
+    await stage(apiStaging);
+    const tree = { dir: apiStaging, catalog, brands, routes: new Map(), source };
     // The build answers only finite, public routes: state (servers, samples) starts empty.
     const ctx = createAppContext(createMemoryStorage(), {
       tree: () => tree,
       imageCache: createByteCache(createFileStorage(cacheDir), 'brand-images', { keepForever: true }),
       publicUrl: deploy.publicUrl,
     });
-    answers = await step('prerender', () => prerenderWithProgress(ctx, store, paths, previous, log));
+    answers = await step('prerender', () => prerenderWithProgress(ctx, store, paths, kept, log));
     rendered = ctx.renderer.renders();
-    const carriedRoutes = carried && previous ? carryRoutes(previous, carried.paths) : {};
     const treeName = await write(
       apiStaging,
       { ...answers, ...carriedRoutes },
-      { code, catalog: catalogDigest, site: carried },
+      apiRecord,
       siteDone ? source : sha256Hex(source, 'site pending'),
-      siteDone,
+      siteDone ? null : 'the site follows',
     );
     const pending = siteDone ? '' : carried ? ' (site follows; the previous one meanwhile)' : ' (site follows)';
     apiTree = await swap(apiStaging, treeName, pending);
@@ -205,7 +233,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       { ...answers, ...siteRoutes },
       { code, catalog: catalogDigest, site: { key: siteNow!, paths: Object.keys(siteRoutes) } },
       source,
-      true,
+      null,
     );
     const treeDir = await swap(siteStaging, treeName, '');
     return {
@@ -275,7 +303,7 @@ async function prerenderWithProgress(
   ctx: AppContext,
   store: FileStore,
   paths: string[],
-  previous: PreviousTree | null,
+  kept: ReadonlyMap<string, string>,
   log: (line: string) => void,
 ) {
   let reported = 0;
@@ -290,7 +318,7 @@ async function prerenderWithProgress(
           log(`[build]   prerender: ${done}/${paths.length}, ${ctx.renderer.renders()} images rendered`);
       }
     },
-    previous,
+    kept,
   );
   return [
     routes,

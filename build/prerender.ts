@@ -10,34 +10,40 @@ import { storedTreeFile, writeTreeFile } from './tree-file.ts';
 import type { FileStore } from './file-store.ts';
 import { allOrFirstError } from '../server/settle.ts';
 import { defaultChannelTwin } from './paths.ts';
+import type { PreviousTree } from './previous-tree.ts';
 
 /** Headers the static server computes per request rather than stores. */
 const PER_REQUEST_HEADERS = new Set(['content-length', 'content-range']);
 
-/** The previous tree's entry (as its manifest's text) for a path whose inputs did not change (its files are in the store). */
-export type Reusable = { unchanged: (path: string) => string | undefined };
+/**
+ * The previous tree's entries (as its manifest's text) of the paths whose inputs did not change:
+ * their files are in the store, and the next tree takes them as written.
+ */
+export function reusedAnswers(previous: PreviousTree | null, paths: readonly string[]): Map<string, string> {
+  const kept = new Map<string, string>();
+  if (!previous) return kept;
+  for (const path of paths) {
+    const entry = previous.unchanged(path);
+    if (entry) kept.set(path, entry);
+  }
+  return kept;
+}
 
 /**
  * Asks the same app the origin runs for each path and records status, headers and bytes. Bytes go to
  * files/<sha256>.<ext>: identical answers (a JAR behind several URLs) are stored once. Requests run a
  * few at a time (images render in parallel, bounded by the renderer); the manifest keeps path order.
- * An answer of `previous` whose inputs did not change is taken as it is.
+ * The paths in `kept` (reusedAnswers) are not asked: their entries are taken as they are.
  */
 export async function prerender(
   ctx: AppContext,
   store: FileStore,
   paths: readonly string[],
   progress: (done: number) => void,
-  previous: Reusable | null = null,
+  kept: ReadonlyMap<string, string>,
 ) {
   const api = createApi(ctx);
   const limit = pLimit(8);
-  // Reused answers are decided here, at once: only the answers asked again wait for the app.
-  const kept = new Map<string, string>();
-  for (const path of paths) {
-    const entry = previous?.unchanged(path);
-    if (entry) kept.set(path, entry);
-  }
   let done = kept.size;
   progress(done);
   const toAsk = paths.filter((path) => !kept.has(path));

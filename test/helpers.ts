@@ -34,9 +34,13 @@ export type Workspace = {
 
 /**
  * Rendered brand images shared by every test build (keyed by inputs, so sharing is safe): only the
- * first build of a run renders them.
+ * first build of a run renders them. One per checkout: Astro and Vite keep their own caches there,
+ * which two checkouts' test runs building at the same time must not share.
  */
-export const SHARED_BUILD_CACHE = join(tmpdir(), 'depot-test-build-cache');
+export const SHARED_BUILD_CACHE = join(
+  tmpdir(),
+  `depot-test-build-cache-${createHash('sha256').update(ROOT).digest('hex').slice(0, 12)}`,
+);
 
 /**
  * A temp copy of the demo data/ with its own dist/, built. The human site is left out (SITE=off)

@@ -1,5 +1,5 @@
-import { readFile, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile, readdir, rename, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import { suite } from 'uvu';
 import { listVersionPaths } from '../build/paths.ts';
 import { namedMinecraftVersions, resolveInputsOf } from '../build/resolve-paths.ts';
@@ -72,9 +72,13 @@ for (const [moment, line] of [
       const jar = join(ctx.workspace.dir, 'Api-5.0.0.jar');
       await writeFile(jar, bytes);
       const release = spawnScript('build/cli/depot.ts', releaseArgs(jar, '5.0.0'), ctx.workspace);
-      await until(() => release.stderr().includes(line), `the release reaches ${line}`, 60_000);
-      release.child.kill('SIGKILL');
-      await release.exited;
+      try {
+        await until(() => release.stderr().includes(line), `the release reaches ${line}`, 120_000);
+      } finally {
+        // Killed then, or when it never got there: a release left running would build on meanwhile.
+        release.child.kill('SIGKILL');
+        await release.exited;
+      }
       // The API tree was swapped in before the kill: the origin answers the release, metadata and download.
       await until(
         async () => (await servedLatest(origin.url, bytes)).version === '5.0.0',
@@ -152,6 +156,61 @@ apiFirst('an origin answers a new version before the build has finished the site
     await origin.close();
   }
 });
+
+apiFirst('a release is served at once: the answers it changed are answered live until precomputed', async () => {
+  const origin = await startTestOrigin(ctx.workspace, { rateLimit: null });
+  try {
+    const { dataDir, distDir } = ctx.workspace;
+    const bytes = pluginJar('5.2.0');
+    await addPaperVersion(dataDir, '5.2.0', bytes);
+    const swaps: string[] = [];
+    await runBuild({
+      dataDir,
+      distDir,
+      cacheDir: SHARED_BUILD_CACHE,
+      log: (line) => {
+        const swapped = /^\[build\] swap: \S+ -> (\S+) \((\d+) answers live until precomputed\)/.exec(line);
+        if (swapped) swaps.push(swapped[1]!);
+      },
+    });
+    assert.is(swaps.length, 1, 'the first swap names the answers left to the live routes');
+    const first = await openTree(swaps[0]!);
+    const finished = await openTree((await currentTreeDir(distDir))!);
+    const live = [...finished.routes.keys()].filter((path) => path.startsWith('/api/') && !first.routes.has(path));
+    const latest = '/api/plugin-versions/latest/papermc/21';
+    assert.ok(live.includes(latest), `${latest} is among the ${live.length} answers left live`);
+    assert.ok(first.routes.has('/api/openapi.json'), "unchanged answers are the previous tree's");
+    assert.ok(first.routes.has('/versions'), 'the previous site is carried');
+    assert.ok(
+      first.catalog.versions.some((v) => v.pluginVersion === '5.2.0'),
+      "the first tree's catalog has the release",
+    );
+
+    // The origin on the first tree: the release, metadata and download, and every answer it left
+    // live is the one the finished tree holds precomputed (status, type, bytes and ETag).
+    await pointCurrentAt(distDir, swaps[0]!);
+    await until(async () => (await servedLatest(origin.url, bytes)).version === '5.2.0', 'the first tree is served');
+    assert.equal(await servedLatest(origin.url, bytes), { version: '5.2.0', download: true });
+    for (const path of live) {
+      const entry = finished.routes.get(path)!;
+      const answer = await fetch(origin.url + path, { headers: { 'accept-encoding': 'identity' } });
+      const body = Buffer.from(await answer.arrayBuffer());
+      assert.is(answer.status, entry.status, `${path}: status`);
+      assert.is(answer.headers.get('content-type'), entry.headers['content-type']!, `${path}: type`);
+      assert.is(answer.headers.get('etag') ?? undefined, entry.headers.etag, `${path}: ETag`);
+      assert.ok(body.equals(await readFile(join(finished.dir, entry.file))), `${path}: bytes`);
+    }
+  } finally {
+    await origin.close();
+  }
+});
+
+/** dist/current -> `treeDir`, in one rename, as a swap does. */
+async function pointCurrentAt(distDir: string, treeDir: string) {
+  const link = join(distDir, '.current-test');
+  await symlink(relative(distDir, treeDir), link);
+  await rename(link, join(distDir, 'current'));
+}
 
 apiFirst.run();
 
