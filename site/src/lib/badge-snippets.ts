@@ -19,7 +19,9 @@ export function badgeSnippets(choice: BadgeChoice, style: BadgeStyle, base: stri
   const query = style === 'flat' ? '' : `?style=${style}`;
   const url = (format: 'svg' | 'png' | 'json') => {
     const path = `${choice.path}.${format}`;
-    return base ? new URL(path, base).href.replace(encodeURIComponent(SERVER_ID_PLACEHOLDER), SERVER_ID_PLACEHOLDER) : path;
+    return base
+      ? new URL(path, base).href.replace(encodeURIComponent(SERVER_ID_PLACEHOLDER), SERVER_ID_PLACEHOLDER)
+      : path;
   };
   const svg = `${url('svg')}${query}`;
   return {

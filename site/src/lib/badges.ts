@@ -13,21 +13,17 @@ export function badgeKinds(catalog: Catalog) {
   const slug = (name: string) => name.toLowerCase();
   const released = SERVER_SOFTWARE.filter((software) => pickLatest(catalog.latest, software));
   return {
-    latest: released.map(
-      (software): BadgeChoice => ({
-        label: software,
-        path: `/api/badges/latest/${slug(software)}`,
-        alt: `Latest ${software} version`,
-      }),
-    ),
+    latest: released.map((software): BadgeChoice => ({
+      label: software,
+      path: `/api/badges/latest/${slug(software)}`,
+      alt: `Latest ${software} version`,
+    })),
     latestJava: released.flatMap((software) =>
-      JAVA_VERSIONS.filter((java) => pickLatest(catalog.latest, software, java)).map(
-        (java): BadgeChoice => ({
-          label: `${software}, Java ${java}`,
-          path: `/api/badges/latest/${slug(software)}/${java}`,
-          alt: `Latest ${software} version for Java ${java}`,
-        }),
-      ),
+      JAVA_VERSIONS.filter((java) => pickLatest(catalog.latest, software, java)).map((java): BadgeChoice => ({
+        label: `${software}, Java ${java}`,
+        path: `/api/badges/latest/${slug(software)}/${java}`,
+        alt: `Latest ${software} version for Java ${java}`,
+      })),
     ),
     downloads: [{ label: 'Downloads', path: '/api/badges/downloads', alt: 'Downloads' }] as BadgeChoice[],
     players: [
@@ -35,4 +31,3 @@ export function badgeKinds(catalog: Catalog) {
     ] as BadgeChoice[],
   };
 }
-

@@ -8,6 +8,8 @@ const kinds = [...document.querySelectorAll<HTMLElement>('[data-badge-kind]')];
 const SERVER_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 if (styleForm) {
+  for (const control of document.querySelectorAll<HTMLElement>('#badge-style, [data-badge-kind] [data-js-only]'))
+    control.hidden = false;
   const style = () => (new FormData(styleForm).get('style') ?? 'flat') as BadgeStyle;
   const update = () => kinds.forEach((kind) => redraw(kind, style()));
   styleForm.addEventListener('change', update);

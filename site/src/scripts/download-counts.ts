@@ -21,9 +21,9 @@ const DownloadCounts = z.object({
 });
 type VersionCounts = z.infer<typeof DownloadCounts>['versions'][number];
 
-const elements = [...document.querySelectorAll<HTMLElement>(
-    '[data-downloads], [data-downloads-versions], [data-downloads-split]',
-  )];
+const elements = [
+  ...document.querySelectorAll<HTMLElement>('[data-downloads], [data-downloads-versions], [data-downloads-split]'),
+];
 if (elements.length > 0) void show(elements);
 
 async function show(elements: HTMLElement[]): Promise<void> {
@@ -35,7 +35,11 @@ async function show(elements: HTMLElement[]): Promise<void> {
   const byId = new Map(counts.data.versions.map((version) => [version.id, version]));
   for (const element of elements) {
     const ids = element.dataset.downloadsVersions?.split(' ').filter(Boolean);
-    if (ids) fill(element, ids.reduce((sum, id) => sum + (byId.get(id)?.total ?? 0), 0));
+    if (ids)
+      fill(
+        element,
+        ids.reduce((sum, id) => sum + (byId.get(id)?.total ?? 0), 0),
+      );
     const split = element.dataset.downloadsSplit;
     if (split !== undefined) element.textContent = describeSplit(byId.get(split));
     element.hidden = false;
