@@ -15,3 +15,14 @@ export function formatBytes(bytes: number): string {
 export function formatDay(iso: string): string {
   return iso.slice(0, 10);
 }
+
+/**
+ * 1,234 downloads; from 100,000 on shortened (123K, 1.2M) with the exact count as the title.
+ * Shared by the pages and the browser's counts script.
+ */
+export function formatCount(count: number): { text: string; exact: string | undefined } {
+  const exact = count.toLocaleString('en-US');
+  if (count < 100_000) return { text: exact, exact: undefined };
+  const text = new Intl.NumberFormat('en-US', { notation: 'compact', maximumFractionDigits: 1 }).format(count);
+  return { text, exact };
+}

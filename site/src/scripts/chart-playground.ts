@@ -33,32 +33,47 @@ if (form && rangesElement) {
     return { query, problems };
   };
 
-  const embed = (query: URLSearchParams, format: 'svg' | 'png') => {
+  /** This site's URL of the typed server's chart (the id's placeholder until one is typed). */
+  const chartSrc = (params: URLSearchParams, path = 'chart/players') => {
+    const id = server.value.trim() || 'YOUR-SERVER-ID';
+    const search = params.toString();
+    return new URL(`/api/servers/${encodeURIComponent(id)}/${path}${search ? `?${search}` : ''}`, location.href).href;
+  };
+
+  /** The embed code (svg, png) or the data request (json, csv: the days only, the rest draws). */
+  const snippet = (query: URLSearchParams, format: 'svg' | 'png' | 'json' | 'csv') => {
+    if (format === 'json' || format === 'csv') {
+      const params = new URLSearchParams(query.has('days') ? { days: query.get('days')! } : {});
+      params.set('format', format);
+      return `curl '${chartSrc(params)}'`;
+    }
     const params = new URLSearchParams(query);
     if (format === 'png') params.set('format', 'png');
-    const id = server.value.trim() || 'YOUR-SERVER-ID';
     const width = params.get('width') ?? String(ranges.width.default);
     const height = params.get('height') ?? String(ranges.height.default);
-    const search = params.toString();
-    const src = new URL(
-      `/api/servers/${encodeURIComponent(id)}/chart/players${search ? `?${search}` : ''}`,
-      location.href,
-    ).href;
-    return `<img src="${src}" width="${width}" height="${height}" alt="Players on my server">`;
+    return `<img src="${chartSrc(params)}" width="${width}" height="${height}" alt="Players on my server">`;
+  };
+
+  /** The owner's request for a signed URL: this site's address, the typed id. */
+  const signedRequest = () =>
+    `curl -X POST -H 'Authorization: Bearer <owner token>' -H 'Content-Type: application/json' \\\n  -d '{"days": 7, "expires": "30d"}' '${chartSrc(new URLSearchParams(), 'chart-urls')}'`;
+
+  /** A snippet's code and the Copy button after it. */
+  const show = (codeId: string, text: string) => {
+    const code = byId<HTMLElement>(codeId);
+    code.textContent = text;
+    const copy = code.closest('pre')?.nextElementSibling;
+    if (copy instanceof HTMLButtonElement && copy.dataset.copy !== undefined) copy.dataset.copy = text;
   };
 
   const update = () => {
     const { query, problems } = read();
     error.textContent = problems.join(' ');
     if (problems.length > 0) return;
-    for (const format of ['svg', 'png'] as const) {
-      const code = embed(query, format);
-      byId<HTMLElement>(`cp-${format}`).textContent = code;
-      const copy = byId<HTMLElement>(`cp-${format}-title`).parentElement?.querySelector<HTMLButtonElement>(
-        'button[data-copy]',
-      );
-      if (copy) copy.dataset.copy = code;
-    }
+    for (const format of ['svg', 'png', 'json', 'csv'] as const) show(`cp-${format}`, snippet(query, format));
+    const id = server.value.trim() || 'YOUR-SERVER-ID';
+    show('cp-signed-command', `npm run depot -- chart-url ${id} --days 7 --expires 30d`);
+    show('cp-signed-request', signedRequest());
     const search = query.toString();
     const src = `/api/charts/example${search ? `?${search}` : ''}`;
     if (chart.getAttribute('src') === src) return;
