@@ -5,6 +5,7 @@ import type { Catalog } from '../server/versions/catalog.ts';
 import { CHANNELS } from '../server/versions/channels.ts';
 import { feedPath } from '../server/versions/feed.ts';
 import { listIntegrityPaths } from '../server/versions/integrity.ts';
+import { pickLatest } from '../server/versions/latest.ts';
 import { downloadPath, updateCheckPath } from '../server/versions/present.ts';
 import { JAVA_VERSIONS, SERVER_SOFTWARE } from '../server/versions/software.ts';
 import { listResolvePaths } from './resolve-paths.ts';
@@ -23,7 +24,7 @@ const withChannels = (path: string) => [path, ...CHANNELS.map((channel) => `${pa
 /**
  * Every finite URL of SPEC 4.1-4.6: the list, latest per software (+ Java) in each channel, each
  * version's JAR; and the update check of every released version, in each channel (a version the
- * depot never released is compared live).
+ * depot never released is compared live); and the latest badges (listLatestBadgePaths).
  */
 export function listVersionPaths(catalog: Catalog): string[] {
   const paths = ['/api/plugin-versions'];
@@ -39,7 +40,26 @@ export function listVersionPaths(catalog: Catalog): string[] {
   for (const version of catalog.versions) paths.push(downloadPath(version.id));
   // Each version's .sha256/.sha512 sidecars and its lookups by hash.
   paths.push(...listIntegrityPaths(catalog));
-  return [...paths, ...updateCheckPaths(catalog), ...listResolvePaths(catalog)];
+  return [...paths, ...updateCheckPaths(catalog), ...listResolvePaths(catalog), ...listLatestBadgePaths(catalog)];
+}
+
+/**
+ * Issue 17's latest badges, whose data changes only with a release: per software, and per software
+ * and Java version, that has a latest release, its SVG and endpoint JSON in the default style and
+ * channel (no query string). PNGs, other styles and channels, and the badges that name no version
+ * (404) are answered live.
+ */
+export function listLatestBadgePaths(catalog: Catalog): string[] {
+  const paths: string[] = [];
+  for (const software of SERVER_SOFTWARE) {
+    const name = software.toLowerCase();
+    for (const java of [undefined, ...JAVA_VERSIONS]) {
+      if (!pickLatest(catalog.latest, software, java)) continue;
+      const path = java === undefined ? `/api/badges/latest/${name}` : `/api/badges/latest/${name}/${java}`;
+      paths.push(`${path}.svg`, `${path}.json`);
+    }
+  }
+  return paths;
 }
 
 /** How many plugin versions per software and Java version have their update check precomputed. */

@@ -46,6 +46,8 @@ const BY_HASH = /^\/api\/plugin-versions\/by-hash\/(sha256|sha512)\/([0-9a-f]+)$
 const SOFTWARE_PATH =
   /^\/api\/plugin-versions\/(?:latest|download\/latest|update-check)\/([a-z]+)(?:\/(8|11|17|21))?(?:[/?]|$)/;
 const SOFTWARE_FEED = /^\/api\/plugin-versions\/feed\/([a-z]+)\.atom$/;
+/** A software's latest badge, with or without a Java version: the inputs of its latest answer. */
+const LATEST_BADGE = /^\/api\/badges\/latest\/([a-z]+)(?:\/(8|11|17|21))?\.(?:svg|json)$/;
 
 /** A digest of the code behind the answers: a tree built by other code is not reused. */
 export function answerCodeDigest(memory?: DataFileMemory): Promise<string> {
@@ -88,9 +90,9 @@ function catalogSide(versions: readonly CatalogVersion[], latest: LatestIndex) {
  * The current tree with what of it the next build may reuse: its site until the new one is built,
  * and, if built by the same code, each answer whose inputs did not change. An answer's inputs are
  * the version objects it may show, each its record and its isLatest: a version's JAR and checksum
- * files, its record alone; a lookup by hash, its version object; a software's latest, JAR and
- * update checks, the objects of that software's versions (on that Java version when the path names
- * one); its feed, those and the users; a resolve answer, those of each software in its chain that
+ * files, its record alone; a lookup by hash, its version object; a software's latest, JAR, update
+ * checks and latest badges, the objects of that software's versions (on that Java version when the
+ * path names one); its feed, those and the users; a resolve answer, those of each software in its chain that
  * run on its Java (all of them for a 404, which names other Java versions); the brand images, the
  * brand sources; the document and the example chart, the code alone; anything else, all of data/.
  * A tree without a build record, or whose manifest or catalog is not as the build wrote it, reuses nothing.
@@ -171,7 +173,7 @@ export async function readPreviousTree(
       }
       if (path === OPENAPI_PATH || path === '/api/charts/example') return true;
       if (path.startsWith('/api/image/brand') || path.startsWith('/brand/')) return brandsSame;
-      const software = SOFTWARE_PATH.exec(path);
+      const software = SOFTWARE_PATH.exec(path) ?? LATEST_BADGE.exec(path);
       if (software) return sameGroup(software[1]!, software[2] === undefined ? undefined : { exact: software[2] });
       const feed = SOFTWARE_FEED.exec(path)?.[1];
       if (feed) return usersSame && sameGroup(feed);

@@ -218,8 +218,8 @@ apiFirst.run();
  * What a build asks the app again, from the version objects (`presentVersion`: the record and its
  * isLatest) that differ between the previous tree and the new one: a version's download and checksum
  * files when its record changed; a lookup by hash when its version object changed; a software's
- * latest, JAR and update checks when one of its versions' objects changed (on the Java version the
- * path names, if any), its feed likewise; a resolve answer when a changed object belongs to a
+ * latest, JAR, update checks and latest badges when one of its versions' objects changed (on the
+ * Java version the path names, if any), its feed likewise; a resolve answer when a changed object belongs to a
  * software of its chain and runs on its Java (any Java for a 404 or without one); anything else
  * (the lists, the feed of all) always. The rest is kept.
  */
@@ -253,7 +253,9 @@ function answersAsked(before: Tree, after: Tree): number {
       );
     }
     const software =
-      /^\/api\/plugin-versions\/(?:latest|download\/latest|update-check|feed)\/([a-z]+)(?:\/(\d+))?/.exec(path);
+      /^\/api\/(?:plugin-versions\/(?:latest|download\/latest|update-check|feed)|badges\/latest)\/([a-z]+)(?:\/(\d+))?/.exec(
+        path,
+      );
     if (software) return touches(software[1]!, software[2] ? (v) => v.javaVersion === software[2] : undefined);
     return true;
   });
