@@ -67,6 +67,8 @@ export function createAppContext(
     renderAlways?: boolean;
     publicUrl?: string;
     chartUrlKeys?: string[];
+    /** DOWNLOAD_COUNTS: false counts no download; the counts already stored are still answered. */
+    countDownloads?: boolean;
   },
 ): AppContext {
   const state = createStateContext(storage, options);
@@ -86,6 +88,7 @@ export function createAppContext(
       store: downloadStore(storage, options.redis),
       now: state.now,
       trustProxy: state.trustProxy,
+      enabled: options.countDownloads ?? true,
       ...(options.warn ? { warn: options.warn } : {}),
     }),
     chartUrlKeys: options.chartUrlKeys ?? [],

@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { readConfig } from '../server/config.ts';
 import type { DownloadCounts } from '../server/downloads/counts.ts';
 import type { RunningOrigin } from '../server/origin.ts';
 import { createFileStorage, type Storage } from '../server/storage.ts';
@@ -123,6 +124,25 @@ counting('counts and who was counted survive a restart', async () => {
   assert.is(await download(ctx.origin, `/api/plugin-versions/download/${ctx.newest}`, '198.51.100.1'), 200);
   assert.is(await download(ctx.origin, `/api/plugin-versions/download/${ctx.newest}`, '198.51.100.9'), 200);
   assert.is((await settledCounts(ctx.origin, 8)).total, 8);
+});
+
+counting('DOWNLOAD_COUNTS=off: the origin counts nothing, and still answers the stored counts', async () => {
+  assert.throws(() => readConfig({ DOWNLOAD_COUNTS: 'no' }), /DOWNLOAD_COUNTS: must be on or off/);
+  assert.is(readConfig({ DOWNLOAD_COUNTS: 'off' }).downloadCounts, false);
+  const quiet = await startTestOrigin(ctx.workspace, {
+    storage: ctx.storage,
+    trustProxy: ['127.0.0.1'],
+    downloadCounts: false,
+  });
+  try {
+    assert.is(await download(quiet, `/api/plugin-versions/download/${ctx.newest}`, '198.51.100.77'), 200);
+    assert.is(await download(quiet, '/api/plugin-versions/download/latest/papermc', '198.51.100.77'), 200);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    assert.is((await counts(quiet)).total, 8);
+  } finally {
+    await quiet.close();
+  }
+  assert.is((await counts(ctx.origin)).total, 8);
 });
 
 /** A line as nginx's `depot` log_format writes it (README): combined, then Content-Location. */

@@ -30,6 +30,8 @@ export type CounterOptions = {
   store: DownloadStore;
   now: () => number;
   trustProxy: (address: string) => boolean;
+  /** DOWNLOAD_COUNTS: false counts nothing (reading the stored counts still works). */
+  enabled: boolean;
   warn?: (line: string) => void;
 };
 
@@ -93,12 +95,13 @@ export function createDownloadCounter(options: CounterOptions) {
     read: options.store.read,
     /** A live JAR answer (sendJar): the software, if any, is the route's. */
     countJar: guarded('downloads', (event: H3Event, versionId: string) => {
+      if (!options.enabled) return;
       const software = getRouterParam(event, 'software', { decode: true });
       countAfter(event, versionId, software === undefined ? undefined : findSoftware(software));
     }),
     /** A precomputed answer of the static tree: counted when it is a JAR route. */
     countTreeAnswer: guarded('downloads', (event: H3Event, pathname: string, entry: RouteEntry) => {
-      if (!entry.file.endsWith('.jar')) return;
+      if (!options.enabled || !entry.file.endsWith('.jar')) return;
       const match = JAR_ROUTE.exec(pathname);
       if (!match) return;
       const versionId = match[2] ?? LOCATION_ID.exec(entry.headers['content-location'] ?? '')?.[1];
