@@ -85,7 +85,7 @@ export function createAppContext(
     ...(options.renderAlways ? { renderAlways: true } : {}),
     publicUrl: options.publicUrl ?? DEFAULT_PUBLIC_URL,
     downloads: createDownloadCounter({
-      store: downloadStore(storage, options.redis),
+      store: downloadStore(storage, options.redis, state.now),
       now: state.now,
       trustProxy: state.trustProxy,
       enabled: options.countDownloads ?? true,
