@@ -113,7 +113,7 @@ export type Config = {
   downloadCounts: boolean;
   /** Addresses private charts may be read from; empty: any. */
   privateChartIps: string[];
-  /** CHART_URL_KEYS: HMAC keys of signed chart URLs, newest (the one that signs) first; empty: none minted or accepted. */
+  /** CHART_URL_KEYS: HMAC keys of signed chart URLs, newest (the one that signs) first; empty: a key generated into the state store. */
   chartUrlKeys: string[];
   /** Proxies whose X-Forwarded-For is believed; empty: none. */
   trustProxy: string[];
