@@ -223,7 +223,11 @@ export function downloadStore(storage: Storage, redis?: Redis, now: () => number
     /** Counts each download not yet counted for its client, version and day; resolves how many were new. */
     async add(downloads: readonly Download[]): Promise<number> {
       const byDay = new Map<number, Download[]>();
-      for (const download of downloads) byDay.set(download.day, [...(byDay.get(download.day) ?? []), download]);
+      for (const download of downloads) {
+        const ofDay = byDay.get(download.day);
+        if (ofDay) ofDay.push(download);
+        else byDay.set(download.day, [download]);
+      }
       let added = 0;
       for (const [day, ofDay] of byDay)
         added += redis ? await addInRedis(redis as CountingRedis, day, ofDay) : await addToFiles(day, ofDay);
