@@ -62,8 +62,8 @@ type Side = (typeof ORIGINS)[number]['name'];
 
 /**
  * Issue 17: a JAR answer (the demo data's newest, from the tree) with download counting on
- * against DOWNLOAD_COUNTS=off, on the embedded store without request log or rate limit (so
- * counting parses each new client's address itself), in two patterns: one client repeating
+ * against DOWNLOAD_COUNTS=off, on the embedded store without request log, with the rate limit off
+ * (counting parses each new client's address itself) and on, in two patterns: one client repeating
  * (counted once, then skipped), and every request a new client (each counted, its digest stored).
  * The origins are loaded at the same time, so whatever else the 2 cores do falls on them alike;
  * a second origin with counting off shows how far two identical origins read apart in the same
@@ -81,50 +81,58 @@ export async function benchCounting(
   const path = `/api/plugin-versions/download/${tree.catalog.versions[0]!.id}`;
   const script = join(ws.dir, 'new-clients.lua');
   await writeFile(script, NEW_CLIENTS_LUA);
-  const origins: { name: Side; port: number; stop: () => Promise<void>; pid: number }[] = [];
-  try {
-    for (const { name, port, counts } of ORIGINS) {
-      const origin = await startProcess(
-        process.execPath,
-        ['--import', 'tsx', 'server/main.ts'],
-        `http://127.0.0.1:${port}${path}`,
-        {
-          PORT: String(port),
-          HOST: '127.0.0.1',
-          RATE_LIMIT: '0',
-          LOG_REQUESTS: 'off',
-          TRUST_PROXY: '127.0.0.1',
-          DOWNLOAD_COUNTS: counts,
-          DIST_DIR: ws.distDir,
-          DATA_DIR: ws.dataDir,
-          STORAGE_DIR: join(ws.dir, `storage-${port}`),
-        },
-      );
-      origins.push({ name, port, stop: origin.stop, pid: origin.child.pid! });
-    }
-    const patterns: Record<string, (round: number) => WrkArgs> = {
-      'one repeating client': () => ({ options: ['-H', 'X-Forwarded-For: 198.51.100.1'], scriptArgs: [] }),
-      'a new client each request': (round) => ({
-        options: ['-s', script],
-        scriptArgs: ['--', String(round * CLIENTS_PER_ROUND)],
-      }),
-    };
-    for (const [pattern, args] of Object.entries(patterns)) {
-      const figures = new Map<Side, Figures[]>(ORIGINS.map(({ name }) => [name, []]));
-      const all = (round: number) =>
-        Promise.all(
-          origins.map(({ pid, port }) => loadWithCpu(pid, `http://127.0.0.1:${port}${path}`, seconds, args(round))),
+  const patterns: Record<string, (round: number) => WrkArgs> = {
+    'one repeating client': () => ({ options: ['-H', 'X-Forwarded-For: 198.51.100.1'], scriptArgs: [] }),
+    'a new client each request': (round) => ({
+      options: ['-s', script],
+      scriptArgs: ['--', String(round * CLIENTS_PER_ROUND)],
+    }),
+  };
+  // Without the rate limit, counting resolves each client's address itself; with it (the default,
+  // at a limit no run reaches) the limiter has already, and every origin keeps a window per client.
+  for (const [limiter, rateLimit] of [
+    ['rate limit off', '0'],
+    ['rate limit on', '9999999/1h'],
+  ] as const) {
+    const origins: { name: Side; port: number; stop: () => Promise<void>; pid: number }[] = [];
+    try {
+      for (const { name, port, counts } of ORIGINS) {
+        const origin = await startProcess(
+          process.execPath,
+          ['--import', 'tsx', 'server/main.ts'],
+          `http://127.0.0.1:${port}${path}`,
+          {
+            PORT: String(port),
+            HOST: '127.0.0.1',
+            RATE_LIMIT: rateLimit,
+            LOG_REQUESTS: 'off',
+            TRUST_PROXY: '127.0.0.1',
+            DOWNLOAD_COUNTS: counts,
+            DIST_DIR: ws.distDir,
+            DATA_DIR: ws.dataDir,
+            STORAGE_DIR: join(ws.dir, `storage-${port}-${rateLimit === '0' ? 'unlimited' : 'limited'}`),
+          },
         );
-      await all(rounds); // warm-up (JIT, file cache), on clients no measured round uses
-      for (let round = 0; round < rounds; round++)
-        (await all(round)).forEach((run, index) => figures.get(origins[index]!.name)!.push(run));
-      const cpu = (side: Side) => median(figures.get(side)!.map((f) => f.cpuMicrosPerRequest));
-      const rps = (side: Side) => median(figures.get(side)!.map((f) => f.requestsPerSecond));
-      report(`JAR, ${pattern}: counting, CPU`, cpu('on'), 'µs/req', 'DOWNLOAD_COUNTS=off', cpu('off'), '<= 1.05');
-      report(`JAR, ${pattern}: counting`, rps('on'), 'req/s', 'off, same runs', rps('off'), '>= 0.95');
-      report(`  noise: off again, CPU`, cpu('off again'), 'µs/req', 'off, same runs', cpu('off'));
+        origins.push({ name, port, stop: origin.stop, pid: origin.child.pid! });
+      }
+      for (const [pattern, args] of Object.entries(patterns)) {
+        const figures = new Map<Side, Figures[]>(ORIGINS.map(({ name }) => [name, []]));
+        const all = (round: number) =>
+          Promise.all(
+            origins.map(({ pid, port }) => loadWithCpu(pid, `http://127.0.0.1:${port}${path}`, seconds, args(round))),
+          );
+        await all(rounds); // warm-up (JIT, file cache), on clients no measured round uses
+        for (let round = 0; round < rounds; round++)
+          (await all(round)).forEach((run, index) => figures.get(origins[index]!.name)!.push(run));
+        const cpu = (side: Side) => median(figures.get(side)!.map((f) => f.cpuMicrosPerRequest));
+        const rps = (side: Side) => median(figures.get(side)!.map((f) => f.requestsPerSecond));
+        console.log(`${pattern}, ${limiter}:`);
+        report('  JAR, counting: CPU', cpu('on'), 'µs/req', 'DOWNLOAD_COUNTS=off', cpu('off'), '<= 1.05');
+        report('  JAR, counting', rps('on'), 'req/s', 'off, same runs', rps('off'), '>= 0.95');
+        report('  noise: off again, CPU', cpu('off again'), 'µs/req', 'off, same runs', cpu('off'));
+      }
+    } finally {
+      for (const origin of origins) await origin.stop();
     }
-  } finally {
-    for (const origin of origins) await origin.stop();
   }
 }
