@@ -74,7 +74,7 @@ const TICKS_PER_SECOND = (() => {
   }
 })();
 
-function cpuMicros(pid: number): number {
+export function cpuMicros(pid: number): number {
   // Fields 14 and 15 (utime, stime) in proc(5); the command name before them may contain spaces.
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

@@ -1,4 +1,4 @@
-// npm run bench [-- --rounds 3 --seconds 5 --only serving|build|release|brands|charts|scale|growth] [--versions 100,1000,10000]
+// npm run bench [-- --rounds 3 --seconds 5 --only serving|build|release|brands|charts|counting|scale|growth] [--versions 100,1000,10000]
 // Each figure is printed beside a baseline measured in the same run, as a ratio: these machines are
 // noisy, so only same-run ratios compare. Medians over the rounds.
 import { execFile } from 'node:child_process';
@@ -17,6 +17,7 @@ import { ROOT, findProgram, startProcess } from '../test/processes.ts';
 import { writeNginxConfig } from './nginx.ts';
 import { benchBrands } from './brands.ts';
 import { benchCharts } from './charts.ts';
+import { benchCounting } from './counting.ts';
 import { WRK, fmt, load, measureCpu, median, report, type CpuFigures } from './harness.ts';
 import { benchScale } from './scale.ts';
 
@@ -441,6 +442,7 @@ try {
   if (only === 'growth') await benchGrowth(VERSIONS);
   if (!only || only === 'brands') await benchBrands(await makeWorkspace('brands'), ROUNDS);
   if (!only || only === 'charts') await benchCharts(await makeWorkspace('charts'), ROUNDS);
+  if (!only || only === 'counting') await benchCounting(await makeWorkspace('counting'), ROUNDS, SECONDS);
   if (!only || only === 'scale') await benchScale(await makeWorkspace('scale'), ROUNDS, SECONDS);
 } finally {
   await rm(work, { recursive: true, force: true });

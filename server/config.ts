@@ -49,6 +49,7 @@ const Env = z.object({
     ),
   IMAGE_CACHE: z.enum(['on', 'off']).default('on'),
   LOG_REQUESTS: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
+  DOWNLOAD_COUNTS: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
   SITE: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
   RATE_LIMIT: z
     .string()
@@ -108,9 +109,11 @@ export type Config = {
   logRequests: boolean;
   /** Build the human site (site/) into the tree; off: the API alone. */
   site: boolean;
+  /** DOWNLOAD_COUNTS: count the JARs the origin serves (keeping client digests 8 days); off: count none. */
+  downloadCounts: boolean;
   /** Addresses private charts may be read from; empty: any. */
   privateChartIps: string[];
-  /** CHART_URL_KEYS: HMAC keys of signed chart URLs, newest (the one that signs) first; empty: none minted or accepted. */
+  /** CHART_URL_KEYS: HMAC keys of signed chart URLs, newest (the one that signs) first; empty: a key generated into the state store. */
   chartUrlKeys: string[];
   /** Proxies whose X-Forwarded-For is believed; empty: none. */
   trustProxy: string[];
@@ -156,6 +159,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     CACHE_MAX_BYTES,
     IMAGE_CACHE,
     LOG_REQUESTS,
+    DOWNLOAD_COUNTS,
     SITE,
     PRIVATE_CHART_IPS,
     CHART_URL_KEYS,
@@ -176,6 +180,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     imageCache: IMAGE_CACHE === 'on',
     logRequests: LOG_REQUESTS === 'on',
     site: SITE === 'on',
+    downloadCounts: DOWNLOAD_COUNTS === 'on',
     privateChartIps: PRIVATE_CHART_IPS,
     chartUrlKeys: CHART_URL_KEYS,
     trustProxy: TRUST_PROXY,

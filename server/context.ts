@@ -3,6 +3,7 @@ import { createByteCache, type ByteCache, type CacheBudget } from './byte-cache.
 import { idempotencyStore, type IdempotencyStore } from './charts/idempotency.ts';
 import { sampleStore, type SampleStore } from './charts/samples.ts';
 import { serverStore, type ServerStore } from './charts/servers.ts';
+import { chartUrlKeys } from './charts/signed-url.ts';
 import { DEFAULT_PUBLIC_URL } from './config.ts';
 import { createDownloadCounter, type DownloadCounter } from './downloads/counter.ts';
 import { downloadStore } from './downloads/store.ts';
@@ -27,8 +28,8 @@ export type AppContext = StateContext & {
   publicUrl: string;
   /** JAR downloads, counted after their answer and read back (issue 17). */
   downloads: DownloadCounter;
-  /** CHART_URL_KEYS: the first signs chart URLs, every one is accepted; empty: none. */
-  chartUrlKeys: string[];
+  /** CHART_URL_KEYS (the first signs chart URLs, every one is accepted), else the key kept in the store; read once. */
+  chartUrlKeys: () => Promise<string[]>;
 };
 
 /** Everything kept in storage (files by default, Redis at scale), and the clock charts read. */
@@ -67,6 +68,8 @@ export function createAppContext(
     renderAlways?: boolean;
     publicUrl?: string;
     chartUrlKeys?: string[];
+    /** DOWNLOAD_COUNTS: false counts no download; the counts already stored are still answered. */
+    countDownloads?: boolean;
   },
 ): AppContext {
   const state = createStateContext(storage, options);
@@ -83,13 +86,24 @@ export function createAppContext(
     ...(options.renderAlways ? { renderAlways: true } : {}),
     publicUrl: options.publicUrl ?? DEFAULT_PUBLIC_URL,
     downloads: createDownloadCounter({
-      store: downloadStore(storage, options.redis),
+      store: downloadStore(storage, options.redis, state.now),
       now: state.now,
       trustProxy: state.trustProxy,
+      enabled: options.countDownloads ?? true,
       ...(options.warn ? { warn: options.warn } : {}),
     }),
-    chartUrlKeys: options.chartUrlKeys ?? [],
+    chartUrlKeys: onceResolved(() => chartUrlKeys(options.chartUrlKeys ?? [], storage, options.redis)),
   };
+}
+
+/** `read`'s answer, asked again only after a failure (the store was down). */
+function onceResolved<T>(read: () => Promise<T>): () => Promise<T> {
+  let answer: Promise<T> | undefined;
+  return () =>
+    (answer ??= read().catch((error: unknown) => {
+      answer = undefined;
+      throw error;
+    }));
 }
 
 export function createStateContext(storage: Storage, options: StateOptions = {}): StateContext {

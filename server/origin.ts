@@ -33,6 +33,8 @@ export type OriginOptions = {
   privateChartIps?: string[];
   /** CHART_URL_KEYS: signed chart URLs' HMAC keys, newest first. */
   chartUrlKeys?: string[];
+  /** DOWNLOAD_COUNTS: false counts no download (default true). */
+  downloadCounts?: boolean;
   trustProxy?: string[];
   /** SPEC 8's limit; null or absent: no limit. */
   rateLimit?: RateLimitPolicy | null;
@@ -95,6 +97,7 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
     renderAlways: options.imageCache === false,
     publicUrl: options.publicUrl ?? DEFAULT_PUBLIC_URL,
     chartUrlKeys: options.chartUrlKeys ?? [],
+    countDownloads: options.downloadCounts ?? true,
   });
   const limiter = options.rateLimit ? createRateLimiter(options.rateLimit, context.now, redis, warn) : null;
   const app = createOrigin(context, limiter);

@@ -12,6 +12,8 @@ import { THEMES } from '../server/charts/themes.ts';
 import type { RunningOrigin } from '../server/origin.ts';
 import { createFileStorage } from '../server/storage.ts';
 import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { checkAnswer } from './openapi-conformance.ts';
 import {
@@ -21,10 +23,12 @@ import {
   makeAccounts,
   makeWorkspace,
   runDepot,
+  startRedis,
   startTestOrigin,
   workspaceEnv,
   type Accounts,
   type CliResult,
+  type RedisServer,
   type Workspace,
 } from './helpers.ts';
 
@@ -569,7 +573,7 @@ http('signed URL: still only from PRIVATE_CHART_IPS when set', async () => {
     await inside.close();
   }
 });
-http('minting: only the owner, a valid body, and keys configured', async () => {
+http('minting: only the owner and a valid body; without CHART_URL_KEYS, the stored key', async () => {
   const { privateServer, other } = ctx.accounts;
   const expect = async (response: Response, status: number, error: string | RegExp) => {
     assert.is(response.status, status);
@@ -587,13 +591,14 @@ http('minting: only the owner, a valid body, and keys configured', async () => {
   await expect(await mint(privateServer.id, { expires: '2y' }), 400, /^expires: must be a duration from 1m to 365d/);
   await expect(await mint(privateServer.id, { expires: '366d' }), 400, /^expires: must be a duration/);
   await expect(await mint(privateServer.id, { colour: 'red' }), 400, /Unrecognized key/);
-  // The suite's first origin has no CHART_URL_KEYS.
-  await expect(
-    await mint(privateServer.id, {}, ctx.accounts.owner, ctx.origin),
-    503,
-    /^Signed chart URLs are off: this origin has no CHART_URL_KEYS$/,
-  );
-  // Without keys, no signature is accepted either.
+  // The suite's first origin has no CHART_URL_KEYS: it signs with the key it keeps in STORAGE_DIR.
+  const minted = await mint(privateServer.id, { days: 7 }, ctx.accounts.owner, ctx.origin);
+  assert.is(minted.status, 200);
+  const path = pathOf(((await minted.json()) as { url: string }).url);
+  assert.is((await fetch(ctx.origin.url + path)).status, 200);
+  assert.match(await readFile(join(ctx.workspace.storageDir, 'chart-url-key'), 'utf8'), /^[\w-]{43}$/);
+  // Configured keys take precedence: the stored key's URLs are not accepted there, nor theirs here.
+  await assertForbidden(path, /^sig does not sign/);
   await assertForbidden(await mintedPath(), /^sig does not sign/, ctx.origin);
 });
 /** `npm run --silent depot -- <args>`, as an operator types it, with the workspace's folders. */
@@ -640,9 +645,12 @@ http('depot chart-url mints the same URLs from the command line, as operators ty
     assert.is(refused.code, 1, args.join(' '));
     assert.ok(refused.stderr.includes(message), refused.stderr);
   }
-  const keyless = await runDepot(['chart-url', privateServer.id], ctx.workspace);
-  assert.is(keyless.code, 1);
-  assert.match(keyless.stderr, /CHART_URL_KEYS is not set/);
+  // Without CHART_URL_KEYS the CLI signs with the key kept in STORAGE_DIR, which the origin on it accepts.
+  const keyless = await npmDepot(['chart-url', privateServer.id, '--days', '3'], {});
+  assert.is(keyless.code, 0, keyless.stderr);
+  const byStoredKey = pathOf((JSON.parse(keyless.stdout) as { url: string }).url);
+  assert.is((await fetch(ctx.origin.url + byStoredKey)).status, 200);
+  await assertForbidden(byStoredKey, /^sig does not sign/);
   const weak = await runDepot(['chart-url', privateServer.id], ctx.workspace, { CHART_URL_KEYS: 'short' });
   assert.is(weak.code, 1);
   assert.match(weak.stderr, /CHART_URL_KEYS.*at least 32 characters/);
@@ -650,3 +658,46 @@ http('depot chart-url mints the same URLs from the command line, as operators ty
 });
 
 http.run();
+
+// Without CHART_URL_KEYS, origins sharing one real redis-server keep one generated key between them.
+const REDIS = findProgram('redis-server');
+if (!REDIS) console.warn('charts-embed.test.ts: redis-server not installed, the shared-key test is not run');
+else {
+  const shared = {} as { workspace: Workspace; redis: RedisServer; origins: RunningOrigin[]; accounts: Accounts };
+  const sharedKey = suite('signed URLs without CHART_URL_KEYS, two origins on one Redis');
+  sharedKey.before(async () => {
+    shared.workspace = await makeWorkspace();
+    shared.redis = await startRedis(REDIS);
+    shared.accounts = await makeAccounts(shared.workspace, { REDIS_URL: shared.redis.url });
+    shared.origins = [
+      await startTestOrigin(shared.workspace, { redisUrl: shared.redis.url }),
+      await startTestOrigin(shared.workspace, { redisUrl: shared.redis.url }),
+    ];
+  });
+  sharedKey.after(async () => {
+    for (const origin of shared.origins ?? []) await origin.close();
+    await shared.redis.stop();
+    await shared.workspace.remove();
+  });
+  sharedKey("each origin accepts the other's URLs, and the CLI's", async () => {
+    const { privateServer, owner } = shared.accounts;
+    // Both mint at once: the key is set once, whoever comes first.
+    const minted = await Promise.all(
+      shared.origins.map((origin) => mint(privateServer.id, { days: 7 }, owner, origin)),
+    );
+    const paths = await Promise.all(
+      minted.map(async (response) => {
+        assert.is(response.status, 200);
+        return pathOf(((await response.json()) as { url: string }).url);
+      }),
+    );
+    const cli = await runDepot(['chart-url', privateServer.id, '--days', '2'], shared.workspace, {
+      REDIS_URL: shared.redis.url,
+    });
+    assert.is(cli.code, 0, cli.stderr);
+    paths.push(pathOf((JSON.parse(cli.stdout) as { url: string }).url));
+    for (const origin of shared.origins)
+      for (const path of paths) assert.is((await fetch(origin.url + path)).status, 200, `${origin.url}${path}`);
+  });
+  sharedKey.run();
+}

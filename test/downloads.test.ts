@@ -1,8 +1,11 @@
-import { writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { appendFile, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { readConfig } from '../server/config.ts';
 import type { DownloadCounts } from '../server/downloads/counts.ts';
+import { downloadStore, type Download, type DownloadStore } from '../server/downloads/store.ts';
 import type { RunningOrigin } from '../server/origin.ts';
 import { createFileStorage, type Storage } from '../server/storage.ts';
 import { currentTreeDir, openTree } from '../server/tree.ts';
@@ -10,6 +13,7 @@ import {
   findProgram,
   makeWorkspace,
   runDepot,
+  spawnOrigin,
   startRedis,
   startTestOrigin,
   until,
@@ -125,6 +129,25 @@ counting('counts and who was counted survive a restart', async () => {
   assert.is((await settledCounts(ctx.origin, 8)).total, 8);
 });
 
+counting('DOWNLOAD_COUNTS=off: the origin counts nothing, and still answers the stored counts', async () => {
+  assert.throws(() => readConfig({ DOWNLOAD_COUNTS: 'no' }), /DOWNLOAD_COUNTS: must be on or off/);
+  assert.is(readConfig({ DOWNLOAD_COUNTS: 'off' }).downloadCounts, false);
+  const quiet = await startTestOrigin(ctx.workspace, {
+    storage: ctx.storage,
+    trustProxy: ['127.0.0.1'],
+    downloadCounts: false,
+  });
+  try {
+    assert.is(await download(quiet, `/api/plugin-versions/download/${ctx.newest}`, '198.51.100.77'), 200);
+    assert.is(await download(quiet, '/api/plugin-versions/download/latest/papermc', '198.51.100.77'), 200);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    assert.is((await counts(quiet)).total, 8);
+  } finally {
+    await quiet.close();
+  }
+  assert.is((await counts(ctx.origin)).total, 8);
+});
+
 /** A line as nginx's `depot` log_format writes it (README): combined, then Content-Location. */
 function logLine(client: string, at: Date, request: string, status: number, location?: string): string {
   // `Wed, 25 Nov 2026 15:30:00 GMT` -> `25/Nov/2026:15:30:00 +0000`
@@ -179,6 +202,112 @@ counting("`depot counts import` adds nginx's downloads, deduplicated with the or
 });
 
 counting.run();
+
+// Item 2 of the follow-up: the embedded store writes a flush's batch alone, and survives kill -9.
+const journal = suite("the embedded store's journal");
+const files = {} as { workspace: Workspace };
+journal.before(async () => {
+  files.workspace = await makeWorkspace();
+});
+journal.after(() => files.workspace.remove());
+
+const VERSION = 'plugin-1768035600000-f8d161e085';
+const TODAY = Math.floor(Date.now() / 86_400_000);
+const journalFile = (storageDir: string, day: number) => join(storageDir, 'downloads', 'journal', String(day));
+const clients = (from: number, count: number): Download[] =>
+  Array.from({ length: count }, (_, i) => ({
+    day: TODAY,
+    versionId: VERSION,
+    software: undefined,
+    client: `10.0.${Math.floor((from + i) / 256)}.${(from + i) % 256}`,
+  }));
+const total = async (store: DownloadStore) => (await store.read()).reduce((sum, count) => sum + count.downloads, 0);
+
+journal(
+  'a flush appends its batch alone; a torn last line is skipped, then cut; a past day is closed into one record',
+  async () => {
+    const dir = join(files.workspace.dir, 'journal-store');
+    const storage = createFileStorage(dir);
+    try {
+      const store = downloadStore(storage);
+      assert.is(await store.add(clients(0, 500)), 500);
+      const before = (await stat(journalFile(dir, TODAY))).size;
+      // One new client among 99 known: one line more, whatever the day holds.
+      assert.is(await store.add([...clients(0, 99), ...clients(500, 1)]), 1);
+      const line = (await stat(journalFile(dir, TODAY))).size - before;
+      assert.is(line, `0123456789abcdef ${VERSION} -\n`.length);
+      assert.not.ok(existsSync(join(dir, 'downloads', 'seen')), 'no seen-digests file is kept');
+
+      // A writer killed mid-line: readers skip the torn line, the next writer cuts it off.
+      await appendFile(journalFile(dir, TODAY), `0123456789abcdef ${VERSION.slice(0, 12)}`);
+      const another = downloadStore(storage); // another process: reads the journal from its start
+      assert.is(await total(another), 501);
+      assert.is(await another.add(clients(501, 1)), 1);
+      const lines = (await readFile(journalFile(dir, TODAY), 'utf8')).split('\n');
+      assert.is(lines.pop(), '');
+      assert.is(lines.length, 502);
+      assert.ok(lines.every((text) => /^[0-9a-f]{16} plugin-\S+ -$/.test(text)));
+      assert.is(await total(store), 502, 'the first store reads what the other appended');
+
+      // Nine days on, the day can no longer be counted: its counts become one record, the journal goes.
+      const later = downloadStore(storage, undefined, () => Date.now() + 9 * 86_400_000);
+      assert.is(await total(later), 502);
+      assert.not.ok(existsSync(journalFile(dir, TODAY)));
+      assert.equal(JSON.parse(await readFile(join(dir, 'downloads', 'counts', String(TODAY)), 'utf8')), {
+        [`${VERSION} -`]: 502,
+      });
+      assert.is(await later.add(clients(600, 5)), 0, 'a closed day counts no more');
+      assert.is(await total(downloadStore(storage)), 502);
+    } finally {
+      await storage.dispose();
+    }
+  },
+);
+
+journal('kill -9 of a counting origin loses no count it had stored', async () => {
+  const env = { TRUST_PROXY: '127.0.0.1', RATE_LIMIT: '0', LOG_REQUESTS: 'off' };
+  const tree = await openTree((await currentTreeDir(files.workspace.distDir))!);
+  const path = `/api/plugin-versions/download/${tree.catalog.versions[0]!.id}`;
+  const stored = async (url: string) =>
+    ((await (await fetch(`${url}/api/plugin-versions/downloads`)).json()) as DownloadCounts).total;
+  let acknowledged = 0;
+  let next = 0;
+  for (let round = 0; round < 3; round++) {
+    const origin = await spawnOrigin(files.workspace, env);
+    assert.ok((await stored(origin.url)) >= acknowledged, `round ${round}: every count stored before survives`);
+    // Downloads from new clients until the kill, 1.2 to 2.5 s in: flushes run meanwhile, one may be cut.
+    // What /downloads answered before the kill was stored.
+    const stop = Date.now() + 1200 + Math.random() * 1300;
+    const senders = Array.from({ length: 4 }, async () => {
+      while (Date.now() < stop + 1000) {
+        const client = `10.9.${Math.floor(next / 256) % 256}.${next++ % 256}`;
+        const status = await fetch(origin.url + path, { headers: { 'x-forwarded-for': client } })
+          .then((response) => response.arrayBuffer().then(() => response.status))
+          .catch(() => 0);
+        if (status === 0) return; // killed
+        assert.is(status, 200);
+      }
+    });
+    while (Date.now() < stop) {
+      acknowledged = Math.max(acknowledged, await stored(origin.url));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    origin.child.kill('SIGKILL');
+    await Promise.all([origin.exited, ...senders]);
+  }
+  assert.ok(acknowledged > 0, 'some downloads were stored before the kills');
+  const last = await spawnOrigin(files.workspace, env);
+  try {
+    assert.ok((await stored(last.url)) >= acknowledged);
+    assert.is(await download({ url: last.url } as RunningOrigin, path, '10.10.0.1'), 200);
+    await until(async () => (await stored(last.url)) > acknowledged, 'a download after the kills is counted', 10_000);
+  } finally {
+    last.child.kill('SIGTERM');
+    await last.exited;
+  }
+});
+
+journal.run();
 
 // REDIS_URL: every origin counts into one real redis-server.
 const REDIS = findProgram('redis-server');

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ServerId } from '../../server/charts/schema.ts';
 import { serverStore } from '../../server/charts/servers.ts';
-import { ChartUrlBody, mintChartUrl } from '../../server/charts/signed-url.ts';
+import { ChartUrlBody, chartUrlKeys, mintChartUrl } from '../../server/charts/signed-url.ts';
 import type { Config } from '../../server/config.ts';
 import { RefusedError } from './release.ts';
 import { withState } from './state.ts';
@@ -23,8 +23,6 @@ export async function chartUrl(args: string[], config: Config) {
   });
   const serverId = ServerId.safeParse(positionals[0]);
   if (!serverId.success) throw new RefusedError('serverId must be a UUID, e.g. chart-url <serverId> --days 7');
-  if (config.chartUrlKeys.length === 0)
-    throw new RefusedError('CHART_URL_KEYS is not set: the origins need the same keys to accept the URL (see README)');
   // Numbers as numbers, as the JSON body has them; anything else reaches zod as text and is refused by name.
   const asNumber = (text: string | undefined) => (text !== undefined && /^\d{1,6}$/.test(text) ? Number(text) : text);
   const body = ChartUrlBody.safeParse({
@@ -33,14 +31,16 @@ export async function chartUrl(args: string[], config: Config) {
   });
   if (!body.success)
     throw new RefusedError(body.error.issues.map((issue) => `--${String(issue.path[0])}: ${issue.message}`).join('; '));
-  await withState(config, async ({ storage }) => {
+  // CHART_URL_KEYS, else the key the origins keep in the same store.
+  const keys = await withState(config, async ({ storage, redis }) => {
     if (!(await serverStore(storage).get(serverId.data))) throw new RefusedError(`no server with id ${serverId.data}`);
+    return chartUrlKeys(config.chartUrlKeys, storage, redis);
   });
   return {
     serverId: serverId.data,
     ...mintChartUrl({
       baseUrl: config.publicUrl,
-      keys: config.chartUrlKeys,
+      keys,
       serverId: serverId.data,
       body: body.data,
       now: Date.now(),

@@ -65,7 +65,7 @@ export const CHART_PATHS: ZodOpenApiPathsObject = {
       tags: ['player charts'],
       summary: "Mint a signed, expiring URL of the server's chart, to embed without a token",
       description:
-        'The URL carries the chart parameters, `exp` and `sig` (HMAC-SHA256 by the newest of CHART_URL_KEYS over the path and the canonical parameters). Any change to them answers 403. Not rate limited.',
+        'The URL carries the chart parameters, `exp` and `sig` (HMAC-SHA256 over the path and the canonical parameters, by the newest of CHART_URL_KEYS, or without them by a key generated once into the state store). Any change to them answers 403. Not rate limited.',
       security: [{ ownerToken: [] }],
       requestParams: { path: ServerPath },
       requestBody: { required: true, content: { 'application/json': { schema: ChartUrlBody } } },
@@ -82,7 +82,7 @@ export const CHART_PATHS: ZodOpenApiPathsObject = {
         '403': errorAnswer("A token that is not the server owner's"),
         '404': errorAnswer('No server with this id'),
         '500': INTERNAL_ERROR,
-        '503': errorAnswer('No CHART_URL_KEYS configured, or shared state (REDIS_URL) unreachable'),
+        '503': errorAnswer('Shared state (REDIS_URL) unreachable'),
       },
     },
   },

@@ -38,7 +38,7 @@ export function chartRoutes(ctx: AppContext): H3 {
     const { exp, sig, ...query } = await validateQuery(event, PlayersChartQuery);
     const server = await findServer(ctx, event);
     const signed = exp !== undefined || sig !== undefined;
-    if (signed) requireSignature(ctx, event, server, query, exp, sig);
+    if (signed) await requireSignature(ctx, event, server, query, exp, sig);
     else if (server.private) await requireOwner(ctx, event, server);
     // SPEC 8: an owner's private chart is not rate limited; every other chart is, cached or not.
     if (!server.private) await chargeLimit(event);
@@ -96,13 +96,11 @@ export function chartRoutes(ctx: AppContext): H3 {
     if (!token) throw unauthorized("Send the server owner's token as Authorization: Bearer <token>");
     if ((await ctx.tokens.authenticate(token)) !== server.owner)
       throw forbidden("Only the server's owner mints URLs of its chart");
-    if (ctx.chartUrlKeys.length === 0)
-      throw new HTTPError({ status: 503, message: 'Signed chart URLs are off: this origin has no CHART_URL_KEYS' });
     const body = ChartUrlBody.safeParse(await readJson(event, '{"days": 7, "expires": "30d"}, or {} for the defaults'));
     if (!body.success) throw new HTTPError({ status: 400, message: describeIssues(body.error.issues, 'body') });
     const minted = mintChartUrl({
       baseUrl: ctx.publicUrl,
-      keys: ctx.chartUrlKeys,
+      keys: await ctx.chartUrlKeys(),
       serverId: server.id,
       body: body.data,
       now: ctx.now(),
@@ -137,20 +135,20 @@ async function requireOwner(ctx: AppContext, event: H3Event, server: ServerRecor
  * signature must cover this server and these parameters, it must not have expired, and a private
  * chart is still read only from PRIVATE_CHART_IPS when set.
  */
-function requireSignature(
+async function requireSignature(
   ctx: AppContext,
   event: H3Event,
   server: ServerRecord,
   query: ChartQuery,
   exp: number | undefined,
   sig: string | undefined,
-): void {
+): Promise<void> {
   if (exp === undefined || sig === undefined)
     throw new HTTPError({
       status: 400,
       message: `${exp === undefined ? 'exp' : 'sig'} is missing: a signed chart URL carries both exp and sig`,
     });
-  if (!chartSignatureMatches(ctx.chartUrlKeys, server.id, query, exp, sig))
+  if (!chartSignatureMatches(await ctx.chartUrlKeys(), server.id, query, exp, sig))
     throw forbidden('sig does not sign this chart with these parameters: mint a new URL for other parameters');
   if (exp * 1000 <= ctx.now())
     throw forbidden(`This chart URL expired at ${new Date(exp * 1000).toISOString()}: mint a new one`);

@@ -16,7 +16,7 @@ import { PLUGIN_VERSION_ID } from '../versions/schema.ts';
 const FLUSH_MS = 1000;
 /** Downloads waiting for the store at most; more are dropped (and said) while the store is down. */
 const MAX_WAITING = 50_000;
-/** Recent (day, version, client) triples: a download manager's range requests are queued once. */
+/** Recent (day, version, peer, X-Forwarded-For): a retry or a download manager's range requests are queued once. */
 const RECENT = 10_000;
 
 /** A version's id as it stands inside a path. */
@@ -30,6 +30,8 @@ export type CounterOptions = {
   store: DownloadStore;
   now: () => number;
   trustProxy: (address: string) => boolean;
+  /** DOWNLOAD_COUNTS: false counts nothing (reading the stored counts still works). */
+  enabled: boolean;
   warn?: (line: string) => void;
 };
 
@@ -48,9 +50,6 @@ export function createDownloadCounter(options: CounterOptions) {
   let flushing: Promise<void> = Promise.resolve();
 
   const queue = (download: Download) => {
-    const key = `${download.day} ${download.versionId} ${download.client}`;
-    if (recent.has(key)) return;
-    recent.set(key, true);
     if (waiting.length >= MAX_WAITING) return warn(`[downloads] ${MAX_WAITING} downloads wait for the store; dropping`);
     waiting.push(download);
     timer ??= setTimeout(() => void flush(), FLUSH_MS).unref();
@@ -73,17 +72,26 @@ export function createDownloadCounter(options: CounterOptions) {
     return flushing;
   };
 
-  /** Counts the answer once Node has sent it, if it is a GET answered 200 or 206. */
+  /**
+   * Counts the answer once Node has sent it, if it is a GET answered 200 or 206. A request that
+   * looks like one queued recently (same day, version, peer and X-Forwarded-For) is dropped before
+   * any address is parsed: a repeating client costs a string and a lookup.
+   */
   const countAfter = (event: H3Event, versionId: string, software: ServerSoftware | undefined) => {
     if (event.req.method !== 'GET') return;
-    const res = (event.req as ServerRequest).runtime?.node?.res as ServerResponse | undefined;
-    if (!res) return;
+    const node = (event.req as ServerRequest).runtime?.node;
+    const res = node?.res as ServerResponse | undefined;
+    if (!node || !res) return;
+    const day = Math.floor(options.now() / DAY);
+    const recently = `${day} ${versionId} ${node.req.socket?.remoteAddress} ${node.req.headers['x-forwarded-for']}`;
+    if (recent.has(recently)) return;
     const { key } = requestClient(event, options.trustProxy);
     res.once(
       'finish',
       guarded('downloads', () => {
         if (res.statusCode !== 200 && res.statusCode !== 206) return;
-        queue({ day: Math.floor(options.now() / DAY), versionId, software, client: key });
+        recent.set(recently, true);
+        queue({ day, versionId, software, client: key });
       }),
     );
   };
@@ -93,12 +101,13 @@ export function createDownloadCounter(options: CounterOptions) {
     read: options.store.read,
     /** A live JAR answer (sendJar): the software, if any, is the route's. */
     countJar: guarded('downloads', (event: H3Event, versionId: string) => {
+      if (!options.enabled) return;
       const software = getRouterParam(event, 'software', { decode: true });
       countAfter(event, versionId, software === undefined ? undefined : findSoftware(software));
     }),
     /** A precomputed answer of the static tree: counted when it is a JAR route. */
     countTreeAnswer: guarded('downloads', (event: H3Event, pathname: string, entry: RouteEntry) => {
-      if (!entry.file.endsWith('.jar')) return;
+      if (!options.enabled || !entry.file.endsWith('.jar')) return;
       const match = JAR_ROUTE.exec(pathname);
       if (!match) return;
       const versionId = match[2] ?? LOCATION_ID.exec(entry.headers['content-location'] ?? '')?.[1];

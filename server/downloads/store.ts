@@ -2,6 +2,8 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { parseFile } from '../data-files.ts';
 import { sha256Hex } from '../digest.ts';
+import { DAY } from '../charts/time.ts';
+import { journalOf } from './journal.ts';
 import { StorageUnavailableError, redisKey, withKeyLock, type Storage } from '../storage.ts';
 import { PLUGIN_VERSION_ID } from '../versions/schema.ts';
 import { SERVER_SOFTWARE, type ServerSoftware } from '../versions/software.ts';
@@ -25,8 +27,8 @@ const fieldOf = (download: Download) => `${download.versionId} ${download.softwa
 const DayCounts = z.record(z.string().regex(FIELD), z.coerce.number().int().nonnegative());
 /** The days that have counts (the embedded store cannot list a folder's keys alone). */
 const CountedDays = z.array(z.int().nonnegative());
-/** Who was counted on a day: digests of (day, version, client); kept SEEN_DAYS days, never the address itself. */
-const SeenDigests = z.array(z.string().regex(/^[0-9a-f]{16}$/));
+/** A line of a day's journal (embedded store): who was counted (a seen digest) and under which field. */
+const JOURNAL_LINE = new RegExp(`^([0-9a-f]{16}) (${FIELD.source.slice(1, -1)})$`);
 
 /** A day's downloads of one version and software (undefined: by id). */
 export type DayCount = { day: number; versionId: string; software: ServerSoftware | undefined; downloads: number };
@@ -78,17 +80,40 @@ type CountingRedis = Redis & {
 const DAYS_KEY = 'downloads:days';
 const countsKey = (day: number) => `downloads:counts:${day}`;
 const seenKey = (day: number) => `downloads:seen:${day}`;
+const journalKey = (day: number) => `downloads:journal:${day}`;
+
+/** What this process has read of a day that may still be counted: its journal up to `offset`. */
+type OpenDay = { offset: number; seen: Set<string>; counts: Record<string, number> };
 
 /**
  * Download counts per UTC day, version and software, deduplicated per client, version and day.
- * Redis (REDIS_URL): a script per day's batch, atomic across origins. The embedded store: per day,
- * the counts and the seen digests are read, added to and written (each atomically) under the
- * day's file lock; the counts first, so a crash between the two can count a retry again but never
- * loses a count.
+ * Redis (REDIS_URL): a script per day's batch, atomic across origins. The embedded store: a day
+ * that may still be counted (SEEN_DAYS) is a journal, one line per counted download (its seen
+ * digest and field), appended and fdatasync'ed under the day's file lock: a flush writes its batch
+ * alone, a crash tears at most the last line, which readers skip and the next writer cuts off.
+ * Each process keeps what it has read of a journal and reads only what was appended since (by the
+ * CLI, or another origin). Once a day can no longer be counted it is closed: its counts are
+ * written to one record (atomically), the journal removed, and the record read once per process.
  */
-export function downloadStore(storage: Storage, redis?: Redis) {
+export function downloadStore(storage: Storage, redis?: Redis, now: () => number = Date.now) {
   if (redis && !('countDownloads' in redis))
     redis.defineCommand('countDownloads', { numberOfKeys: 3, lua: COUNT_IN_REDIS });
+  const journal = journalOf(storage, journalKey(0));
+  /** Days that can no longer change, once read: never read again. */
+  const closed = new Map<number, Record<string, number>>();
+  const open = new Map<number, OpenDay>();
+  /** Days this process has seen listed in DAYS_KEY. */
+  const listed = new Set<number>();
+  /** One piece of work at a time per day in this process (their reads of a journal would overlap). */
+  const queues = new Map<number, Promise<unknown>>();
+  const serially = <T>(day: number, work: () => Promise<T>): Promise<T> => {
+    const next = (queues.get(day) ?? Promise.resolve()).then(work, work);
+    queues.set(
+      day,
+      next.catch(() => {}),
+    );
+    return next;
+  };
 
   const addInRedis = async (redis: CountingRedis, day: number, downloads: Download[]) => {
     const pairs = downloads.flatMap((download) => [seenDigest(download), fieldOf(download)]);
@@ -102,41 +127,107 @@ export function downloadStore(storage: Storage, redis?: Redis) {
       );
   };
 
+  /**
+   * The day's journal as far as it is whole, from where this process stopped reading. Holding the
+   * day's lock (`locked`), a torn last line can only be a killed writer's: it is cut off.
+   */
+  const readJournal = async (day: number, locked: boolean): Promise<OpenDay> => {
+    let state = open.get(day);
+    if (!state) open.set(day, (state = { offset: 0, seen: new Set(), counts: {} }));
+    const text = await journal.readFrom(journalKey(day), state.offset);
+    const whole = text.lastIndexOf('\n') + 1;
+    for (const line of text.slice(0, whole).split('\n')) {
+      if (line === '') continue;
+      const match = JOURNAL_LINE.exec(line);
+      if (!match) throw new Error(`stored ${journalKey(day)} holds a line that is not <digest> <field>: ${line}`);
+      const [, digest, field] = match as unknown as [string, string, string];
+      if (state.seen.has(digest)) continue;
+      state.seen.add(digest);
+      state.counts[field] = (state.counts[field] ?? 0) + 1;
+    }
+    state.offset += whole;
+    if (locked && whole < text.length) await journal.truncate(journalKey(day), state.offset);
+    return state;
+  };
+
   const addToFiles = (day: number, downloads: Download[]) =>
-    withKeyLock(storage, countsKey(day), async () => {
-      const [days, counts, seen] = await Promise.all([
-        storage.getItem(DAYS_KEY).then((value) => parsedOr(CountedDays, value, [], DAYS_KEY)),
-        storage.getItem(countsKey(day)).then((value) => parsedOr(DayCounts, value, {}, countsKey(day))),
-        storage.getItem(seenKey(day)).then((value) => new Set(parsedOr(SeenDigests, value, [], seenKey(day)))),
-      ]);
-      let added = 0;
-      for (const download of downloads) {
-        const digest = seenDigest(download);
-        if (seen.has(digest)) continue;
-        seen.add(digest);
-        const field = fieldOf(download);
-        counts[field] = (counts[field] ?? 0) + 1;
-        added++;
-      }
-      if (added === 0) return 0;
-      // A day listed before its counts exist reads as zero; counts never go unlisted.
-      if (!days.includes(day)) await withKeyLock(storage, DAYS_KEY, () => addDay(day));
-      await storage.setItem(countsKey(day), counts);
-      await storage.setItem(seenKey(day), [...seen]);
-      await storage.removeItem(seenKey(day - SEEN_DAYS)).catch(() => {}); // a leftover set is only bytes
-      return added;
-    });
+    serially(day, () =>
+      withKeyLock(storage, journalKey(day), async () => {
+        // A closed day is past counting (a batch held back longer than SEEN_DAYS).
+        if (closed.has(day) || (await storage.hasItem(countsKey(day)))) return 0;
+        const state = await readJournal(day, true);
+        const added = new Map<string, string>();
+        for (const download of downloads) {
+          const digest = seenDigest(download);
+          if (!state.seen.has(digest) && !added.has(digest)) added.set(digest, fieldOf(download));
+        }
+        if (added.size === 0) return 0;
+        // A day listed before its journal exists reads as zero; counts never go unlisted.
+        if (!listed.has(day)) await withKeyLock(storage, DAYS_KEY, () => addDay(day));
+        const lines = [...added].map(([digest, field]) => `${digest} ${field}\n`).join('');
+        await journal.append(journalKey(day), lines);
+        // Taken in only once on disk: a failed append is retried with the batch, and read back if it was half written.
+        state.offset += lines.length;
+        for (const [digest, field] of added) {
+          state.seen.add(digest);
+          state.counts[field] = (state.counts[field] ?? 0) + 1;
+        }
+        return added.size;
+      }),
+    );
 
   const addDay = async (day: number) => {
     const days = parsedOr(CountedDays, await storage.getItem(DAYS_KEY), [], DAYS_KEY);
     if (!days.includes(day)) await storage.setItem(DAYS_KEY, [...days, day]);
+    listed.add(day);
+  };
+
+  /** A closed day's counts: its record, written once from the journal by whoever reads it first. */
+  const closeDay = (day: number) =>
+    serially(day, () =>
+      withKeyLock(storage, journalKey(day), async () => {
+        const stored = await storage.getItem(countsKey(day));
+        let counts = parsedOr(DayCounts, stored, {}, countsKey(day));
+        if (stored === null) {
+          counts = (await readJournal(day, true)).counts;
+          await storage.setItem(countsKey(day), counts);
+          await journal.remove(journalKey(day));
+        }
+        open.delete(day);
+        return counts;
+      }),
+    );
+
+  /** A day's counts from the files: closed days from memory once read, open ones from the journal's new lines. */
+  const countsFromFiles = async (day: number, today: number): Promise<Record<string, number>> => {
+    const known = closed.get(day);
+    if (known) return known;
+    // Closed by a process whose clock is ahead is closed too.
+    const counting = (isCountable(day, today) || day > today) && !(await storage.hasItem(countsKey(day)));
+    if (counting) return { ...(await serially(day, () => readJournal(day, false))).counts };
+    const counts = await closeDay(day);
+    closed.set(day, counts);
+    return counts;
+  };
+
+  /** A day's counts in Redis; a day past counting is read once. */
+  const countsFromRedis = async (redis: Redis, day: number, today: number): Promise<unknown> => {
+    const known = closed.get(day);
+    if (known) return known;
+    const counts = await redis.hgetall(redisKey(countsKey(day))).catch(unavailable);
+    if (!isCountable(day, today) && day < today) closed.set(day, parsedOr(DayCounts, counts, {}, countsKey(day)));
+    return counts;
   };
 
   return {
     /** Counts each download not yet counted for its client, version and day; resolves how many were new. */
     async add(downloads: readonly Download[]): Promise<number> {
       const byDay = new Map<number, Download[]>();
-      for (const download of downloads) byDay.set(download.day, [...(byDay.get(download.day) ?? []), download]);
+      for (const download of downloads) {
+        const ofDay = byDay.get(download.day);
+        if (ofDay) ofDay.push(download);
+        else byDay.set(download.day, [download]);
+      }
       let added = 0;
       for (const [day, ofDay] of byDay)
         added += redis ? await addInRedis(redis as CountingRedis, day, ofDay) : await addToFiles(day, ofDay);
@@ -144,12 +235,13 @@ export function downloadStore(storage: Storage, redis?: Redis) {
     },
     /** Every stored count, by day, version and software. */
     async read(): Promise<DayCount[]> {
+      const today = Math.floor(now() / DAY);
       const days = redis
         ? parsedOr(CountedDays, (await redis.smembers(redisKey(DAYS_KEY)).catch(unavailable)).map(Number), [], DAYS_KEY)
         : parsedOr(CountedDays, await storage.getItem(DAYS_KEY), [], DAYS_KEY);
-      const records = redis
-        ? await Promise.all(days.map((day) => redis.hgetall(redisKey(countsKey(day))).catch(unavailable)))
-        : (await storage.getItems(days.map(countsKey))).map((item) => item.value);
+      const records = await Promise.all(
+        days.map((day) => (redis ? countsFromRedis(redis, day, today) : countsFromFiles(day, today))),
+      );
       return days.flatMap((day, index) =>
         Object.entries(parsedOr(DayCounts, records[index], {}, countsKey(day))).map(([field, downloads]) => {
           const [, versionId, software] = FIELD.exec(field)!;

@@ -1,0 +1,138 @@
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { runBuild } from '../build/build.ts';
+import { currentTreeDir, openTree } from '../server/tree.ts';
+import { startProcess } from '../test/processes.ts';
+import { WRK, cpuMicros, median, report } from './harness.ts';
+
+const run = promisify(execFile);
+
+/**
+ * wrk: every request from a new client, named in X-Forwarded-For (the origin trusts loopback):
+ * 10.x.y.z counting up from the offset passed after `--`, so no round repeats another's clients.
+ */
+const NEW_CLIENTS_LUA = `
+local n = 0
+init = function(args) n = tonumber(args[1]) end
+request = function()
+  n = n + 1
+  local address = string.format("10.%d.%d.%d", math.floor(n / 65536) % 256, math.floor(n / 256) % 256, n % 256)
+  return wrk.format(nil, nil, { ["X-Forwarded-For"] = address })
+end
+`;
+
+const CONNECTIONS = 8;
+/** Addresses a round may use: 10.0.0.0/8 holds 16M, a round at a few thousand answers a second a few tens of thousands. */
+const CLIENTS_PER_ROUND = 1_000_000;
+
+/** wrk's options, and what follows the URL (`-- <script arguments>`). */
+type WrkArgs = { options: string[]; scriptArgs: string[] };
+
+type Figures = { requestsPerSecond: number; cpuMicrosPerRequest: number };
+
+/** One wrk run against `url` while the origin `pid`'s CPU time (user + system, /proc) is read before and after. */
+async function loadWithCpu(pid: number, url: string, seconds: number, wrk: WrkArgs): Promise<Figures> {
+  const before = cpuMicros(pid);
+  const { stdout } = await run(WRK!, [
+    '-t1',
+    `-c${CONNECTIONS}`,
+    `-d${seconds}s`,
+    ...wrk.options,
+    url,
+    ...wrk.scriptArgs,
+  ]);
+  const used = cpuMicros(pid) - before;
+  if (/Non-2xx|Socket errors/.test(stdout)) throw new Error(`${url}: ${stdout}`);
+  const requests = Number(/(\d+) requests in/.exec(stdout)?.[1]);
+  return {
+    requestsPerSecond: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]),
+    cpuMicrosPerRequest: used / requests,
+  };
+}
+
+/** The origins compared: counting on, off, and off once more (the same run's noise floor). */
+const ORIGINS = [
+  { name: 'on', port: 4111, counts: 'on' },
+  { name: 'off', port: 4112, counts: 'off' },
+  { name: 'off again', port: 4113, counts: 'off' },
+] as const;
+type Side = (typeof ORIGINS)[number]['name'];
+
+/**
+ * Issue 17: a JAR answer (the demo data's newest, from the tree) with download counting on
+ * against DOWNLOAD_COUNTS=off, on the embedded store without request log, with the rate limit off
+ * (counting parses each new client's address itself) and on, in two patterns: one client repeating
+ * (counted once, then skipped), and every request a new client (each counted, its digest stored).
+ * The origins are loaded at the same time, so whatever else the 2 cores do falls on them alike;
+ * a second origin with counting off shows how far two identical origins read apart in the same
+ * runs. Figures: the origin's own CPU time per answer, and requests/s. Target: at most 5% apart.
+ */
+export async function benchCounting(
+  ws: { dataDir: string; distDir: string; dir: string },
+  rounds: number,
+  seconds: number,
+) {
+  console.log(`\n# Download counting (wrk, ${seconds} s per run, ${rounds} rounds, on and off loaded at once)`);
+  if (!WRK) return console.log('wrk not found: apt-get install -y wrk (a Lua script names a new client per request)');
+  await runBuild(ws);
+  const tree = await openTree((await currentTreeDir(ws.distDir))!);
+  const path = `/api/plugin-versions/download/${tree.catalog.versions[0]!.id}`;
+  const script = join(ws.dir, 'new-clients.lua');
+  await writeFile(script, NEW_CLIENTS_LUA);
+  const patterns: Record<string, (round: number) => WrkArgs> = {
+    'one repeating client': () => ({ options: ['-H', 'X-Forwarded-For: 198.51.100.1'], scriptArgs: [] }),
+    'a new client each request': (round) => ({
+      options: ['-s', script],
+      scriptArgs: ['--', String(round * CLIENTS_PER_ROUND)],
+    }),
+  };
+  // Without the rate limit, counting resolves each client's address itself; with it (the default,
+  // at a limit no run reaches) the limiter has already, and every origin keeps a window per client.
+  for (const [limiter, rateLimit] of [
+    ['rate limit off', '0'],
+    ['rate limit on', '9999999/1h'],
+  ] as const) {
+    const origins: { name: Side; port: number; stop: () => Promise<void>; pid: number }[] = [];
+    try {
+      for (const { name, port, counts } of ORIGINS) {
+        const origin = await startProcess(
+          process.execPath,
+          ['--import', 'tsx', 'server/main.ts'],
+          `http://127.0.0.1:${port}${path}`,
+          {
+            PORT: String(port),
+            HOST: '127.0.0.1',
+            RATE_LIMIT: rateLimit,
+            LOG_REQUESTS: 'off',
+            TRUST_PROXY: '127.0.0.1',
+            DOWNLOAD_COUNTS: counts,
+            DIST_DIR: ws.distDir,
+            DATA_DIR: ws.dataDir,
+            STORAGE_DIR: join(ws.dir, `storage-${port}-${rateLimit === '0' ? 'unlimited' : 'limited'}`),
+          },
+        );
+        origins.push({ name, port, stop: origin.stop, pid: origin.child.pid! });
+      }
+      for (const [pattern, args] of Object.entries(patterns)) {
+        const figures = new Map<Side, Figures[]>(ORIGINS.map(({ name }) => [name, []]));
+        const all = (round: number) =>
+          Promise.all(
+            origins.map(({ pid, port }) => loadWithCpu(pid, `http://127.0.0.1:${port}${path}`, seconds, args(round))),
+          );
+        await all(rounds); // warm-up (JIT, file cache), on clients no measured round uses
+        for (let round = 0; round < rounds; round++)
+          (await all(round)).forEach((run, index) => figures.get(origins[index]!.name)!.push(run));
+        const cpu = (side: Side) => median(figures.get(side)!.map((f) => f.cpuMicrosPerRequest));
+        const rps = (side: Side) => median(figures.get(side)!.map((f) => f.requestsPerSecond));
+        console.log(`${pattern}, ${limiter}:`);
+        report('  JAR, counting: CPU', cpu('on'), 'µs/req', 'DOWNLOAD_COUNTS=off', cpu('off'), '<= 1.05');
+        report('  JAR, counting', rps('on'), 'req/s', 'off, same runs', rps('off'), '>= 0.95');
+        report('  noise: off again, CPU', cpu('off again'), 'µs/req', 'off, same runs', cpu('off'));
+      }
+    } finally {
+      for (const origin of origins) await origin.stop();
+    }
+  }
+}
