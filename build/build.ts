@@ -120,7 +120,8 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   // The answers' code, and the one setting answers print (the feeds' PUBLIC_URL links).
   const code = sha256Hex(answerCode, JSON.stringify({ publicUrl: deploy.publicUrl ?? null }));
   const previous = await readPreviousTree(previousTree, code, { catalog, brands: brandRecords });
-  const catalogText = catalogFileText(catalog, brandSources);
+  // Encoded once: hashed twice and written into each staged tree.
+  const catalogText = Buffer.from(catalogFileText(catalog, brandSources));
   const catalogDigest = sha256Hex(catalogText);
   const siteNow = site === null ? null : siteKey(site, catalogText);
   // The API goes first, with the previous tree's site, then the site of this data in a second tree:
@@ -142,7 +143,8 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     toFollow: string | null,
   ) =>
     step('write', async () => {
-      const manifest = manifestText({ format: 1, source: treeSource }, Object.entries(routes));
+      // Encoded once, for its digest (the tree's name) and the file: megabytes at 1,000 versions.
+      const manifest = Buffer.from(manifestText({ format: 1, source: treeSource }, Object.entries(routes)));
       const treeName = sha256Hex(manifest).slice(0, 20);
       await writeFile(join(stagingDir, 'manifest.json'), manifest);
       await writeFile(join(stagingDir, BUILD_RECORD), JSON.stringify(record));

@@ -107,17 +107,19 @@ export async function readPreviousTree(
     // A tree of the layout before dist/files: its files are not in the store, so nothing is reused.
     if (!(await lstat(join(dir, FILES_DIR))).isSymbolicLink()) return null;
     const record = BuildRecord.parse(await readJsonFile(join(dir, BUILD_RECORD)));
-    const [manifestText, catalogText] = await Promise.all(
-      ['manifest.json', 'catalog.json'].map((name) => readFile(join(dir, name), 'utf8')),
+    const [manifestBytes, catalogBytes] = await Promise.all(
+      ['manifest.json', 'catalog.json'].map((name) => readFile(join(dir, name))),
     );
     // Both files are the build's own output, checked by their digests rather than parsed with zod
     // (54,000 routes at 10,000 versions cost a release 0.2 s): a tree is named by its manifest's digest.
-    if (sha256Hex(manifestText!).slice(0, 20) !== basename(dir) || sha256Hex(catalogText!) !== record.catalog)
+    // Hashed as read: hashing the decoded text would encode its megabytes again.
+    if (sha256Hex(manifestBytes!).slice(0, 20) !== basename(dir) || sha256Hex(catalogBytes!) !== record.catalog)
       return null;
+    const [manifestText, catalogText] = [manifestBytes!.toString('utf8'), catalogBytes!.toString('utf8')];
     const routes = new Map<string, string>();
-    for (const [path, entry] of splitManifest(manifestText!, dir).routes)
+    for (const [path, entry] of splitManifest(manifestText, dir).routes)
       routes.set(path, typeof entry === 'string' ? entry : JSON.stringify(entry));
-    const previous = JSON.parse(catalogText!) as CatalogFile;
+    const previous = JSON.parse(catalogText) as CatalogFile;
     if (record.code !== code) return { dir, routes, record, unchanged: () => undefined };
 
     const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);

@@ -18,7 +18,7 @@ export async function stageTree(
   dataDir: string,
   catalog: Catalog,
   brands: LoadedBrandSource[],
-  catalogText: string,
+  catalogText: Uint8Array,
 ) {
   await store.attach(stagingDir);
   const byHash = new Map(catalog.versions.map((v) => [v.sha256, v]));
