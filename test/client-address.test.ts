@@ -1,4 +1,6 @@
 import { suite } from 'uvu';
+import fc from 'fast-check';
+import ipaddr from 'ipaddr.js';
 import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
 import { clientAddress, clientKey, forwardedClient, trustedProxies } from '../server/http/client-address.ts';
@@ -103,4 +105,19 @@ const keys: [string | undefined, string][] = [
   [undefined, 'unknown'],
 ];
 for (const [input, expected] of keys) key(`${input} -> ${expected}`, () => assert.is(clientKey(input), expected));
+key('any IPv4 address, as a peer or forwarded, is the one ipaddr.js reads (the dotted-decimal shortcut)', () => {
+  const proxy = trustedProxies(['127.0.0.1']);
+  fc.assert(
+    fc.property(fc.ipV4(), (ip) => {
+      const canonical = ipaddr.parse(ip).toString();
+      assert.is(canonical, ip);
+      assert.is(clientKey(ip), canonical);
+      assert.is(clientAddress(ip, null, proxy), canonical);
+      assert.is(clientAddress(`::ffff:${ip}`, null, proxy), canonical);
+      assert.is(clientAddress('127.0.0.1', ip, proxy), canonical);
+      assert.is(forwardedClient(`${ip}:8080`), canonical);
+    }),
+    { numRuns: 2000 },
+  );
+});
 key.run();

@@ -27,6 +27,8 @@ export function clientAddress(
 
 /** IPv4-mapped IPv6 (::ffff:1.2.3.4) as the IPv4 address it carries; undefined when not an address. */
 function normalise(address: string): string | undefined {
+  // Strict dotted decimal is already canonical: most peers are, and parsing them costs a download's counting.
+  if (IPV4.test(address)) return address;
   return ipaddr.isValid(address) ? ipaddr.process(address).toString() : undefined;
 }
 
@@ -50,7 +52,8 @@ export function forwardedClient(entry: string): string {
       : entry;
   const isV4 = IPV4.test(candidate);
   const isV6 = !isV4 && IPV6.test(candidate) && ipaddr.IPv6.isValid(candidate) && v4TailIsStrict(candidate);
-  if (isV4 || isV6) return ipaddr.process(candidate).toString();
+  if (isV4) return candidate;
+  if (isV6) return ipaddr.process(candidate).toString();
   return `${INVALID_PREFIX}${sha256Hex(entry).slice(0, 16)}`;
 }
 
@@ -67,6 +70,7 @@ function v4TailIsStrict(address: string): boolean {
  */
 export function clientKey(address: string | undefined): string {
   if (address?.startsWith(INVALID_PREFIX)) return address;
+  if (address && IPV4.test(address)) return address;
   if (!address || !ipaddr.isValid(address)) return 'unknown';
   const parsed = ipaddr.process(address);
   if (parsed.kind() === 'ipv4') return parsed.toString();
