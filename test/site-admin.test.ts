@@ -8,6 +8,7 @@ import { pickLatest } from '../server/versions/latest.ts';
 import { currentTreeDir, openTree, type Tree } from '../server/tree.ts';
 import { SERVER_SOFTWARE } from '../server/versions/software.ts';
 import { axeViolations } from './axe.ts';
+import { openPage as openBrowserPage, type PageOptions } from './browser-page.ts';
 import { CHROMIUM_ARGS, ROOT, findProgram, makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
 
 // The site as a server admin uses it (issue 16), in a real browser against the real origin: what
@@ -30,35 +31,7 @@ else {
   const ctx = {} as { workspace: Workspace; origin: RunningOrigin; browser: Browser; tree: Tree };
   const url = (path: string) => ctx.origin.url + path;
 
-  /** A page in a fresh context (the CSP bypassed so axe can be injected) that records page errors. */
-  async function openPage(
-    options: {
-      width?: number;
-      height?: number;
-      scheme?: 'light' | 'dark';
-      javaScript?: boolean;
-      /** JavaScript on for the test's own code (axe), the site's scripts served empty. */
-      siteScripts?: false;
-    } = {},
-  ) {
-    const context = await ctx.browser.newContext({
-      viewport: { width: options.width ?? 1440, height: options.height ?? 900 },
-      colorScheme: options.scheme ?? 'light',
-      javaScriptEnabled: options.javaScript ?? true,
-      bypassCSP: true,
-    });
-    if (options.siteScripts === false)
-      await context.route('**/_site/*.js', (route) =>
-        route.fulfill({ status: 200, contentType: 'text/javascript', body: '' }),
-      );
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-    });
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-    return { page, problems, close: () => context.close() };
-  }
+  const openPage = (options: PageOptions = {}) => openBrowserPage(ctx.browser, options);
 
   /** The elements of cards and tables whose content is wider than their box (clipped or scrolling). */
   const clippedElements = (page: Page) =>

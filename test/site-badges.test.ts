@@ -8,6 +8,7 @@ import type { DownloadCounts } from '../server/downloads/counts.ts';
 import type { RunningOrigin } from '../server/origin.ts';
 import { createFileStorage, type Storage } from '../server/storage.ts';
 import { axeViolations } from './axe.ts';
+import { openPage as openBrowserPage, type PageOptions } from './browser-page.ts';
 import {
   CHROMIUM_ARGS,
   ROOT,
@@ -52,34 +53,7 @@ else {
   };
   const url = (path: string) => ctx.origin.url + path;
 
-  /** A page in a fresh context (the CSP bypassed so axe can be injected) that records page errors. */
-  async function openPage(
-    options: {
-      width?: number;
-      height?: number;
-      scheme?: 'light' | 'dark';
-      javaScript?: boolean;
-      siteScripts?: false;
-    } = {},
-  ) {
-    const context = await ctx.browser.newContext({
-      viewport: { width: options.width ?? 1440, height: options.height ?? 900 },
-      colorScheme: options.scheme ?? 'light',
-      javaScriptEnabled: options.javaScript ?? true,
-      bypassCSP: true,
-    });
-    if (options.siteScripts === false)
-      await context.route('**/_site/*.js', (route) =>
-        route.fulfill({ status: 200, contentType: 'text/javascript', body: '' }),
-      );
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-    });
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-    return { page, problems, close: () => context.close() };
-  }
+  const openPage = (options: PageOptions = {}) => openBrowserPage(ctx.browser, options);
 
   /** Elements whose content is wider than their box. */
   const clippedElements = (page: Page) =>
