@@ -1,13 +1,9 @@
-import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { runBuild } from '../build/build.ts';
 import { currentTreeDir, openTree } from '../server/tree.ts';
 import { startProcess } from '../test/processes.ts';
-import { WRK, cpuMicros, median, report } from './harness.ts';
-
-const run = promisify(execFile);
+import { WRK, cpuMicros, median, report, runWrk, type CpuFigures } from './harness.ts';
 
 /**
  * wrk: every request from a new client, named in X-Forwarded-For (the origin trusts loopback):
@@ -30,26 +26,17 @@ const CLIENTS_PER_ROUND = 1_000_000;
 /** wrk's options, and what follows the URL (`-- <script arguments>`). */
 type WrkArgs = { options: string[]; scriptArgs: string[] };
 
-type Figures = { requestsPerSecond: number; cpuMicrosPerRequest: number };
-
 /** One wrk run against `url` while the origin `pid`'s CPU time (user + system, /proc) is read before and after. */
-async function loadWithCpu(pid: number, url: string, seconds: number, wrk: WrkArgs): Promise<Figures> {
+async function loadWithCpu(pid: number, url: string, seconds: number, wrk: WrkArgs): Promise<CpuFigures> {
   const before = cpuMicros(pid);
-  const { stdout } = await run(WRK!, [
-    '-t1',
+  const { requestsPerSecond, requests } = await runWrk([
     `-c${CONNECTIONS}`,
     `-d${seconds}s`,
     ...wrk.options,
     url,
     ...wrk.scriptArgs,
   ]);
-  const used = cpuMicros(pid) - before;
-  if (/Non-2xx|Socket errors/.test(stdout)) throw new Error(`${url}: ${stdout}`);
-  const requests = Number(/(\d+) requests in/.exec(stdout)?.[1]);
-  return {
-    requestsPerSecond: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]),
-    cpuMicrosPerRequest: used / requests,
-  };
+  return { requestsPerSecond, cpuMicrosPerRequest: (cpuMicros(pid) - before) / requests };
 }
 
 /** The origins compared: counting on, off, and off once more (the same run's noise floor). */
@@ -116,7 +103,7 @@ export async function benchCounting(
         origins.push({ name, port, stop: origin.stop, pid: origin.child.pid! });
       }
       for (const [pattern, args] of Object.entries(patterns)) {
-        const figures = new Map<Side, Figures[]>(ORIGINS.map(({ name }) => [name, []]));
+        const figures = new Map<Side, CpuFigures[]>(ORIGINS.map(({ name }) => [name, []]));
         const all = (round: number) =>
           Promise.all(
             origins.map(({ pid, port }) => loadWithCpu(pid, `http://127.0.0.1:${port}${path}`, seconds, args(round))),

@@ -1,4 +1,5 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { findProgram } from '../test/processes.ts';
@@ -27,21 +28,28 @@ export function report(
 export const fmt = (n: number) => (n >= 100 ? Math.round(n).toString() : n >= 1 ? n.toFixed(2) : n.toFixed(3));
 
 export const WRK = findProgram('wrk');
+const execFileAsync = promisify(execFile);
 
 /**
  * Requests/s of one URL. wrk (Debian's package) when installed: a C client leaves the second core
  * to the server. Otherwise autocannon, whose JavaScript client saturates first on large bodies.
  */
 export async function load(url: string, connections: number, seconds: number): Promise<number> {
-  if (WRK) {
-    const out = execFileSync(WRK, ['-t1', `-c${connections}`, `-d${seconds}s`, url], { encoding: 'utf8' });
-    if (/Non-2xx|Socket errors/.test(out)) throw new Error(`${url}: ${out}`);
-    return Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
-  }
+  if (WRK) return (await runWrk([`-c${connections}`, `-d${seconds}s`, url])).requestsPerSecond;
   const result = await autocannon({ url, connections, duration: seconds, pipelining: 1 });
   if (result.non2xx > 0 || result.errors > 0)
     throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   return result.requests.average;
+}
+
+/** One wrk run on one thread (`args`: its options, the URL, then any script arguments): requests/s and how many; refuses non-2xx answers and socket errors. */
+export async function runWrk(args: string[]): Promise<{ requestsPerSecond: number; requests: number }> {
+  const { stdout } = await execFileAsync(WRK!, ['-t1', ...args], { encoding: 'utf8' });
+  if (/Non-2xx|Socket errors/.test(stdout)) throw new Error(`wrk ${args.join(' ')}: ${stdout}`);
+  return {
+    requestsPerSecond: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]),
+    requests: Number(/(\d+) requests in/.exec(stdout)?.[1]),
+  };
 }
 
 export type CpuFigures = { requestsPerSecond: number; cpuMicrosPerRequest: number };
