@@ -1,32 +1,23 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { ENCODER_REVISION } from '../server/brands/formats.ts';
 import { DEFAULT_DEPLOY, DEFAULT_RATE_LIMIT, type DeployOptions } from '../server/config.ts';
 import type { RateLimitPolicy } from '../server/http/rate-limit.ts';
 import { loadCatalog, type Catalog } from '../server/versions/catalog.ts';
 import { sha256Hex } from '../server/digest.ts';
-import { TREES_DIR, currentTreeDir, readManifestSource, type RouteEntry } from '../server/tree.ts';
+import { TREES_DIR, currentTreeDir, readManifestSource, type ManifestHead, type RouteEntry } from '../server/tree.ts';
+import { isEmptyChange } from '../server/answer-inputs.ts';
 import { manifestText, type EntryOrText } from '../server/manifest-text.ts';
-import { createByteCache } from '../server/byte-cache.ts';
 import { loadBrandSources } from '../server/brands/sources.ts';
-import { createFileStorage, createMemoryStorage } from '../server/storage.ts';
-import { createAppContext, type AppContext } from '../server/context.ts';
-import { OPENAPI_PATH } from '../server/openapi.ts';
+import type { AppContext } from '../server/context.ts';
+import { OPENAPI_PATH } from '../server/openapi-path.ts';
 import { brandMap } from '../server/tree.ts';
 import { listBrandPaths, listVersionPaths } from './paths.ts';
-import { prerender, reusedAnswers } from './prerender.ts';
-import { writeDeployConfigs } from './deploy-configs.ts';
 import { acquireBuildLock } from './build-lock.ts';
 import { buildSite, siteKey, siteSourceDigest } from './site.ts';
 import { catalogFileText, stageTree } from './stage.ts';
-import {
-  BUILD_RECORD,
-  answerCodeDigest,
-  readPreviousTree,
-  type BuildRecord,
-  type PreviousTree,
-} from './previous-tree.ts';
+import { BUILD_RECORD, answerCodeDigest, readPreviousTree, reusedAnswers, type BuildRecord } from './previous-tree.ts';
 import { VERIFIED_DATA, openVerifiedData } from './verified-data.ts';
 import { removeAbandonedStaging, swapTree } from './swap.ts';
 import { STORE_DIR, openFileStore, removeUnusedFiles, type FileStore } from './file-store.ts';
@@ -139,18 +130,20 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     stagingDir: string,
     routes: Record<string, EntryOrText<RouteEntry>>,
     record: BuildRecord,
-    treeSource: string,
+    head: ManifestHead,
     toFollow: string | null,
   ) =>
     step('write', async () => {
       // Encoded once, for its digest (the tree's name) and the file: megabytes at 1,000 versions.
-      const manifest = Buffer.from(manifestText({ format: 1, source: treeSource }, Object.entries(routes)));
+      const manifest = Buffer.from(manifestText(head, Object.entries(routes)));
       const treeName = sha256Hex(manifest).slice(0, 20);
       await writeFile(join(stagingDir, 'manifest.json'), manifest);
       await writeFile(join(stagingDir, BUILD_RECORD), JSON.stringify(record));
       const configs =
         toFollow === null
-          ? await writeDeployConfigs(stagingDir, treeName, parsedEntries(routes), deployed, rateLimit)
+          ? await (
+              await import('./deploy-configs.ts')
+            ).writeDeployConfigs(stagingDir, treeName, parsedEntries(routes), deployed, rateLimit)
           : `no deploy configs until ${toFollow}`;
       return [treeName, `manifest.json, ${configs}`] as const;
     });
@@ -165,35 +158,50 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       const copied = await stageTree(store, stagingDir, dataDir, catalog, brandSources, catalogText);
       return [undefined, `${catalog.versions.length} versions, ${copied} JARs new to dist/files`] as const;
     });
-  const brands = brandMap(brandRecords);
-  const paths = await step('list paths', async () => {
-    const list = [...listVersionPaths(catalog), ...listBrandPaths(brands), '/api/charts/example', OPENAPI_PATH];
-    return [list, `${list.length} routes`] as const;
-  });
-  const kept = reusedAnswers(previous, paths);
-  const carriedRoutes = carried && previous ? carryRoutes(previous, carried.paths) : {};
   const apiRecord = { code, catalog: catalogDigest, site: carried };
 
-  // A release is served at once: a tree of the previous answers whose inputs did not change, and
-  // of this data's catalog, which the origins' live routes answer the rest from (the same bytes as
-  // precomputed: the tree's parity test) until the next swap holds them precomputed.
-  if (kept.size > 0 && kept.size < paths.length) {
+  // A release is served at once: a tree of this data's catalog that serves the previous tree's
+  // answers but those that read what changed (server/answer-inputs.ts), which the origins answer
+  // live from the catalog (the same bytes as precomputed: the tree's parity test) until the next
+  // tree holds them precomputed. Its manifest names the previous tree rather than copying its
+  // routes (megabytes to read, hash and write at 1,000 versions). Not when the brand images
+  // changed: the origins would render them all.
+  const changes = previous?.changes;
+  if (changes && !changes.brands && !isEmptyChange(changes)) {
     const staging = await newStagingDir(distDir);
     try {
       await stage(staging);
+      const base = basename(previous!.dir);
+      const delta = { base, changes, site: carried !== null };
       const treeName = await write(
         staging,
-        { ...Object.fromEntries(kept), ...carriedRoutes },
-        apiRecord,
-        sha256Hex(source, 'answers pending'),
+        {},
+        { ...apiRecord, base },
+        { format: 1, source: sha256Hex(source, 'answers pending'), delta },
         'the answers asked again follow',
       );
-      await swap(staging, treeName, ` (${paths.length - kept.size} answers live until precomputed)`);
+      const live = `${changes.groups.length} version groups and ${changes.records.length} versions answered live until precomputed`;
+      await swap(staging, treeName, ` (${live})`);
     } catch (error) {
       await rm(staging, { recursive: true, force: true });
       throw error;
     }
   }
+
+  // The app that answers (h3, the renderer, the storage layer) is loaded once a release's first
+  // tree is served: compiling it before took that tree a tenth of a second.
+  const answering = Promise.all([
+    import('../server/context.ts'),
+    import('../server/byte-cache.ts'),
+    import('../server/storage.ts'),
+  ]);
+  const brands = brandMap(brandRecords);
+  const paths = await step('list paths', async () => {
+    const list = [...listVersionPaths(catalog), ...listBrandPaths(brands), '/api/charts/example', OPENAPI_PATH];
+    return [list, `${list.length} routes`] as const;
+  });
+  const kept = await reusedAnswers(previous, paths, catalog);
+  const carriedRoutes = carried && previous ? carryRoutes(await previous.routes(), carried.paths) : {};
 
   const apiStaging = await newStagingDir(distDir);
   let apiTree: string;
@@ -201,6 +209,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   let rendered: number;
   try {
     await stage(apiStaging);
+    const [{ createAppContext }, { createByteCache }, { createFileStorage, createMemoryStorage }] = await answering;
     const tree = { dir: apiStaging, catalog, brands, routes: new Map(), source };
     // The build answers only finite, public routes: state (servers, samples) starts empty.
     const ctx = createAppContext(createMemoryStorage(), {
@@ -214,7 +223,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       apiStaging,
       { ...answers, ...carriedRoutes },
       apiRecord,
-      siteDone ? source : sha256Hex(source, 'site pending'),
+      { format: 1, source: siteDone ? source : sha256Hex(source, 'site pending') },
       siteDone ? null : 'the site follows',
     );
     const pending = siteDone ? '' : carried ? ' (site follows; the previous one meanwhile)' : ' (site follows)';
@@ -234,7 +243,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       siteStaging,
       { ...answers, ...siteRoutes },
       { code, catalog: catalogDigest, site: { key: siteNow!, paths: Object.keys(siteRoutes) } },
-      source,
+      { format: 1, source },
       null,
     );
     const treeDir = await swap(siteStaging, treeName, '');
@@ -257,10 +266,10 @@ async function newStagingDir(distDir: string): Promise<string> {
 }
 
 /** The previous tree's site routes (their files are in the store). */
-function carryRoutes(previous: PreviousTree, paths: readonly string[]) {
+function carryRoutes(previousRoutes: ReadonlyMap<string, string>, paths: readonly string[]) {
   const routes: Record<string, string> = {};
   for (const path of paths) {
-    const entry = previous.routes.get(path);
+    const entry = previousRoutes.get(path);
     if (entry) routes[path] = entry;
   }
   return routes;
@@ -309,6 +318,7 @@ async function prerenderWithProgress(
   log: (line: string) => void,
 ) {
   let reported = 0;
+  const { prerender } = await import('./prerender.ts');
   const { routes, reused, twins } = await prerender(
     ctx,
     store,

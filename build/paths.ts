@@ -3,10 +3,9 @@ import { RASTER_FORMAT_NAMES, type OutputFormat } from '../server/brands/formats
 import { brandKey, type BrandSourceRecord } from '../server/brands/sources.ts';
 import type { Catalog } from '../server/versions/catalog.ts';
 import { CHANNELS } from '../server/versions/channels.ts';
-import { feedPath } from '../server/versions/feed.ts';
+import { downloadPath, feedPath, updateCheckPath } from '../server/versions/present.ts';
 import { listIntegrityPaths } from '../server/versions/integrity.ts';
 import { pickLatest } from '../server/versions/latest.ts';
-import { downloadPath, updateCheckPath } from '../server/versions/present.ts';
 import { JAVA_VERSIONS, SERVER_SOFTWARE } from '../server/versions/software.ts';
 import { listResolvePaths } from './resolve-paths.ts';
 

@@ -10,30 +10,15 @@ import { storedTreeFile, writeTreeFile } from './tree-file.ts';
 import type { FileStore } from './file-store.ts';
 import { allOrFirstError } from '../server/settle.ts';
 import { defaultChannelTwin } from './paths.ts';
-import type { PreviousTree } from './previous-tree.ts';
 
 /** Headers the static server computes per request rather than stores. */
 const PER_REQUEST_HEADERS = new Set(['content-length', 'content-range']);
 
 /**
- * The previous tree's entries (as its manifest's text) of the paths whose inputs did not change:
- * their files are in the store, and the next tree takes them as written.
- */
-export function reusedAnswers(previous: PreviousTree | null, paths: readonly string[]): Map<string, string> {
-  const kept = new Map<string, string>();
-  if (!previous) return kept;
-  for (const path of paths) {
-    const entry = previous.unchanged(path);
-    if (entry) kept.set(path, entry);
-  }
-  return kept;
-}
-
-/**
  * Asks the same app the origin runs for each path and records status, headers and bytes. Bytes go to
  * files/<sha256>.<ext>: identical answers (a JAR behind several URLs) are stored once. Requests run a
  * few at a time (images render in parallel, bounded by the renderer); the manifest keeps path order.
- * The paths in `kept` (reusedAnswers) are not asked: their entries are taken as they are.
+ * The paths in `kept` (build/previous-tree.ts reusedAnswers) are not asked: their entries are taken as they are.
  */
 export async function prerender(
   ctx: AppContext,

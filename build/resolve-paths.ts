@@ -2,8 +2,7 @@ import type { Catalog } from '../server/versions/catalog.ts';
 import { CHANNELS } from '../server/versions/channels.ts';
 import { MINECRAFT_VERSION } from '../server/versions/minecraft.ts';
 import { resolvePath } from '../server/versions/present.ts';
-import { JAVA_VERSIONS, SERVER_SOFTWARE, findSoftware } from '../server/versions/software.ts';
-import { RUNS_PLUGINS_OF } from '../server/versions/compat.ts';
+import { JAVA_VERSIONS, SERVER_SOFTWARE } from '../server/versions/software.ts';
 
 /**
  * The Minecraft versions data/ names, each a version a server may ask for: every `minecraftVersion`
@@ -47,17 +46,4 @@ export function listResolvePaths(catalog: Catalog): string[] {
     }
   }
   return paths;
-}
-
-const RESOLVE_PATH = /^\/api\/plugin-versions\/(?:download\/)?resolve\/([a-z]+)(?:\/(\d+))?(?:\?|$)/;
-
-/**
- * For reusing a previous tree's answers: a resolve answer shows the versions of the softwares its
- * server runs builds for (RUNS_PLUGINS_OF, lowercase) that run on its Java version (when it names
- * one), and no users; undefined for other paths.
- */
-export function resolveInputsOf(path: string): { chain: string[]; java: string | undefined } | undefined {
-  const match = RESOLVE_PATH.exec(path);
-  const software = findSoftware(match?.[1] ?? '');
-  return software && { chain: RUNS_PLUGINS_OF[software].map((name) => name.toLowerCase()), java: match?.[2] };
 }

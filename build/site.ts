@@ -1,4 +1,4 @@
-import { NOT_FOUND_PAGE } from '../server/pages.ts';
+import { NOT_FOUND_PAGE } from '../server/tree.ts';
 import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import pLimit from 'p-limit';

@@ -1,6 +1,7 @@
-import { readdir, rename, rm, stat, symlink, utimes } from 'node:fs/promises';
+import { readFile, readdir, rename, rm, stat, symlink, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CURRENT_LINK, TREES_DIR } from '../server/tree.ts';
+import { BUILD_RECORD, BuildRecord } from './previous-tree.ts';
 
 /** Trees kept besides the current one, so requests that started on them can finish. */
 const KEEP_PREVIOUS = 2;
@@ -29,12 +30,26 @@ export async function swapTree(distDir: string, stagingDir: string, name: string
   return finalDir;
 }
 
-/** Removes all but the `KEEP_PREVIOUS` trees most recently made current before `keep`. */
+/**
+ * Removes all but the `KEEP_PREVIOUS` trees most recently made current before `keep`, and the base
+ * of any kept release's first tree (which serves its base's answers).
+ */
 async function pruneTrees(treesDir: string, keep: string) {
   const names = (await readdir(treesDir)).filter((n) => n !== keep && !n.startsWith('.'));
   const dated = await Promise.all(names.map(async (n) => ({ n, at: (await stat(join(treesDir, n))).mtimeMs })));
   dated.sort((a, b) => b.at - a.at);
-  for (const { n } of dated.slice(KEEP_PREVIOUS)) await rm(join(treesDir, n), { recursive: true, force: true });
+  const kept = [keep, ...dated.slice(0, KEEP_PREVIOUS).map(({ n }) => n)];
+  const bases = await Promise.all(kept.map((name) => baseOf(join(treesDir, name))));
+  for (const { n } of dated.slice(KEEP_PREVIOUS))
+    if (!bases.includes(n)) await rm(join(treesDir, n), { recursive: true, force: true });
+}
+
+/** The base a release's first tree names in its build record; undefined for other trees (or no record). */
+async function baseOf(treeDir: string): Promise<string | undefined> {
+  const record = await readFile(join(treeDir, BUILD_RECORD), 'utf8')
+    .then((text) => BuildRecord.safeParse(JSON.parse(text)))
+    .catch(() => undefined);
+  return record?.success ? record.data.base : undefined;
 }
 
 /**

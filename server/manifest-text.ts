@@ -1,4 +1,5 @@
 import { DataError } from './data-files.ts';
+import type { ManifestHead } from './tree.ts';
 
 /**
  * manifest.json as the build writes it: JSON whose head (format, source) is the first line and
@@ -12,7 +13,7 @@ import { DataError } from './data-files.ts';
 export type EntryOrText<E> = E | string;
 
 /** The text of a manifest with `routes` in their order, each entry one line. */
-export function manifestText<E>(head: { format: 1; source: string }, routes: Iterable<[string, EntryOrText<E>]>) {
+export function manifestText<E>(head: ManifestHead, routes: Iterable<[string, EntryOrText<E>]>) {
   const lines: string[] = [];
   for (const [path, entry] of routes)
     lines.push(`${JSON.stringify(path)}:${typeof entry === 'string' ? entry : JSON.stringify(entry)}`);

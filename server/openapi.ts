@@ -7,7 +7,7 @@ import { DOWNLOAD_PATHS } from './downloads/api-doc.ts';
 import { COMPRESSIBLE_HEADERS, HEADER_COMPONENTS, INTERNAL_ERROR, NOT_MODIFIED } from './http/api-doc.ts';
 import { VERSION_PATHS } from './versions/api-doc.ts';
 
-export const OPENAPI_PATH = '/api/openapi.json';
+import { OPENAPI_PATH } from './openapi-path.ts';
 
 /** GET /healthz: the process answers and which tree it serves. */
 export const Health = z

@@ -4,10 +4,8 @@ import { ENDPOINTS } from './endpoints.ts';
 import { OPENAPI_PATHS } from './openapi.ts';
 import { CACHE_CONTROL } from './http/cache.ts';
 import { sendTreeEntry, type TreeSource } from './http/static.ts';
+import { NOT_FOUND_PAGE } from './tree.ts';
 import { SERVER_SOFTWARE, findSoftware, type ServerSoftware } from './versions/software.ts';
-
-/** Where the site's "page not found" page (site/src/pages/404.astro) is in the manifest. */
-export const NOT_FOUND_PAGE = '/404';
 
 /** Names people type for a server software on the pages (/versions/paper/21): pages only, the API keeps SPEC 2.3's names. */
 export const SOFTWARE_ALIASES: Readonly<Record<string, ServerSoftware>> = {

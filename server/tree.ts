@@ -1,6 +1,6 @@
 import { statSync, watch, type FSWatcher } from 'node:fs';
 import { readFile, readlink, stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { ENCODINGS } from './http/compress.ts';
 import { createCatalog, type Catalog } from './versions/catalog.ts';
@@ -9,6 +9,8 @@ import { describeIssues } from './describe-issues.ts';
 import { parseJson, splitManifest } from './manifest-text.ts';
 import { CatalogVersion, UserProfiles } from './versions/schema.ts';
 import { BrandSourceRecord, brandKey } from './brands/sources.ts';
+import { AnswerChanges, changeSets, isSitePath, readsChange } from './answer-inputs.ts';
+import { findByHash } from './versions/integrity.ts';
 
 /**
  * dist/ layout: `current` is a symlink to `trees/<name>`, swapped atomically by the build. A tree
@@ -18,6 +20,10 @@ import { BrandSourceRecord, brandKey } from './brands/sources.ts';
 export const CURRENT_LINK = 'current';
 export const TREES_DIR = 'trees';
 export const FILES_DIR = 'files';
+/** Where the site's "page not found" page (site/src/pages/404.astro) is in the manifest. */
+export const NOT_FOUND_PAGE = '/404';
+/** A tree's folder name: the start of its manifest's sha256. */
+export const TREE_NAME = /^[0-9a-f]{20}$/;
 
 export const RouteEntry = z.strictObject({
   file: z.string().regex(/^files\/[0-9a-f]{64}\.[a-z0-9]+$/),
@@ -57,7 +63,20 @@ export type Tree = {
 export const jarFile = (treeDir: string, sha256: string) => join(treeDir, FILES_DIR, `${sha256}.jar`);
 
 /** What opening a tree checks of its manifest at once; each route is checked on first use (RouteTable). */
-const ManifestHead = z.strictObject({ format: z.literal(1), source: z.string() });
+/**
+ * A release's first tree (build/build.ts) holds no routes of its own: it serves its base tree's
+ * answers but those that read its changes (AnswerChanges), which the live routes answer from its
+ * catalog until the next tree holds them precomputed; and the base's site pages when `site`.
+ */
+export const TreeDelta = z.strictObject({
+  base: z.string().regex(TREE_NAME),
+  changes: AnswerChanges,
+  site: z.boolean(),
+});
+export type TreeDelta = z.infer<typeof TreeDelta>;
+
+export const ManifestHead = z.strictObject({ format: z.literal(1), source: z.string(), delta: TreeDelta.optional() });
+export type ManifestHead = z.infer<typeof ManifestHead>;
 
 /**
  * Opens a tree for the origin. Its share of a release is what stands between the swap and the first
@@ -91,10 +110,37 @@ export async function openTree(dir: string, previous?: Tree): Promise<Tree> {
     get brands() {
       return catalog().brands;
     },
-    routes: new RouteTable(manifest.routes, manifestFile),
+    routes: head.delta
+      ? await routesAfterDelta(dir, head.delta, previous, () => tree.catalog)
+      : new RouteTable(manifest.routes, manifestFile),
     source: head.source,
   };
   return tree;
+}
+
+/**
+ * A release's first tree: its base's routes (the origin's current tree's when that is the base,
+ * else read from the base's manifest) but those that read the release's changes.
+ */
+async function routesAfterDelta(
+  dir: string,
+  delta: TreeDelta,
+  previous: Tree | undefined,
+  catalog: () => Catalog,
+): Promise<ReadonlyMap<string, RouteEntry>> {
+  let routes = previous && basename(previous.dir) === delta.base ? previous.routes : undefined;
+  if (!routes) {
+    const file = join(dirname(dir), delta.base, 'manifest.json');
+    const manifest = splitManifest(await readFile(file, 'utf8'), file);
+    if (parseFile(ManifestHead, manifest.head, file).delta) throw new DataError(`${file}: a base tree has a base`);
+    routes = new RouteTable(manifest.routes, file);
+  }
+  const changes = changeSets(delta.changes);
+  const versionByHash = (algorithm: 'sha256' | 'sha512', hex: string) => findByHash(catalog(), algorithm, hex)?.id;
+  const all = routes;
+  return new KeptRoutes(all, (path) =>
+    isSitePath(path) ? delta.site : !readsChange(path, changes, { status: () => all.get(path)!.status, versionByHash }),
+  );
 }
 
 /** The catalogs made so far, by tree: what the next tree's catalog may reuse. */
@@ -166,42 +212,23 @@ function lazily<T>(make: () => T): () => T {
   };
 }
 
-/**
- * A manifest's routes, each parsed (from its line's text) and validated with RouteEntry the first
- * time it is looked up, then kept: a request touches one or two of the tens of thousands.
- * Iterating validates them all.
- */
-export class RouteTable implements ReadonlyMap<string, RouteEntry> {
-  readonly #raw: ReadonlyMap<string, unknown>;
-  readonly #file: string;
-  readonly #checked = new Map<string, RouteEntry>();
-
-  constructor(raw: ReadonlyMap<string, unknown>, file: string) {
-    this.#raw = raw;
-    this.#file = file;
-  }
-
-  get(path: string): RouteEntry | undefined {
-    const checked = this.#checked.get(path);
-    if (checked || !this.#raw.has(path)) return checked;
-    const raw = this.#raw.get(path);
-    const where = `${this.#file}: routes[${JSON.stringify(path)}]`;
-    const entry = parseFile(RouteEntry, typeof raw === 'string' ? parseJson(raw, where) : raw, where);
-    this.#checked.set(path, entry);
-    return entry;
-  }
-
-  has(path: string): boolean {
-    return this.#raw.has(path);
-  }
+/** Routes looked up one by one (`get`, `has`); iterating looks up each of `paths()`, in its order. */
+abstract class RouteLookup implements ReadonlyMap<string, RouteEntry> {
+  abstract get(path: string): RouteEntry | undefined;
+  abstract has(path: string): boolean;
+  protected abstract paths(): Iterable<string>;
 
   get size(): number {
-    return this.#raw.size;
+    return this.#all().size;
   }
 
-  /** Every route, validated, in the manifest's order. */
   #all(): Map<string, RouteEntry> {
-    return new Map([...this.#raw.keys()].map((path) => [path, this.get(path)!]));
+    const all = new Map<string, RouteEntry>();
+    for (const path of this.paths()) {
+      const entry = this.get(path);
+      if (entry) all.set(path, entry);
+    }
+    return all;
   }
 
   entries() {
@@ -225,6 +252,73 @@ export class RouteTable implements ReadonlyMap<string, RouteEntry> {
     thisArg?: unknown,
   ) {
     for (const [path, entry] of this.#all()) callback.call(thisArg, entry, path, this);
+  }
+}
+
+/**
+ * A manifest's routes, each parsed (from its line's text) and validated with RouteEntry the first
+ * time it is looked up, then kept: a request touches one or two of the tens of thousands.
+ * Iterating validates them all.
+ */
+export class RouteTable extends RouteLookup {
+  readonly #raw: ReadonlyMap<string, unknown>;
+  readonly #file: string;
+  readonly #checked = new Map<string, RouteEntry>();
+
+  constructor(raw: ReadonlyMap<string, unknown>, file: string) {
+    super();
+    this.#raw = raw;
+    this.#file = file;
+  }
+
+  get(path: string): RouteEntry | undefined {
+    const checked = this.#checked.get(path);
+    if (checked || !this.#raw.has(path)) return checked;
+    const raw = this.#raw.get(path);
+    const where = `${this.#file}: routes[${JSON.stringify(path)}]`;
+    const entry = parseFile(RouteEntry, typeof raw === 'string' ? parseJson(raw, where) : raw, where);
+    this.#checked.set(path, entry);
+    return entry;
+  }
+
+  has(path: string): boolean {
+    return this.#raw.has(path);
+  }
+
+  override get size(): number {
+    return this.#raw.size;
+  }
+
+  protected paths() {
+    return this.#raw.keys();
+  }
+}
+
+/** The routes of `all` that `keeps` keeps, each asked once. */
+class KeptRoutes extends RouteLookup {
+  readonly #all: ReadonlyMap<string, RouteEntry>;
+  readonly #keeps: (path: string) => boolean;
+  readonly #kept = new Map<string, boolean>();
+
+  constructor(all: ReadonlyMap<string, RouteEntry>, keeps: (path: string) => boolean) {
+    super();
+    this.#all = all;
+    this.#keeps = keeps;
+  }
+
+  has(path: string): boolean {
+    if (!this.#all.has(path)) return false;
+    let kept = this.#kept.get(path);
+    if (kept === undefined) this.#kept.set(path, (kept = this.#keeps(path)));
+    return kept;
+  }
+
+  get(path: string): RouteEntry | undefined {
+    return this.has(path) ? this.#all.get(path) : undefined;
+  }
+
+  protected paths() {
+    return this.#all.keys();
   }
 }
 

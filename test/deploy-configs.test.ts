@@ -7,7 +7,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { nginxConfig } from '../build/deploy-configs.ts';
 import { readConfig } from '../server/config.ts';
-import { NOT_FOUND_PAGE } from '../server/pages.ts';
+import { NOT_FOUND_PAGE } from '../server/tree.ts';
 import { Manifest, currentTreeDir } from '../server/tree.ts';
 import { findProgram, makeWorkspace, type Workspace } from './helpers.ts';
 

@@ -2,7 +2,8 @@ import { readFile, readdir, rename, rm, stat, symlink, utimes, writeFile } from 
 import { join, relative } from 'node:path';
 import { suite } from 'uvu';
 import { listVersionPaths } from '../build/paths.ts';
-import { namedMinecraftVersions, resolveInputsOf } from '../build/resolve-paths.ts';
+import { namedMinecraftVersions } from '../build/resolve-paths.ts';
+import { resolveInputsOf } from '../server/answer-inputs.ts';
 import { byHashPath } from '../server/versions/integrity.ts';
 import { presentVersion } from '../server/versions/present.ts';
 import type { CatalogVersion } from '../server/versions/schema.ts';
@@ -169,11 +170,13 @@ apiFirst('a release is served at once: the answers it changed are answered live 
       distDir,
       cacheDir: SHARED_BUILD_CACHE,
       log: (line) => {
-        const swapped = /^\[build\] swap: \S+ -> (\S+) \((\d+) answers live until precomputed\)/.exec(line);
+        const swapped = /^\[build\] swap: \S+ -> (\S+) \(.* answered live until precomputed\)/.exec(line);
         if (swapped) swaps.push(swapped[1]!);
       },
     });
     assert.is(swaps.length, 1, 'the first swap names the answers left to the live routes');
+    const firstManifest = await readFile(join(swaps[0]!, 'manifest.json'), 'utf8');
+    assert.ok(firstManifest.length < 4096, 'the first tree names the previous one rather than copying its routes');
     const first = await openTree(swaps[0]!);
     const finished = await openTree((await currentTreeDir(distDir))!);
     const live = [...finished.routes.keys()].filter((path) => path.startsWith('/api/') && !first.routes.has(path));

@@ -4,16 +4,11 @@ import { escapeXml } from '../escape-xml.ts';
 import { changelogHtml } from './changelog.ts';
 import { channelOf } from './channels.ts';
 import { describeMinecraft } from './minecraft.ts';
-import { downloadPath } from './present.ts';
+import { downloadPath, feedPath } from './present.ts';
 import type { ServerSoftware } from './software.ts';
 
 /** How many releases a feed lists, newest first: readers poll it, so it stays small at 10,000 versions. */
 export const FEED_ENTRIES = 50;
-
-/** The Atom feed of every release, or of one software's. */
-export function feedPath(software?: ServerSoftware): string {
-  return software ? `/api/plugin-versions/feed/${software.toLowerCase()}.atom` : '/api/plugin-versions/feed.atom';
-}
 
 /**
  * Releases as Atom (RFC 4287), newest first: each entry's title names version, channel, softwares

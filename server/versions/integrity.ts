@@ -1,13 +1,8 @@
 import { createHash } from 'node:crypto';
-import { H3, HTTPError, getRouterParam, type H3Event } from 'h3';
-import type { AppContext } from '../context.ts';
-import { CACHE_CONTROL, PUBLIC_HEADERS } from '../http/cache.ts';
-import { notFound } from '../http/errors.ts';
-import { sendDocument, sendJson } from '../http/json.ts';
-import { MEDIA_TYPES } from '../http/media-types.ts';
+import { PUBLIC_HEADERS } from '../http/cache.ts';
 import type { Catalog } from './catalog.ts';
-import { downloadPath, presentVersion } from './present.ts';
-import { PLUGIN_VERSION_ID, type CatalogVersion, type PluginVersionRecord } from './schema.ts';
+import { downloadPath } from './present.ts';
+import type { CatalogVersion, PluginVersionRecord } from './schema.ts';
 
 /**
  * Integrity of the JARs (issue 15): sha512 beside sha256, RFC 9530 Repr-Digest on every JAR answer,
@@ -16,10 +11,6 @@ import { PLUGIN_VERSION_ID, type CatalogVersion, type PluginVersionRecord } from
  */
 export const HASH_ALGORITHMS = ['sha256', 'sha512'] as const;
 export type HashAlgorithm = (typeof HASH_ALGORITHMS)[number];
-
-/** Hex digits of each algorithm's digest, and the pattern of its hex (any letter case: admins paste what their tool prints). */
-const HEX_LENGTH: Record<HashAlgorithm, number> = { sha256: 64, sha512: 128 };
-const HEX: Record<HashAlgorithm, RegExp> = { sha256: /^[0-9a-fA-F]{64}$/, sha512: /^[0-9a-fA-F]{128}$/ };
 
 export type JarDigests = { sha256: string; sha512: string };
 
@@ -87,37 +78,4 @@ export function integrityHeaders(version: JarDigests & { id: string }, latest: b
     'repr-digest': reprDigest(version),
     ...(latest ? { 'content-location': downloadPath(version.id) } : {}),
   };
-}
-
-const NOT_FOUND_HEADERS = { 'cache-control': CACHE_CONTROL.notFound };
-
-/** Sidecars and lookup by hash, mounted at /api/plugin-versions beside versionRoutes. */
-export function integrityRoutes(ctx: AppContext): H3 {
-  const app = new H3();
-  for (const algorithm of HASH_ALGORITHMS) {
-    app.get(`/download/:id.${algorithm}`, (event) => {
-      const id = getRouterParam(event, 'id', { decode: true }) ?? '';
-      const version = PLUGIN_VERSION_ID.test(id) ? ctx.tree().catalog.byId.get(id) : undefined;
-      if (!version) throw notFound(`No plugin version with id ${JSON.stringify(id)}`, undefined, NOT_FOUND_HEADERS);
-      return sendDocument(event, checksumLine(version, algorithm), MEDIA_TYPES.txt, CACHE_CONTROL.versionFile);
-    });
-  }
-  app.get('/by-hash/:algorithm/:hash', (event: H3Event) => {
-    const algorithm = getRouterParam(event, 'algorithm', { decode: true }) ?? '';
-    const hash = getRouterParam(event, 'hash', { decode: true }) ?? '';
-    if (!(HASH_ALGORITHMS as readonly string[]).includes(algorithm))
-      throw new HTTPError({
-        status: 400,
-        message: `algorithm must be one of ${HASH_ALGORITHMS.join(', ')}`,
-      });
-    const name = algorithm as HashAlgorithm;
-    const length = HEX_LENGTH[name];
-    if (!HEX[name].test(hash))
-      throw new HTTPError({ status: 400, message: `hash must be ${length} hex digits (a ${name} digest)` });
-    const catalog = ctx.tree().catalog;
-    const version = findByHash(catalog, name, hash);
-    if (!version) throw notFound(`No plugin version has ${name} ${hash.toLowerCase()}`, undefined, NOT_FOUND_HEADERS);
-    return sendJson(event, { version: presentVersion(catalog, version, false) }, CACHE_CONTROL.latest);
-  });
-  return app;
 }

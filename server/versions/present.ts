@@ -3,6 +3,12 @@ import { channelOf } from './channels.ts';
 import { isLatestMap } from './latest.ts';
 import { supportsMinecraft } from './minecraft.ts';
 import type { CatalogVersion, PluginVersion } from './schema.ts';
+import type { ServerSoftware } from './software.ts';
+
+/** The Atom feed of every release, or of one software's. */
+export function feedPath(software?: ServerSoftware): string {
+  return software ? `/api/plugin-versions/feed/${software.toLowerCase()}.atom` : '/api/plugin-versions/feed.atom';
+}
 
 export const downloadPath = (id: string) => `/api/plugin-versions/download/${id}`;
 /** Issue 15: `kind` is `resolve` (metadata) or `download/resolve`. */

@@ -26,7 +26,8 @@ import type { ServerSoftware } from './software.ts';
 import { checkForUpdate } from './update-check.ts';
 import { dispositionHeader } from '../http/disposition.ts';
 import { resolveRoutes } from './resolve-routes.ts';
-import { JAR_EXPOSED_HEADERS, integrityHeaders, integrityRoutes } from './integrity.ts';
+import { JAR_EXPOSED_HEADERS, integrityHeaders } from './integrity.ts';
+import { integrityRoutes } from './integrity-routes.ts';
 
 export const NOT_FOUND_HEADERS = { 'cache-control': CACHE_CONTROL.notFound };
 

@@ -1,0 +1,176 @@
+import { z } from 'zod';
+import type { Catalog } from './versions/catalog.ts';
+import { RUNS_PLUGINS_OF, runsOnJava } from './versions/compat.ts';
+import { indexLatest, isLatestMap, type LatestIndex } from './versions/latest.ts';
+import type { CatalogVersion } from './versions/schema.ts';
+import { JAVA_VERSIONS, SERVER_SOFTWARE, findSoftware } from './versions/software.ts';
+import { OPENAPI_PATH } from './openapi-path.ts';
+
+/**
+ * What an API answer is made from, and what changed between two trees' data as the answers read
+ * it. The build reuses the previous tree's answers that read no change; a release's first tree
+ * (build/build.ts) is the previous tree's answers with this change, which the origin answers live.
+ *
+ * An answer's inputs are the version objects it may show, each its record and its isLatest: a
+ * version's JAR and checksum files, its record alone; a lookup by hash, its version object; a
+ * software's latest, JAR, update checks and latest badges, the objects of that software's versions
+ * (on that Java version when the path names one); its feed, those and the users; a resolve answer,
+ * those of each software in its chain that run on its Java (all of them for a 404, which names
+ * other Java versions); the brand images, the brand sources; the document and the example chart,
+ * the code alone; anything else under /api/, all of data/.
+ */
+export const AnswerChanges = z.strictObject({
+  /** Versions whose record changed, or that one side lacks. */
+  records: z.array(z.string()),
+  /** Versions whose object (record and isLatest) changed, or that one side lacks. */
+  shown: z.array(z.string()),
+  /** Groups (`groupKey`) whose version objects changed. */
+  groups: z.array(z.string()),
+  brands: z.boolean(),
+  users: z.boolean(),
+  /** Anything in data/: what the lists and the feed of all read. */
+  all: z.boolean(),
+});
+export type AnswerChanges = z.infer<typeof AnswerChanges>;
+
+/** A software's versions (lowercase name), all or those on one Java version (`=21`) or runnable on it (`<=21`). */
+type JavaFilter = { exact: string } | { atMost: string } | undefined;
+const groupKey = (software: string, java: JavaFilter) =>
+  `${software}|${java === undefined ? '*' : 'exact' in java ? `=${java.exact}` : `<=${java.atMost}`}`;
+const GROUP_FILTERS: JavaFilter[] = [
+  undefined,
+  ...JAVA_VERSIONS.map((java) => ({ exact: java })),
+  ...JAVA_VERSIONS.map((java) => ({ atMost: java })),
+];
+
+/**
+ * One side of the comparison: each version as the answers show it, and the versions of each
+ * software, so that a group of versions is compared once whatever number of answers read it.
+ */
+function catalogSide(versions: readonly CatalogVersion[], latest: LatestIndex) {
+  const record = new Map<string, string>();
+  const shown = new Map<string, string>();
+  const recordOf = (version: CatalogVersion) => {
+    let text = record.get(version.id);
+    if (text === undefined) record.set(version.id, (text = JSON.stringify(version)));
+    return text;
+  };
+  const shownOf = (version: CatalogVersion) => {
+    let text = shown.get(version.id);
+    if (text === undefined)
+      shown.set(version.id, (text = recordOf(version) + JSON.stringify(isLatestMap(latest, version))));
+    return text;
+  };
+  const bySoftware = new Map<string, CatalogVersion[]>();
+  for (const version of versions)
+    for (const name of version.serverSoftware) {
+      const key = name.toLowerCase();
+      const list = bySoftware.get(key);
+      if (list) list.push(version);
+      else bySoftware.set(key, [version]);
+    }
+  const byId = new Map(versions.map((v) => [v.id, v]));
+  return { byId, recordOf, shownOf, versionsOf: (software: string) => bySoftware.get(software) ?? [] };
+}
+
+/**
+ * What changed from `before` (a tree's catalog.json: versions newest first, users, brands) to the
+ * new data, as AnswerChanges.
+ */
+export function diffCatalogs(
+  before: { versions: readonly CatalogVersion[]; users: unknown; brands: unknown },
+  after: { catalog: Catalog; brands: unknown },
+): AnswerChanges {
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  const a = catalogSide(before.versions, indexLatest(before.versions));
+  const b = catalogSide(after.catalog.versions, after.catalog.latest);
+  const ids = new Set([...a.byId.keys(), ...b.byId.keys()]);
+  const records: string[] = [];
+  const shown: string[] = [];
+  for (const id of ids) {
+    const [old, now] = [a.byId.get(id), b.byId.get(id)];
+    if (!old || !now || a.recordOf(old) !== b.recordOf(now)) records.push(id);
+    if (!old || !now || a.shownOf(old) !== b.shownOf(now)) shown.push(id);
+  }
+  const groups: string[] = [];
+  for (const software of SERVER_SOFTWARE.map((name) => name.toLowerCase()))
+    for (const java of GROUP_FILTERS) {
+      const keep = (v: CatalogVersion) =>
+        java === undefined || ('exact' in java ? v.javaVersion === java.exact : runsOnJava(v.javaVersion, java.atMost));
+      const [older, newer] = [a.versionsOf(software).filter(keep), b.versionsOf(software).filter(keep)];
+      const unchanged = older.length === newer.length && newer.every((v, i) => a.shownOf(older[i]!) === b.shownOf(v));
+      if (!unchanged) groups.push(groupKey(software, java));
+    }
+  const users = !same(before.users, [...after.catalog.users.values()]);
+  const brands = !same(before.brands, after.brands);
+  return { records, shown, groups, brands, users, all: records.length > 0 || users || brands };
+}
+
+/** AnswerChanges as sets, for asking about many paths. */
+export type ChangeSets = ReturnType<typeof changeSets>;
+export const changeSets = (changes: AnswerChanges) => ({
+  records: new Set(changes.records),
+  shown: new Set(changes.shown),
+  groups: new Set(changes.groups),
+  brands: changes.brands,
+  users: changes.users,
+  all: changes.all,
+});
+
+export const isEmptyChange = (changes: AnswerChanges) =>
+  !changes.all && changes.shown.length === 0 && changes.groups.length === 0;
+
+const VERSION_FILE = /^\/api\/plugin-versions\/download\/(plugin-[^/.]+)(?:\.sha(?:256|512))?$/;
+const BY_HASH = /^\/api\/plugin-versions\/by-hash\/(sha256|sha512)\/([0-9a-f]+)$/;
+/** A software's latest, its JAR and its update checks, with or without a Java version. */
+const SOFTWARE_PATH =
+  /^\/api\/plugin-versions\/(?:latest|download\/latest|update-check)\/([a-z]+)(?:\/(8|11|17|21))?(?:[/?]|$)/;
+const SOFTWARE_FEED = /^\/api\/plugin-versions\/feed\/([a-z]+)\.atom$/;
+/** A software's latest badge, with or without a Java version: the inputs of its latest answer. */
+const LATEST_BADGE = /^\/api\/badges\/latest\/([a-z]+)(?:\/(8|11|17|21))?\.(?:svg|json)$/;
+const RESOLVE_PATH = /^\/api\/plugin-versions\/(?:download\/)?resolve\/([a-z]+)(?:\/(\d+))?(?:\?|$)/;
+
+/**
+ * A resolve answer shows the versions of the softwares its server runs builds for (RUNS_PLUGINS_OF,
+ * lowercase) that run on its Java version (when it names one), and no users; undefined for other paths.
+ */
+export function resolveInputsOf(path: string): { chain: string[]; java: string | undefined } | undefined {
+  const match = RESOLVE_PATH.exec(path);
+  const software = findSoftware(match?.[1] ?? '');
+  return software && { chain: RUNS_PLUGINS_OF[software].map((name) => name.toLowerCase()), java: match?.[2] };
+}
+
+/**
+ * Does the API answer at `path` read a change? `status` gives the answer's as the previous tree
+ * holds it (asked of resolve answers alone); `versionByHash` finds a version of the new data by its digest.
+ */
+export function readsChange(
+  path: string,
+  changes: ChangeSets,
+  answer: { status: () => number; versionByHash: (algorithm: 'sha256' | 'sha512', hex: string) => string | undefined },
+): boolean {
+  const file = VERSION_FILE.exec(path);
+  if (file) return changes.records.has(file[1]!);
+  const byHash = BY_HASH.exec(path);
+  if (byHash) {
+    const id = answer.versionByHash(byHash[1] as 'sha256' | 'sha512', byHash[2]!);
+    return id === undefined || changes.shown.has(id);
+  }
+  const resolve = resolveInputsOf(path);
+  if (resolve) {
+    // A 404 names what other Java versions would get: it reads them all.
+    const java = answer.status() === 404 || resolve.java === undefined ? undefined : { atMost: resolve.java };
+    return resolve.chain.some((software) => changes.groups.has(groupKey(software, java)));
+  }
+  if (path === OPENAPI_PATH || path === '/api/charts/example') return false;
+  if (path.startsWith('/api/image/brand') || path.startsWith('/brand/')) return changes.brands;
+  const software = SOFTWARE_PATH.exec(path) ?? LATEST_BADGE.exec(path);
+  if (software)
+    return changes.groups.has(groupKey(software[1]!, software[2] === undefined ? undefined : { exact: software[2] }));
+  const feed = SOFTWARE_FEED.exec(path)?.[1];
+  if (feed) return changes.users || changes.groups.has(groupKey(feed, undefined));
+  return changes.all;
+}
+
+/** A page of the human site (not an API answer or a brand image): a release's first tree carries the previous site's. */
+export const isSitePath = (path: string) => !path.startsWith('/api/') && !path.startsWith('/brand/');
