@@ -180,8 +180,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
         { format: 1, source: sha256Hex(source, 'answers pending'), delta },
         'the answers asked again follow',
       );
-      const live = `${changes.groups.length} version groups and ${changes.records.length} versions answered live until precomputed`;
-      await swap(staging, treeName, ` (${live})`);
+      await swap(staging, treeName, ` (what read the change is answered live until precomputed)`);
     } catch (error) {
       await rm(staging, { recursive: true, force: true });
       throw error;

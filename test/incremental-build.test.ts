@@ -170,7 +170,8 @@ apiFirst('a release is served at once: the answers it changed are answered live 
       distDir,
       cacheDir: SHARED_BUILD_CACHE,
       log: (line) => {
-        const swapped = /^\[build\] swap: \S+ -> (\S+) \(.* answered live until precomputed\)/.exec(line);
+        const swapped =
+          /^\[build\] swap: \S+ -> (\S+) \(what read the change is answered live until precomputed\)/.exec(line);
         if (swapped) swaps.push(swapped[1]!);
       },
     });

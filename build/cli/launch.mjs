@@ -4,6 +4,7 @@
 // lives in node_modules/.cache/depot-cli/ and is rebuilt whenever one of its inputs changed, so the
 // CLI always runs the sources as they are.
 import { createHash } from 'node:crypto';
+import { statSync } from 'node:fs';
 import * as nodeModule from 'node:module';
 import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
@@ -74,14 +75,17 @@ const readStamp = () =>
     )
     .catch(() => null);
 
-/** @param {string} key @returns {Promise<Stamp | null>} the stamp when every input is as it was. */
+/**
+ * @param {string} key @returns {Promise<Stamp | null>} the stamp when every input is as it was.
+ * Hundreds of inputs are looked at one after the other, synchronously: a promise each cost a
+ * release 20 ms more.
+ */
 async function currentStamp(key) {
   const stamp = await readStamp();
   if (stamp?.key !== key || !(await statOrNull(join(CACHE_DIR, stamp.dir, 'depot.js')))) return null;
-  const infos = await Promise.all(stamp.inputs.map(([path]) => statOrNull(join(ROOT, path))));
-  const same = infos.every((info, i) => {
-    const [, size, mtime] = /** @type {[string, number, number]} */ (stamp.inputs[i]);
-    return info !== null && info.size === size && info.mtimeMs === mtime;
+  const same = stamp.inputs.every(([path, size, mtime]) => {
+    const info = statSync(join(ROOT, path), { throwIfNoEntry: false });
+    return info !== undefined && info.size === size && info.mtimeMs === mtime;
   });
   return same ? stamp : null;
 }
