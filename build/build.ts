@@ -84,7 +84,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const deploy = options.deploy ?? DEFAULT_DEPLOY;
   const rateLimit = options.rateLimit === undefined ? DEFAULT_RATE_LIMIT : options.rateLimit;
   const step = timed(log);
-  const { catalog, brandSources, site, answerCode } = await step('load', async () => {
+  const { catalog, brandSources, site, answerCode, verified } = await step('load', async () => {
     // Records, changelogs, JARs, brand sources and the build's own sources read by an earlier build
     // and unchanged since (same file, size and times) are not read again.
     const verified = await openVerifiedData(join(cacheDir, VERIFIED_DATA), dataDir);
@@ -94,10 +94,9 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       site: withSite ? await siteSourceDigest(verified.memory) : null,
       answerCode: await answerCodeDigest(verified.memory),
     };
-    await verified.save();
     if (options.change) loaded.catalog = await options.change(loaded.catalog);
     return [
-      loaded,
+      { ...loaded, verified },
       `${loaded.catalog.versions.length} versions, ${loaded.catalog.users.size} users, ${loaded.brandSources.length} brand variants from ${dataDir}`,
     ] as const;
   });
@@ -106,6 +105,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const previousTree = await currentTreeDir(distDir);
   if (ifChanged && (await readManifestSource(distDir)) === source && previousTree) {
     log(`[build] unchanged since the current tree: ${previousTree}`);
+    await verified.save();
     return { treeDir: previousTree, routes: 0, skipped: true, rendered: 0 };
   }
   // The answers' code, and the one setting answers print (the feeds' PUBLIC_URL links).
@@ -121,7 +121,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const carried = siteNow !== null ? (previous?.record.site ?? null) : null;
   const siteDone = siteNow === null || carried?.key === siteNow;
   const deployed = { ...deploy, distDir: deploy.distDir ?? resolve(distDir) };
-  const store = await openFileStore(distDir);
+  const store = await openFileStore(distDir, previous?.jars ?? []);
 
   // A tree with answers or a site still to follow serves the origins only: deploy from the finished
   // tree (its nginx.conf, _headers and _redirects), the one `npm run build` and `depot release` end
@@ -187,6 +187,8 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     }
   }
 
+  // What loading data/ read and checked, for the next build: written once a release is served.
+  await verified.save();
   // The app that answers (h3, the renderer, the storage layer) is loaded once a release's first
   // tree is served: compiling it before took that tree a tenth of a second.
   const answering = Promise.all([

@@ -32,6 +32,8 @@ export type BuildRecord = z.infer<typeof BuildRecord>;
 export type PreviousTree = {
   dir: string;
   record: BuildRecord;
+  /** Its JARs' names in dist/files (`<sha256>.jar`). */
+  jars: readonly string[];
   /** What changed since this tree, as its answers read it; null when other code built it (nothing is reused). */
   changes: AnswerChanges | null;
   /**
@@ -72,7 +74,8 @@ export async function readPreviousTree(
     const previous = JSON.parse(catalogBytes.toString('utf8')) as CatalogFile;
     const changes = record.code === code ? diffCatalogs(previous, next) : null;
     let routes: Promise<ReadonlyMap<string, string>> | undefined;
-    return { dir, record, changes, routes: () => (routes ??= readRoutes(dir)) };
+    const jars = previous.versions.map((version) => `${version.sha256}.jar`);
+    return { dir, record, jars, changes, routes: () => (routes ??= readRoutes(dir)) };
   } catch {
     return null;
   }
