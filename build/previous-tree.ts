@@ -8,7 +8,6 @@ import { FILES_DIR, TREE_NAME, type CatalogFile, type RouteEntry } from '../serv
 import { splitManifest } from '../server/manifest-text.ts';
 import type { BrandSourceRecord } from '../server/brands/sources.ts';
 import type { Catalog, DataFileMemory } from '../server/versions/catalog.ts';
-import { findByHash } from '../server/versions/integrity.ts';
 import { changeSets, diffCatalogs, readsChange, type AnswerChanges } from '../server/answer-inputs.ts';
 
 /** What an answer's bytes are made by besides data/: the server, the build, and the packages they run on. */
@@ -28,6 +27,11 @@ export const BuildRecord = z.strictObject({
   base: z.string().regex(TREE_NAME).optional(),
 });
 export type BuildRecord = z.infer<typeof BuildRecord>;
+
+/** A tree's build record, checked; throws when it has none or one the build did not write. */
+export async function readBuildRecord(treeDir: string): Promise<BuildRecord> {
+  return BuildRecord.parse(await readJsonFile(join(treeDir, BUILD_RECORD)));
+}
 
 export type PreviousTree = {
   dir: string;
@@ -65,7 +69,7 @@ export async function readPreviousTree(
   try {
     // A tree of the layout before dist/files: its files are not in the store, so nothing is reused.
     if (!(await lstat(join(dir, FILES_DIR))).isSymbolicLink()) return null;
-    const record = BuildRecord.parse(await readJsonFile(join(dir, BUILD_RECORD)));
+    const record = await readBuildRecord(dir);
     if (record.base !== undefined)
       return depth === 0 ? await readPreviousTree(join(dirname(dir), record.base), code, next, 1) : null;
     // The build's own output, checked by its digest rather than parsed with zod.
@@ -112,11 +116,10 @@ export async function reusedAnswers(
   if (!previous?.changes) return kept;
   const routes = await previous.routes();
   const changes = changeSets(previous.changes);
-  const versionByHash = (algorithm: 'sha256' | 'sha512', hex: string) => findByHash(catalog, algorithm, hex)?.id;
   for (const path of paths) {
     const entry = routes.get(path);
     const status = () => (JSON.parse(entry!) as RouteEntry).status;
-    if (entry && !readsChange(path, changes, { status, versionByHash })) kept.set(path, entry);
+    if (entry && !readsChange(path, changes, { status, catalog: () => catalog })) kept.set(path, entry);
   }
   return kept;
 }

@@ -1,7 +1,7 @@
-import { readFile, readdir, rename, rm, stat, symlink, utimes } from 'node:fs/promises';
+import { readdir, rename, rm, stat, symlink, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CURRENT_LINK, TREES_DIR } from '../server/tree.ts';
-import { BUILD_RECORD, BuildRecord } from './previous-tree.ts';
+import { readBuildRecord } from './previous-tree.ts';
 
 /** Trees kept besides the current one, so requests that started on them can finish. */
 const KEEP_PREVIOUS = 2;
@@ -46,10 +46,10 @@ async function pruneTrees(treesDir: string, keep: string) {
 
 /** The base a release's first tree names in its build record; undefined for other trees (or no record). */
 async function baseOf(treeDir: string): Promise<string | undefined> {
-  const record = await readFile(join(treeDir, BUILD_RECORD), 'utf8')
-    .then((text) => BuildRecord.safeParse(JSON.parse(text)))
-    .catch(() => undefined);
-  return record?.success ? record.data.base : undefined;
+  return readBuildRecord(treeDir).then(
+    (record) => record.base,
+    () => undefined,
+  );
 }
 
 /**

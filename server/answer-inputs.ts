@@ -5,6 +5,7 @@ import { indexLatest, isLatestMap, type LatestIndex } from './versions/latest.ts
 import type { CatalogVersion } from './versions/schema.ts';
 import { JAVA_VERSIONS, SERVER_SOFTWARE, findSoftware } from './versions/software.ts';
 import { OPENAPI_PATH } from './openapi-path.ts';
+import { findByHash, type HashAlgorithm } from './versions/integrity.ts';
 
 /**
  * What an API answer is made from, and what changed between two trees' data as the answers read
@@ -142,19 +143,19 @@ export function resolveInputsOf(path: string): { chain: string[]; java: string |
 
 /**
  * Does the API answer at `path` read a change? `status` gives the answer's as the previous tree
- * holds it (asked of resolve answers alone); `versionByHash` finds a version of the new data by its digest.
+ * holds it (asked of resolve answers alone); `catalog` gives the new data's (asked of lookups by hash alone).
  */
 export function readsChange(
   path: string,
   changes: ChangeSets,
-  answer: { status: () => number; versionByHash: (algorithm: 'sha256' | 'sha512', hex: string) => string | undefined },
+  answer: { status: () => number; catalog: () => Catalog },
 ): boolean {
   const file = VERSION_FILE.exec(path);
   if (file) return changes.records.has(file[1]!);
   const byHash = BY_HASH.exec(path);
   if (byHash) {
-    const id = answer.versionByHash(byHash[1] as 'sha256' | 'sha512', byHash[2]!);
-    return id === undefined || changes.shown.has(id);
+    const version = findByHash(answer.catalog(), byHash[1] as HashAlgorithm, byHash[2]!);
+    return version === undefined || changes.shown.has(version.id);
   }
   const resolve = resolveInputsOf(path);
   if (resolve) {

@@ -10,7 +10,6 @@ import { parseJson, splitManifest } from './manifest-text.ts';
 import { CatalogVersion, UserProfiles } from './versions/schema.ts';
 import { BrandSourceRecord, brandKey } from './brands/sources.ts';
 import { AnswerChanges, changeSets, isSitePath, readsChange } from './answer-inputs.ts';
-import { findByHash } from './versions/integrity.ts';
 
 /**
  * dist/ layout: `current` is a symlink to `trees/<name>`, swapped atomically by the build. A tree
@@ -62,7 +61,6 @@ export type Tree = {
 
 export const jarFile = (treeDir: string, sha256: string) => join(treeDir, FILES_DIR, `${sha256}.jar`);
 
-/** What opening a tree checks of its manifest at once; each route is checked on first use (RouteTable). */
 /**
  * A release's first tree (build/build.ts) holds no routes of its own: it serves its base tree's
  * answers but those that read its changes (AnswerChanges), which the live routes answer from its
@@ -75,6 +73,7 @@ export const TreeDelta = z.strictObject({
 });
 export type TreeDelta = z.infer<typeof TreeDelta>;
 
+/** What opening a tree checks of its manifest at once; each route is checked on first use (RouteTable). */
 export const ManifestHead = z.strictObject({ format: z.literal(1), source: z.string(), delta: TreeDelta.optional() });
 export type ManifestHead = z.infer<typeof ManifestHead>;
 
@@ -89,12 +88,10 @@ export type ManifestHead = z.infer<typeof ManifestHead>;
 export async function openTree(dir: string, previous?: Tree): Promise<Tree> {
   const manifestFile = join(dir, 'manifest.json');
   const catalogFile = join(dir, 'catalog.json');
-  const [manifestText, catalogText] = await Promise.all([
-    readFile(manifestFile, 'utf8'),
+  const [{ head, routes }, catalogText] = await Promise.all([
+    readManifest(manifestFile),
     readFile(catalogFile, 'utf8'),
   ]);
-  const manifest = splitManifest(manifestText, manifestFile);
-  const head = parseFile(ManifestHead, manifest.head, manifestFile);
   // Only the previous catalog's versions, and only if already made: never a chain of trees.
   const earlier = previous && madeCatalogs.get(previous)?.byId;
   const catalog = lazily(() => {
@@ -110,9 +107,7 @@ export async function openTree(dir: string, previous?: Tree): Promise<Tree> {
     get brands() {
       return catalog().brands;
     },
-    routes: head.delta
-      ? await routesAfterDelta(dir, head.delta, previous, () => tree.catalog)
-      : new RouteTable(manifest.routes, manifestFile),
+    routes: head.delta ? await routesAfterDelta(dir, head.delta, previous, () => tree.catalog) : routes,
     source: head.source,
   };
   return tree;
@@ -128,19 +123,26 @@ async function routesAfterDelta(
   previous: Tree | undefined,
   catalog: () => Catalog,
 ): Promise<ReadonlyMap<string, RouteEntry>> {
-  let routes = previous && basename(previous.dir) === delta.base ? previous.routes : undefined;
-  if (!routes) {
-    const file = join(dirname(dir), delta.base, 'manifest.json');
-    const manifest = splitManifest(await readFile(file, 'utf8'), file);
-    if (parseFile(ManifestHead, manifest.head, file).delta) throw new DataError(`${file}: a base tree has a base`);
-    routes = new RouteTable(manifest.routes, file);
-  }
+  const routes =
+    previous && basename(previous.dir) === delta.base ? previous.routes : await readBaseRoutes(dir, delta.base);
   const changes = changeSets(delta.changes);
-  const versionByHash = (algorithm: 'sha256' | 'sha512', hex: string) => findByHash(catalog(), algorithm, hex)?.id;
-  const all = routes;
-  return new KeptRoutes(all, (path) =>
-    isSitePath(path) ? delta.site : !readsChange(path, changes, { status: () => all.get(path)!.status, versionByHash }),
+  return new KeptRoutes(routes, (path) =>
+    isSitePath(path) ? delta.site : !readsChange(path, changes, { status: () => routes.get(path)!.status, catalog }),
   );
+}
+
+/** A manifest's checked head and its routes, split into lines (each checked when first looked up). */
+async function readManifest(file: string): Promise<{ head: ManifestHead; routes: RouteTable }> {
+  const manifest = splitManifest(await readFile(file, 'utf8'), file);
+  return { head: parseFile(ManifestHead, manifest.head, file), routes: new RouteTable(manifest.routes, file) };
+}
+
+/** The routes of the tree `base` beside `dir`, which must be a full tree. */
+async function readBaseRoutes(dir: string, base: string): Promise<RouteTable> {
+  const file = join(dirname(dir), base, 'manifest.json');
+  const { head, routes } = await readManifest(file);
+  if (head.delta) throw new DataError(`${file}: a base tree has a base`);
+  return routes;
 }
 
 /** The catalogs made so far, by tree: what the next tree's catalog may reuse. */
