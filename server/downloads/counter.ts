@@ -13,7 +13,7 @@ import { downloadPath } from '../versions/present.ts';
 import { PLUGIN_VERSION_ID } from '../versions/schema.ts';
 
 /** How often counted downloads go to the store, in one batch. */
-const FLUSH_MS = 1000;
+export const FLUSH_MS = 1000;
 /** Downloads waiting for the store at most; more are dropped (and said) while the store is down. */
 const MAX_WAITING = 50_000;
 /** Recent (day, version, peer, X-Forwarded-For): a retry or a download manager's range requests are queued once. */
