@@ -4,12 +4,12 @@ import { basename, join, resolve } from 'node:path';
 import { ENCODER_REVISION } from '../server/brands/formats.ts';
 import { DEFAULT_DEPLOY, DEFAULT_RATE_LIMIT, type DeployOptions } from '../server/config.ts';
 import type { RateLimitPolicy } from '../server/http/rate-limit.ts';
-import { loadCatalog, type Catalog } from '../server/versions/catalog.ts';
+import { createCatalog, loadCatalog, type Catalog } from '../server/versions/catalog.ts';
 import { sha256Hex } from '../server/digest.ts';
 import { TREES_DIR, currentTreeDir, readManifestSource, type ManifestHead, type RouteEntry } from '../server/tree.ts';
-import { isEmptyChange } from '../server/answer-inputs.ts';
+import { diffCatalogs, isEmptyChange, type AnswerChanges } from '../server/answer-inputs.ts';
 import { manifestText, type EntryOrText } from '../server/manifest-text.ts';
-import { loadBrandSources } from '../server/brands/sources.ts';
+import { loadBrandSources, type LoadedBrandSource } from '../server/brands/sources.ts';
 import type { AppContext } from '../server/context.ts';
 import { OPENAPI_PATH } from '../server/openapi-path.ts';
 import { brandMap } from '../server/tree.ts';
@@ -17,7 +17,14 @@ import { listBrandPaths, listVersionPaths } from './paths.ts';
 import { acquireBuildLock } from './build-lock.ts';
 import { buildSite, siteKey, siteSourceDigest } from './site.ts';
 import { catalogFileText, stageTree } from './stage.ts';
-import { BUILD_RECORD, answerCodeDigest, readPreviousTree, reusedAnswers, type BuildRecord } from './previous-tree.ts';
+import {
+  BUILD_RECORD,
+  answerCodeDigest,
+  readBuiltTree,
+  readPreviousTree,
+  reusedAnswers,
+  type BuildRecord,
+} from './previous-tree.ts';
 import { VERIFIED_DATA, openVerifiedData } from './verified-data.ts';
 import { removeAbandonedStaging, swapTree } from './swap.ts';
 import { STORE_DIR, openFileStore, removeUnusedFiles, type FileStore } from './file-store.ts';
@@ -40,8 +47,10 @@ export type BuildOptions = {
   rateLimit?: RateLimitPolicy | null;
   log?: (line: string) => void;
   /**
-   * Changes data/ under the build lock, given data/ as loaded, and returns the catalog as changed:
-   * a release checks for duplicates and writes its record there, and the build does not read data/ twice.
+   * Changes data/ under the build lock and returns the catalog as changed, given the catalog the
+   * current tree serves (data/ as loaded when no tree can serve as base): a release checks for
+   * duplicates and writes its record there. The change is served at once (serveChangeFirst), then
+   * the build loads data/ as usual.
    */
   change?: (catalog: Catalog) => Promise<Catalog>;
   /** What a build waits for (another build's lock) or takes over (a killed build's); default stderr. */
@@ -84,6 +93,8 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const deploy = options.deploy ?? DEFAULT_DEPLOY;
   const rateLimit = options.rateLimit === undefined ? DEFAULT_RATE_LIMIT : options.rateLimit;
   const step = timed(log);
+  let change = options.change;
+  if (change && (await serveChangeFirst(distDir, dataDir, withSite, change, step))) change = undefined;
   const { catalog, brandSources, site, answerCode, verified } = await step('load', async () => {
     // Records, changelogs, JARs, brand sources and the build's own sources read by an earlier build
     // and unchanged since (same file, size and times) are not read again.
@@ -94,7 +105,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       site: withSite ? await siteSourceDigest(verified.memory) : null,
       answerCode: await answerCodeDigest(verified.memory),
     };
-    if (options.change) loaded.catalog = await options.change(loaded.catalog);
+    if (change) loaded.catalog = await change(loaded.catalog);
     return [
       { ...loaded, verified },
       `${loaded.catalog.versions.length} versions, ${loaded.catalog.users.size} users, ${loaded.brandSources.length} brand variants from ${dataDir}`,
@@ -112,7 +123,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const code = sha256Hex(answerCode, JSON.stringify({ publicUrl: deploy.publicUrl ?? null }));
   const previous = await readPreviousTree(previousTree, code, { catalog, brands: brandRecords });
   // Encoded once: hashed twice and written into each staged tree.
-  const catalogText = Buffer.from(catalogFileText(catalog, brandSources));
+  const catalogText = Buffer.from(catalogFileText(catalog, brandRecords));
   const catalogDigest = sha256Hex(catalogText);
   const siteNow = site === null ? null : siteKey(site, catalogText);
   // The API goes first, with the previous tree's site, then the site of this data in a second tree:
@@ -131,60 +142,27 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     routes: Record<string, EntryOrText<RouteEntry>>,
     record: BuildRecord,
     head: ManifestHead,
-    toFollow: string | null,
+    toFollow: string,
   ) =>
     step('write', async () => {
-      // Encoded once, for its digest (the tree's name) and the file: megabytes at 1,000 versions.
-      const manifest = Buffer.from(manifestText(head, Object.entries(routes)));
-      const treeName = sha256Hex(manifest).slice(0, 20);
-      await writeFile(join(stagingDir, 'manifest.json'), manifest);
-      await writeFile(join(stagingDir, BUILD_RECORD), JSON.stringify(record));
+      const treeName = await writeManifest(stagingDir, routes, record, head);
       const configs =
-        toFollow === null
+        toFollow === ''
           ? await (
               await import('./deploy-configs.ts')
             ).writeDeployConfigs(stagingDir, treeName, parsedEntries(routes), deployed, rateLimit)
           : `no deploy configs until ${toFollow}`;
       return [treeName, `manifest.json, ${configs}`] as const;
     });
-  const swap = (stagingDir: string, treeName: string, what: string) =>
-    step('swap', async () => {
-      const dir = await swapTree(distDir, stagingDir, treeName);
-      return [dir, `${join(distDir, 'current')} -> ${dir}${what}`] as const;
-    });
-
-  const stage = (stagingDir: string) =>
-    step('stage', async () => {
-      const copied = await stageTree(store, stagingDir, dataDir, catalog, brandSources, catalogText);
-      return [undefined, `${catalog.versions.length} versions, ${copied} JARs new to dist/files`] as const;
-    });
+  const stage = (stagingDir: string) => stageStep(step, store, stagingDir, dataDir, catalog, catalogText, brandSources);
   const apiRecord = { code, catalog: catalogDigest, site: carried };
 
-  // A release is served at once: a tree of this data's catalog that serves the previous tree's
-  // answers but those that read what changed (server/answer-inputs.ts), which the origins answer
-  // live from the catalog (the same bytes as precomputed: the tree's parity test) until the next
-  // tree holds them precomputed. Its manifest names the previous tree rather than copying its
-  // routes (megabytes to read, hash and write at 1,000 versions). Not when the brand images
-  // changed: the origins would render them all.
+  // Not when the current tree serves this catalog already (a change served first), nor when the
+  // brand images changed: the origins would render them all.
   const changes = previous?.changes;
-  if (changes && !changes.brands && !isEmptyChange(changes)) {
-    const staging = await newStagingDir(distDir);
-    try {
-      await stage(staging);
-      const base = basename(previous!.dir);
-      const delta = { base, changes, site: carried !== null };
-      const treeName = await write(
-        staging,
-        {},
-        { ...apiRecord, base },
-        { format: 1, source: sha256Hex(source, 'answers pending'), delta },
-        'the answers asked again follow',
-      );
-      await swap(staging, treeName, ` (what read the change is answered live until precomputed)`);
-    } catch (error) {
-      await rm(staging, { recursive: true, force: true });
-      throw error;
-    }
+  if (changes && !changes.brands && !isEmptyChange(changes) && previous!.servedCatalog !== catalogDigest) {
+    const record = { ...apiRecord, base: basename(previous!.dir) };
+    await swapFirstTree(distDir, step, { store, dataDir, catalog, catalogText, record, changes, source });
   }
 
   // What loading data/ read and checked, for the next build: written once a release is served.
@@ -225,10 +203,10 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       { ...answers, ...carriedRoutes },
       apiRecord,
       { format: 1, source: siteDone ? source : sha256Hex(source, 'site pending') },
-      siteDone ? null : 'the site follows',
+      siteDone ? '' : 'the site follows',
     );
     const pending = siteDone ? '' : carried ? ' (site follows; the previous one meanwhile)' : ' (site follows)';
-    apiTree = await swap(apiStaging, treeName, pending);
+    apiTree = await swapStep(step, distDir, apiStaging, treeName, pending);
   } catch (error) {
     await rm(apiStaging, { recursive: true, force: true });
     throw error;
@@ -245,9 +223,9 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       { ...answers, ...siteRoutes },
       { code, catalog: catalogDigest, site: { key: siteNow!, paths: Object.keys(siteRoutes) } },
       { format: 1, source },
-      null,
+      '',
     );
-    const treeDir = await swap(siteStaging, treeName, '');
+    const treeDir = await swapStep(step, distDir, siteStaging, treeName, '');
     return {
       treeDir,
       routes: Object.keys(answers).length + Object.keys(siteRoutes).length,
@@ -265,6 +243,118 @@ async function newStagingDir(distDir: string): Promise<string> {
   await mkdir(dir, { recursive: true });
   return dir;
 }
+
+type Step = ReturnType<typeof timed>;
+
+/**
+ * A change (a release, a user) served before data/ is loaded again: made to the catalog the current
+ * tree serves, whose first tree is swapped in at once; the build then loads data/ (at 10,000
+ * versions, 20,000 files checked) and follows with the full trees, which also serve whatever else
+ * changed in data/ since the current tree was built. False when the current tree cannot be a base
+ * (none, a release's first tree, not as the build wrote it): the change is then made to data/ as loaded.
+ */
+async function serveChangeFirst(
+  distDir: string,
+  dataDir: string,
+  withSite: boolean,
+  change: (catalog: Catalog) => Promise<Catalog>,
+  step: Step,
+): Promise<boolean> {
+  const dir = await currentTreeDir(distDir);
+  const current = dir && (await readBuiltTree(dir));
+  if (!current) return false;
+  const served = current.catalog;
+  const before = createCatalog(served.versions, served.users);
+  const catalog = await change(before);
+  const changes = diffCatalogs({ ...served, latest: before.latest }, { catalog, brands: served.brands });
+  if (isEmptyChange(changes)) return true;
+  const catalogText = Buffer.from(catalogFileText(catalog, served.brands));
+  const record = {
+    code: current.record.code,
+    catalog: sha256Hex(catalogText),
+    site: withSite ? current.record.site : null,
+    base: basename(current.dir),
+  };
+  // Never a tree built from data/'s source: `--if-changed` builds after it.
+  const source = sha256Hex(record.catalog, 'served before data/ is loaded');
+  const store = await openFileStore(distDir, current.jars);
+  await swapFirstTree(distDir, step, { store, dataDir, catalog, catalogText, record, changes, source });
+  return true;
+}
+
+/**
+ * A release's first tree: a tree of the changed catalog that serves its base's answers but those
+ * that read the change (server/answer-inputs.ts), which the origins answer live from the catalog
+ * (the same bytes as precomputed: the tree's parity test) until the next tree holds them
+ * precomputed. Its manifest names the base rather than copying its routes (megabytes to read, hash
+ * and write at 1,000 versions), and it has no deploy configs: nginx keeps the finished tree's.
+ */
+async function swapFirstTree(
+  distDir: string,
+  step: Step,
+  tree: {
+    store: FileStore;
+    dataDir: string;
+    catalog: Catalog;
+    catalogText: Uint8Array;
+    record: BuildRecord & { base: string };
+    changes: AnswerChanges;
+    source: string;
+  },
+) {
+  const { record, changes } = tree;
+  const staging = await newStagingDir(distDir);
+  try {
+    await stageStep(step, tree.store, staging, tree.dataDir, tree.catalog, tree.catalogText, []);
+    const delta = { base: record.base, changes, site: record.site !== null };
+    const head = { format: 1 as const, source: sha256Hex(tree.source, 'answers pending'), delta };
+    const treeName = await step('write', async () => {
+      const name = await writeManifest(staging, {}, record, head);
+      return [name, 'manifest.json, no deploy configs until the answers asked again follow'] as const;
+    });
+    const what = ' (what read the change is answered live until precomputed)';
+    await swapStep(step, distDir, staging, treeName, what, false);
+  } catch (error) {
+    await rm(staging, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** Starts a staged tree (stageTree), as a step. */
+const stageStep = (
+  step: Step,
+  store: FileStore,
+  stagingDir: string,
+  dataDir: string,
+  catalog: Catalog,
+  catalogText: Uint8Array,
+  brandSources: LoadedBrandSource[],
+) =>
+  step('stage', async () => {
+    const copied = await stageTree(store, stagingDir, dataDir, catalog, brandSources, catalogText);
+    return [undefined, `${catalog.versions.length} versions, ${copied} JARs new to dist/files`] as const;
+  });
+
+/** Writes a staged tree's manifest and build record; returns the tree's name (its manifest's digest). */
+async function writeManifest(
+  stagingDir: string,
+  routes: Record<string, EntryOrText<RouteEntry>>,
+  record: BuildRecord,
+  head: ManifestHead,
+): Promise<string> {
+  // Encoded once, for its digest (the tree's name) and the file: megabytes at 1,000 versions.
+  const manifest = Buffer.from(manifestText(head, Object.entries(routes)));
+  await writeFile(join(stagingDir, 'manifest.json'), manifest);
+  await writeFile(join(stagingDir, BUILD_RECORD), JSON.stringify(record));
+  return sha256Hex(manifest).slice(0, 20);
+}
+
+/** Points dist/current at the staged tree (swapTree), as a step. */
+const swapStep = (step: Step, distDir: string, stagingDir: string, treeName: string, what: string, prune = true) =>
+  step('swap', async () => {
+    const dir = await swapTree(distDir, stagingDir, treeName, prune);
+    return [dir, `${join(distDir, 'current')} -> ${dir}${what}`] as const;
+  });
 
 /** The previous tree's site routes (their files are in the store). */
 function carryRoutes(previousRoutes: ReadonlyMap<string, string>, paths: readonly string[]) {

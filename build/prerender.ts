@@ -1,4 +1,4 @@
-import { etagDigest } from '../server/http/send.ts';
+import { etagDigest } from '../server/http/etag.ts';
 import pLimit from 'p-limit';
 import { createApi } from '../server/app.ts';
 import type { AppContext } from '../server/context.ts';

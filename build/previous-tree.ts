@@ -34,8 +34,11 @@ export async function readBuildRecord(treeDir: string): Promise<BuildRecord> {
 }
 
 export type PreviousTree = {
+  /** The current tree, or its base when it is a release's first tree. */
   dir: string;
   record: BuildRecord;
+  /** The digest of the catalog the current tree serves (the first tree's own when it is one). */
+  servedCatalog: string;
   /** Its JARs' names in dist/files (`<sha256>.jar`). */
   jars: readonly string[];
   /** What changed since this tree, as its answers read it; null when other code built it (nothing is reused). */
@@ -52,37 +55,48 @@ export function answerCodeDigest(memory?: DataFileMemory): Promise<string> {
   return digestSources('answers', CODE_INPUTS, memory);
 }
 
+/** A full tree (not a release's first tree) as the build wrote it: its record, its catalog.json and its JARs in dist/files. */
+export type BuiltTree = { dir: string; record: BuildRecord; catalog: CatalogFile; jars: readonly string[] };
+
+/**
+ * A full tree as the build wrote it; null for a release's first tree, a tree of the layout before
+ * dist/files (its files are not in the store), or one whose catalog is not as written. Its catalog
+ * is the build's own output, checked by its digest rather than parsed with zod.
+ */
+export async function readBuiltTree(dir: string): Promise<BuiltTree | null> {
+  try {
+    if (!(await lstat(join(dir, FILES_DIR))).isSymbolicLink()) return null;
+    const record = await readBuildRecord(dir);
+    if (record.base !== undefined) return null;
+    const catalogBytes = await readFile(join(dir, 'catalog.json'));
+    if (sha256Hex(catalogBytes) !== record.catalog) return null;
+    const catalog = JSON.parse(catalogBytes.toString('utf8')) as CatalogFile;
+    return { dir, record, catalog, jars: catalog.versions.map((version) => `${version.sha256}.jar`) };
+  } catch {
+    return null;
+  }
+}
+
 /**
  * The current tree with what of it the next build may reuse: its site until the new one is built,
  * and, if built by the same code, each answer whose inputs did not change (server/answer-inputs.ts).
- * A release's first tree stands for its base, the tree it changes. A tree without a build record,
- * or whose catalog is not as the build wrote it, reuses nothing; its manifest is read only when
- * its routes are asked for.
+ * A release's first tree stands for its base, the tree it changes. A tree not as the build wrote it
+ * reuses nothing; its manifest is read only when its routes are asked for.
  */
 export async function readPreviousTree(
   dir: string | null,
   code: string,
   next: { catalog: Catalog; brands: readonly BrandSourceRecord[] },
-  depth = 0,
 ): Promise<PreviousTree | null> {
   if (!dir) return null;
-  try {
-    // A tree of the layout before dist/files: its files are not in the store, so nothing is reused.
-    if (!(await lstat(join(dir, FILES_DIR))).isSymbolicLink()) return null;
-    const record = await readBuildRecord(dir);
-    if (record.base !== undefined)
-      return depth === 0 ? await readPreviousTree(join(dirname(dir), record.base), code, next, 1) : null;
-    // The build's own output, checked by its digest rather than parsed with zod.
-    const catalogBytes = await readFile(join(dir, 'catalog.json'));
-    if (sha256Hex(catalogBytes) !== record.catalog) return null;
-    const previous = JSON.parse(catalogBytes.toString('utf8')) as CatalogFile;
-    const changes = record.code === code ? diffCatalogs(previous, next) : null;
-    let routes: Promise<ReadonlyMap<string, string>> | undefined;
-    const jars = previous.versions.map((version) => `${version.sha256}.jar`);
-    return { dir, record, jars, changes, routes: () => (routes ??= readRoutes(dir)) };
-  } catch {
-    return null;
-  }
+  const served = await readBuildRecord(dir).catch(() => null);
+  const built = await readBuiltTree(served?.base === undefined ? dir : join(dirname(dir), served.base));
+  if (!built || !served) return null;
+  const { record, catalog, jars } = built;
+  const changes = record.code === code ? diffCatalogs(catalog, next) : null;
+  let routes: Promise<ReadonlyMap<string, string>> | undefined;
+  const readAll = () => (routes ??= readRoutes(built.dir));
+  return { dir: built.dir, record, servedCatalog: served.catalog, jars, changes, routes: readAll };
 }
 
 /**

@@ -4,7 +4,7 @@ import { join, relative } from 'node:path';
 import pLimit from 'p-limit';
 import { CACHE_CONTROL, PAGE_SECURITY_POLICY } from '../server/http/cache.ts';
 import { isCompressible } from '../server/http/compress.ts';
-import { strongEtag } from '../server/http/send.ts';
+import { strongEtag } from '../server/http/etag.ts';
 import type { RouteEntry } from '../server/tree.ts';
 import { ROOT, digestSources, listFiles } from './source-files.ts';
 import { writeTreeFile } from './tree-file.ts';

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
-import { sourceFile, type LoadedBrandSource } from '../server/brands/sources.ts';
+import { sourceFile, type BrandSourceRecord, type LoadedBrandSource } from '../server/brands/sources.ts';
 import { jarPath, type Catalog } from '../server/versions/catalog.ts';
 import type { CatalogFile } from '../server/tree.ts';
 import type { FileStore } from './file-store.ts';
@@ -40,11 +40,11 @@ export async function stageTree(
 }
 
 /** catalog.json's text: the validated records the live routes and the site read. */
-export function catalogFileText(catalog: Catalog, brands: readonly LoadedBrandSource[]): string {
+export function catalogFileText(catalog: Catalog, brands: readonly BrandSourceRecord[]): string {
   const file: CatalogFile = {
     versions: [...catalog.versions],
     users: [...catalog.users.values()],
-    brands: brands.map(({ bytes: _bytes, ...record }) => record),
+    brands: [...brands],
   };
   return JSON.stringify(file);
 }

@@ -8,9 +8,10 @@ const KEEP_PREVIOUS = 2;
 
 /**
  * Names the staged tree by its manifest digest, then points dist/current at it with one rename (a
- * symlink replaced atomically): a reader sees the old tree or the new one, never a mix.
+ * symlink replaced atomically): a reader sees the old tree or the new one, never a mix. Then prunes
+ * the old trees, unless `prune` is false (a release's first tree: the trees that follow it prune).
  */
-export async function swapTree(distDir: string, stagingDir: string, name: string): Promise<string> {
+export async function swapTree(distDir: string, stagingDir: string, name: string, prune = true): Promise<string> {
   const treesDir = join(distDir, TREES_DIR);
   const finalDir = join(treesDir, name);
   const exists = await stat(finalDir).then(
@@ -26,7 +27,7 @@ export async function swapTree(distDir: string, stagingDir: string, name: string
   const tmpLink = join(distDir, `.${CURRENT_LINK}-${process.pid}-${Date.now()}`);
   await symlink(join(TREES_DIR, name), tmpLink);
   await rename(tmpLink, join(distDir, CURRENT_LINK));
-  await pruneTrees(treesDir, name);
+  if (prune) await pruneTrees(treesDir, name);
   return finalDir;
 }
 

@@ -267,6 +267,80 @@ function answersAsked(before: Tree, after: Tree): number {
   return asked.length;
 }
 
+const servedFirst = suite('a release and a user: served from the current tree, then data/ loaded');
+servedFirst.before.each(async () => {
+  ctx.workspace = await makeWorkspace();
+});
+servedFirst.after.each(() => ctx.workspace.remove());
+
+/** The trees a CLI's progress swapped in, in order, and whether a tree was swapped in before data/ was loaded. */
+function swapsOf(stderr: string) {
+  const lines = stderr.split('\n');
+  const swaps = lines.flatMap((line) => /^\[build\] swap: \S+ -> (\S+)/.exec(line)?.[1] ?? []);
+  const firstSwap = lines.findIndex((line) => line.startsWith('[build] swap:'));
+  const load = lines.findIndex((line) => line.startsWith('[build] load:'));
+  return { swaps, beforeLoad: firstSwap !== -1 && load !== -1 && firstSwap < load };
+}
+
+servedFirst(
+  'depot release: its first tree is the served catalog and the release; a version added to data/ by hand follows',
+  async () => {
+    const { dataDir, distDir, dir } = ctx.workspace;
+    // Added by hand since the current tree was built: not in the served catalog.
+    await addPaperVersion(dataDir, '7.0.0', pluginJar('7.0.0'));
+    const jar = join(dir, 'Served-7.1.0.jar');
+    await writeFile(jar, pluginJar('7.1.0'));
+    const release = spawnScript('build/cli/depot.ts', releaseArgs(jar, '7.1.0'), ctx.workspace);
+    assert.is(await release.exited, 0, release.stderr());
+    const { swaps, beforeLoad } = swapsOf(release.stderr());
+    assert.ok(beforeLoad, `the release is swapped in before data/ is loaded:\n${release.stderr()}`);
+    // Then data/'s own first tree (the version added by hand is answered live) and the full tree.
+    assert.is(swaps.length, 3, release.stderr());
+    const first = await openTree(swaps[0]!);
+    const shown = (tree: Tree) => tree.catalog.versions.map((v) => v.pluginVersion);
+    assert.ok(shown(first).includes('7.1.0'), "the first tree's catalog has the release");
+    assert.not.ok(shown(first).includes('7.0.0'), 'but not what data/ gained by hand since the served tree');
+    assert.is(first.routes.get('/api/openapi.json')?.status, 200, "unchanged answers are the served tree's");
+    const finished = await openTree((await currentTreeDir(distDir))!);
+    assert.is(finished.dir, swaps[2]);
+    for (const version of ['7.0.0', '7.1.0'])
+      assert.ok(shown(finished).includes(version), `${version} in the full tree`);
+  },
+);
+
+servedFirst('depot user add: swapped in before data/ is loaded, the user shown by the first tree', async () => {
+  const add = spawnScript('build/cli/depot.ts', ['user', 'add', 'quick-user'], ctx.workspace);
+  assert.is(await add.exited, 0, add.stderr());
+  const { swaps, beforeLoad } = swapsOf(add.stderr());
+  assert.ok(beforeLoad, `the user is swapped in before data/ is loaded:\n${add.stderr()}`);
+  assert.ok((await openTree(swaps[0]!)).catalog.users.has('quick-user'), "the first tree's catalog has the user");
+  // data/ holds nothing else: the full tree follows, with no first tree of data/'s own.
+  assert.is(swaps.length, 2, add.stderr());
+});
+
+servedFirst('a refused release swaps nothing in; a release onto a first tree loads data/ first', async () => {
+  const { distDir, dir } = ctx.workspace;
+  const jar = join(dir, 'Twice-7.2.0.jar');
+  await writeFile(jar, pluginJar('7.2.0'));
+  const once = spawnScript('build/cli/depot.ts', releaseArgs(jar, '7.2.0'), ctx.workspace);
+  assert.is(await once.exited, 0, once.stderr());
+  const again = spawnScript('build/cli/depot.ts', releaseArgs(jar, '7.3.0'), ctx.workspace);
+  assert.is(await again.exited, 1);
+  assert.match(again.stderr(), /already released as plugin-/);
+  assert.is(swapsOf(again.stderr()).swaps.length, 0, 'a refusal swaps nothing in');
+  // A first tree is current, as a release killed between its swaps leaves it: it is no base, so the
+  // next release loads data/ first, and is served.
+  await pointCurrentAt(distDir, swapsOf(once.stderr()).swaps[0]!);
+  const other = join(dir, 'Next-7.4.0.jar');
+  await writeFile(other, pluginJar('7.4.0'));
+  const next = spawnScript('build/cli/depot.ts', releaseArgs(other, '7.4.0'), ctx.workspace);
+  assert.is(await next.exited, 0, next.stderr());
+  assert.not.ok(swapsOf(next.stderr()).beforeLoad, next.stderr());
+  const finished = await openTree((await currentTreeDir(distDir))!);
+  const shown = finished.catalog.versions.map((v) => v.pluginVersion);
+  assert.ok(shown.includes('7.2.0') && shown.includes('7.4.0'), shown.join());
+});
+
 const incremental = suite('incremental build');
 incremental.before.each(async () => {
   ctx.workspace = await makeWorkspace({ site: true });
@@ -350,6 +424,7 @@ incremental('a changed user asks only the answers that name users: the list and 
 });
 
 incremental.run();
+servedFirst.run();
 
 const loadCache = suite('loading data/: JARs hashed once');
 loadCache.before.each(async () => {

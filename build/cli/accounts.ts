@@ -9,7 +9,7 @@ import type { Config } from '../../server/config.ts';
 import { describeIssues } from '../../server/describe-issues.ts';
 import { hashSecret, newSecret } from '../../server/http/auth.ts';
 import { userTokenStore } from '../../server/users.ts';
-import { loadUsers } from '../../server/versions/catalog.ts';
+import { createCatalog, loadUsers, type Catalog } from '../../server/versions/catalog.ts';
 import { UserProfile, UserProfiles } from '../../server/versions/schema.ts';
 import { runBuild } from '../build.ts';
 import { writeFileAtomic } from '../../server/write-atomic.ts';
@@ -26,18 +26,21 @@ export async function addUser(args: string[], config: Config) {
     allowPositionals: true,
     options: { nickname: { type: 'string' }, image: { type: 'string' } },
   });
-  const users = await loadUsers(config.dataDir);
   const profile = UserProfile.safeParse({ id: `user-${randomUUID()}`, username: positionals[0] ?? '', ...values });
   if (!profile.success) throw new RefusedError(describeIssues(profile.error.issues));
-  if (users.some((u) => u.username === profile.data.username))
-    throw new RefusedError(`user ${profile.data.username} exists already`);
+  const { username } = profile.data;
   const token = newSecret('dpt');
-  await withState(config, ({ storage }) => userTokenStore(storage).add(profile.data.username, token));
-  await writeFileAtomic(
-    join(config.dataDir, 'users.json'),
-    `${JSON.stringify(UserProfiles.parse([...users, profile.data]), null, 2)}\n`,
-  );
-  await runBuild({ ...config, cacheDir: config.buildCacheDir, log: (line) => console.error(line) });
+  // Under the build lock, and served as a release is (build/build.ts, serveChangeFirst).
+  const change = async (catalog: Catalog) => {
+    // data/users.json as it is now: it may hold users the served catalog does not yet.
+    const users = await loadUsers(config.dataDir);
+    if (users.some((u) => u.username === username)) throw new RefusedError(`user ${username} exists already`);
+    const next = UserProfiles.parse([...users, profile.data]);
+    await withState(config, ({ storage }) => userTokenStore(storage).add(username, token));
+    await writeFileAtomic(join(config.dataDir, 'users.json'), `${JSON.stringify(next, null, 2)}\n`);
+    return createCatalog(catalog.versions, next);
+  };
+  await runBuild({ ...config, cacheDir: config.buildCacheDir, change, log: (line) => console.error(line) });
   return { id: profile.data.id, username: profile.data.username, token };
 }
 

@@ -6,7 +6,8 @@ import { CACHE_CONTROL, PUBLIC_HEADERS, SVG_SECURITY_POLICY } from '../http/cach
 import { forbidden } from '../http/auth.ts';
 import { notFound } from '../http/errors.ts';
 import { sendJson } from '../http/json.ts';
-import { sendRepresentation, strongEtag } from '../http/send.ts';
+import { sendRepresentation } from '../http/send.ts';
+import { strongEtag } from '../http/etag.ts';
 import { validateParams, validateQuery } from '../http/validate.ts';
 import { pickLatest } from '../versions/latest.ts';
 import { JavaVersion, ServerSoftwareName } from '../versions/schema.ts';

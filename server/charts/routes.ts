@@ -5,7 +5,8 @@ import { CACHE_CONTROL, PRIVATE_HEADERS, PUBLIC_HEADERS, SVG_SECURITY_POLICY } f
 import { requestClient } from '../http/client-address.ts';
 import { chargeLimit } from '../http/rate-limit.ts';
 import { notFound } from '../http/errors.ts';
-import { sendRepresentation, strongEtag } from '../http/send.ts';
+import { sendRepresentation } from '../http/send.ts';
+import { strongEtag } from '../http/etag.ts';
 import { validateParams, validateQuery } from '../http/validate.ts';
 import { aggregate, type Series } from './aggregate.ts';
 import { chartCsv, chartData } from './data.ts';

@@ -1,6 +1,7 @@
 import type { H3Event } from 'h3';
 import { PUBLIC_HEADERS } from './cache.ts';
-import { sendRepresentation, strongEtag } from './send.ts';
+import { sendRepresentation } from './send.ts';
+import { strongEtag } from './etag.ts';
 import { MEDIA_TYPES } from './media-types.ts';
 
 const encoder = new TextEncoder();

@@ -13,7 +13,6 @@ import {
   isCompressible,
   type Encoding,
 } from './compress.ts';
-import { sha256Hex } from '../digest.ts';
 
 /** Bytes in memory, or a file on disk for answers too large to hold. */
 export type Body = Uint8Array | { path: string };
@@ -30,15 +29,6 @@ export type Representation = {
    */
   encoding?: Encoding | 'identity';
 };
-
-export function strongEtag(bytes: Uint8Array | string): string {
-  return `"${sha256Hex(bytes)}"`;
-}
-
-/** The sha256 a strong ETag of ours names (strongEtag, or a JAR's `"<sha256>"`), if it is one. */
-export function etagDigest(etag: string | undefined): string | undefined {
-  return /^"([0-9a-f]{64})"$/.exec(etag ?? '')?.[1];
-}
 
 /**
  * Answers a GET or HEAD with a representation: 304 on a matching If-None-Match, br or gzip for JSON

@@ -26,10 +26,17 @@ function latestKey(channel: Channel, software: ServerSoftware, java?: JavaVersio
  */
 export function indexLatest(newestFirst: readonly CatalogVersion[]): LatestIndex {
   const index = new Map<string, CatalogVersion>();
+  // A newer version of the same channel, software and Java version has set every key this one
+  // would: at 10,000 versions, most are skipped after one lookup.
+  const seen = new Set<string>();
   for (const version of newestFirst) {
-    for (const channel of channelsShowing(channelOf(version))) {
-      for (const software of version.serverSoftware) {
-        for (const key of [latestKey(channel, software), latestKey(channel, software, version.javaVersion)]) {
+    const channel = channelOf(version);
+    for (const software of version.serverSoftware) {
+      const group = latestKey(channel, software, version.javaVersion);
+      if (seen.has(group)) continue;
+      seen.add(group);
+      for (const shown of channelsShowing(channel)) {
+        for (const key of [latestKey(shown, software), latestKey(shown, software, version.javaVersion)]) {
           if (!index.has(key)) index.set(key, version);
         }
       }
