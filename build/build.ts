@@ -142,12 +142,12 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     routes: Record<string, EntryOrText<RouteEntry>>,
     record: BuildRecord,
     head: ManifestHead,
-    toFollow: string,
+    toFollow: string | null,
   ) =>
     step('write', async () => {
       const treeName = await writeManifest(stagingDir, routes, record, head);
       const configs =
-        toFollow === ''
+        toFollow === null
           ? await (
               await import('./deploy-configs.ts')
             ).writeDeployConfigs(stagingDir, treeName, parsedEntries(routes), deployed, rateLimit)
@@ -203,7 +203,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       { ...answers, ...carriedRoutes },
       apiRecord,
       { format: 1, source: siteDone ? source : sha256Hex(source, 'site pending') },
-      siteDone ? '' : 'the site follows',
+      siteDone ? null : 'the site follows',
     );
     const pending = siteDone ? '' : carried ? ' (site follows; the previous one meanwhile)' : ' (site follows)';
     apiTree = await swapStep(step, distDir, apiStaging, treeName, pending);
@@ -223,7 +223,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       { ...answers, ...siteRoutes },
       { code, catalog: catalogDigest, site: { key: siteNow!, paths: Object.keys(siteRoutes) } },
       { format: 1, source },
-      '',
+      null,
     );
     const treeDir = await swapStep(step, distDir, siteStaging, treeName, '');
     return {
