@@ -55,16 +55,20 @@ function catalogSide(versions: readonly CatalogVersion[], latest: LatestIndex) {
       else bySoftware.set(key, [version]);
     }
   const byId = new Map(versions.map((v) => [v.id, v]));
+  // Only a version the index holds is latest for anything.
+  const indexed = new Set(latest.values());
   const latestOf = (version: CatalogVersion) =>
-    version.serverSoftware.map((software) => pickLatest(latest, software, version.javaVersion) === version).join();
+    indexed.has(version)
+      ? version.serverSoftware.map((software) => pickLatest(latest, software, version.javaVersion) === version).join()
+      : '';
   return { byId, latestOf, versionsOf: (software: string) => bySoftware.get(software) ?? [] };
 }
 
 /**
  * What changed from `before` (a tree's catalog.json: versions newest first, users, brands; and their
- * latest index when already made) to the new data, as AnswerChanges. A version object the new catalog shares with `before` (a change
- * served from the current tree's catalog, build/build.ts) is its record unchanged, without
- * encoding it: at 10,000 versions that took a release 0.2 s.
+ * latest index when already made) to the new data, as AnswerChanges. A version object the new
+ * catalog shares with `before` (a change served from the current tree's catalog, build/build.ts)
+ * is its record unchanged, without encoding it: at 10,000 versions that took a release 0.2 s.
  */
 export function diffCatalogs(
   before: { versions: readonly CatalogVersion[]; users: unknown; brands: unknown; latest?: LatestIndex },
@@ -76,14 +80,19 @@ export function diffCatalogs(
   const ids = new Set([...a.byId.keys(), ...b.byId.keys()]);
   const records: string[] = [];
   const shown = new Set<string>();
+  // A software none of whose versions' objects changed has the same versions in the same order
+  // (the order is the records'): its groups are unchanged.
+  const touched = new Set<string>();
   for (const id of ids) {
     const [old, now] = [a.byId.get(id), b.byId.get(id)];
     const sameRecord = old !== undefined && now !== undefined && (old === now || same(old, now));
     if (!sameRecord) records.push(id);
-    if (!sameRecord || a.latestOf(old) !== b.latestOf(now)) shown.add(id);
+    if (sameRecord && a.latestOf(old) === b.latestOf(now)) continue;
+    shown.add(id);
+    for (const version of [old, now]) for (const name of version?.serverSoftware ?? []) touched.add(name.toLowerCase());
   }
   const groups: string[] = [];
-  for (const software of SERVER_SOFTWARE.map((name) => name.toLowerCase()))
+  for (const software of SERVER_SOFTWARE.map((name) => name.toLowerCase()).filter((name) => touched.has(name)))
     for (const java of GROUP_FILTERS) {
       const keep = (v: CatalogVersion) =>
         java === undefined || ('exact' in java ? v.javaVersion === java.exact : runsOnJava(v.javaVersion, java.atMost));
