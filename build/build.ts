@@ -6,7 +6,15 @@ import { DEFAULT_DEPLOY, DEFAULT_RATE_LIMIT, type DeployOptions } from '../serve
 import type { RateLimitPolicy } from '../server/http/rate-limit.ts';
 import { createCatalog, loadCatalog, type Catalog } from '../server/versions/catalog.ts';
 import { sha256Hex } from '../server/digest.ts';
-import { TREES_DIR, currentTreeDir, readManifestSource, type ManifestHead, type RouteEntry } from '../server/tree.ts';
+import {
+  DELTA_VERSIONS_MAX,
+  TREES_DIR,
+  currentTreeDir,
+  readManifestSource,
+  type ManifestHead,
+  type RouteEntry,
+  type TreeDelta,
+} from '../server/tree.ts';
 import { diffCatalogs, isEmptyChange, type AnswerChanges } from '../server/answer-inputs.ts';
 import { manifestText, type EntryOrText } from '../server/manifest-text.ts';
 import { loadBrandSources, type LoadedBrandSource } from '../server/brands/sources.ts';
@@ -306,7 +314,7 @@ async function swapFirstTree(
   const staging = await newStagingDir(distDir);
   try {
     await stageStep(step, tree.store, staging, tree.dataDir, tree.catalog, tree.catalogText, []);
-    const delta = { base: record.base, changes, site: record.site !== null };
+    const delta = { base: record.base, changes, site: record.site !== null, ...deltaCatalog(tree.catalog, changes) };
     const head = { format: 1 as const, source: sha256Hex(tree.source, 'answers pending'), delta };
     const treeName = await step('write', async () => {
       const name = await writeManifest(staging, {}, record, head);
@@ -318,6 +326,13 @@ async function swapFirstTree(
     await rm(staging, { recursive: true, force: true });
     throw error;
   }
+}
+
+/** What an origin holding the base's catalog makes a first tree's catalog from (TreeDelta): none when many records changed. */
+function deltaCatalog(catalog: Catalog, changes: AnswerChanges): Pick<TreeDelta, 'versions' | 'users'> {
+  if (changes.records.length > DELTA_VERSIONS_MAX) return {};
+  const versions = changes.records.flatMap((id) => catalog.byId.get(id) ?? []);
+  return changes.users ? { versions, users: [...catalog.users.values()] } : { versions };
 }
 
 /** Starts a staged tree (stageTree), as a step. */

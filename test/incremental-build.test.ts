@@ -11,7 +11,7 @@ import { SERVER_SOFTWARE } from '../server/versions/software.ts';
 import * as assert from 'uvu/assert';
 import { runBuild } from '../build/build.ts';
 import { DataError } from '../server/data-files.ts';
-import { currentTreeDir, openTree, type Tree } from '../server/tree.ts';
+import { currentTreeDir, openTree, readTreeCatalog, type Tree } from '../server/tree.ts';
 import { jarPath } from '../server/versions/catalog.ts';
 import {
   SHARED_BUILD_CACHE,
@@ -273,6 +273,27 @@ servedFirst.before.each(async () => {
 });
 servedFirst.after.each(() => ctx.workspace.remove());
 
+/**
+ * The first tree's catalog as an origin that holds its base's makes it (from the head's versions,
+ * catalog.json moved away meanwhile, so it cannot be read), which must equal catalog.json's.
+ */
+async function assertCatalogFromBase(baseDir: string, firstDir: string) {
+  const base = await openTree(baseDir);
+  void base.catalog;
+  const file = join(firstDir, 'catalog.json');
+  await rename(file, `${file}.away`);
+  let derived: Tree;
+  try {
+    derived = await openTree(firstDir, base);
+    void derived.catalog;
+  } finally {
+    await rename(`${file}.away`, file);
+  }
+  const parsed = await readTreeCatalog(firstDir);
+  assert.equal(derived.catalog.versions, parsed.catalog.versions, 'the same versions, in the same order');
+  assert.equal([...derived.catalog.users.values()], [...parsed.catalog.users.values()], 'the same users');
+}
+
 /** The trees a CLI's progress swapped in, in order, and whether a tree was swapped in before data/ was loaded. */
 function swapsOf(stderr: string) {
   const lines = stderr.split('\n');
@@ -286,6 +307,7 @@ servedFirst(
   'depot release: its first tree is the served catalog and the release; a version added to data/ by hand follows',
   async () => {
     const { dataDir, distDir, dir } = ctx.workspace;
+    const base = (await currentTreeDir(distDir))!;
     // Added by hand since the current tree was built: not in the served catalog.
     await addPaperVersion(dataDir, '7.0.0', pluginJar('7.0.0'));
     const jar = join(dir, 'Served-7.1.0.jar');
@@ -301,6 +323,7 @@ servedFirst(
     assert.ok(shown(first).includes('7.1.0'), "the first tree's catalog has the release");
     assert.not.ok(shown(first).includes('7.0.0'), 'but not what data/ gained by hand since the served tree');
     assert.is(first.routes.get('/api/openapi.json')?.status, 200, "unchanged answers are the served tree's");
+    await assertCatalogFromBase(base, swaps[0]!);
     const finished = await openTree((await currentTreeDir(distDir))!);
     assert.is(finished.dir, swaps[2]);
     for (const version of ['7.0.0', '7.1.0'])
@@ -309,11 +332,13 @@ servedFirst(
 );
 
 servedFirst('depot user add: swapped in before data/ is loaded, the user shown by the first tree', async () => {
+  const base = (await currentTreeDir(ctx.workspace.distDir))!;
   const add = spawnScript('build/cli/depot.ts', ['user', 'add', 'quick-user'], ctx.workspace);
   assert.is(await add.exited, 0, add.stderr());
   const { swaps, beforeLoad } = swapsOf(add.stderr());
   assert.ok(beforeLoad, `the user is swapped in before data/ is loaded:\n${add.stderr()}`);
   assert.ok((await openTree(swaps[0]!)).catalog.users.has('quick-user'), "the first tree's catalog has the user");
+  await assertCatalogFromBase(base, swaps[0]!);
   // data/ holds nothing else: the full tree follows, with no first tree of data/'s own.
   assert.is(swaps.length, 2, add.stderr());
 });
