@@ -101,8 +101,11 @@ export async function openTree(dir: string, previous?: Tree): Promise<Tree> {
   const catalogFile = join(dir, 'catalog.json');
   const { head, routes } = await readManifest(manifestFile);
   const { delta } = head;
-  // Only the previous catalog, and only if already made: never a chain of trees.
   const made = previous && madeCatalogs.get(previous);
+  // The validated versions this tree's catalog may reuse: the previous tree's, or, when that one was
+  // replaced before its catalog was made (releases in a row), the catalog it would have reused.
+  // One catalog, never a chain of trees.
+  const reusable = made ?? (previous && reusableCatalogs.get(previous));
   const fromBase =
     delta?.versions && made && basename(previous.dir) === delta.base
       ? { delta, versions: delta.versions, made, brands: previous.brands }
@@ -111,8 +114,9 @@ export async function openTree(dir: string, previous?: Tree): Promise<Tree> {
   const catalog = lazily(() => {
     const opened = fromBase
       ? { catalog: catalogAfterDelta(fromBase.made, fromBase.delta, fromBase.versions), brands: fromBase.brands }
-      : parseTreeCatalog(parseJson(catalogText, catalogFile), catalogFile, made?.byId);
+      : parseTreeCatalog(parseJson(catalogText, catalogFile), catalogFile, reusable?.byId);
     madeCatalogs.set(tree, opened.catalog);
+    reusableCatalogs.delete(tree);
     return opened;
   });
   const tree: Tree = {
@@ -126,6 +130,7 @@ export async function openTree(dir: string, previous?: Tree): Promise<Tree> {
     routes: delta ? await routesAfterDelta(dir, delta, previous, () => tree.catalog) : routes,
     source: head.source,
   };
+  if (reusable) reusableCatalogs.set(tree, reusable);
   return tree;
 }
 
@@ -170,6 +175,8 @@ async function readBaseRoutes(dir: string, base: string): Promise<RouteTable> {
 
 /** The catalogs made so far, by tree: what the next tree's catalog may reuse. */
 const madeCatalogs = new WeakMap<Tree, Catalog>();
+/** By tree, the catalog its own may reuse (openTree): for the next tree when this one's is never made. */
+const reusableCatalogs = new WeakMap<Tree, Catalog>();
 
 /** A tree's catalog.json, validated: what the live routes answer from, and what the site is built from. */
 export async function readTreeCatalog(dir: string): Promise<Pick<Tree, 'catalog' | 'brands'>> {

@@ -148,6 +148,14 @@ open('a catalog reuses the versions the previous tree validated when they are eq
   const tree = await openTree(invalid, previous);
   assert.throws(() => tree.catalog, /versions\[\d+\]\.serverSoftware\[0\]: Unknown server software "NoSuchServer"/);
 });
+open('a tree replaced before its catalog was made passes on the catalog it would have reused', async () => {
+  const made = await openTree((await currentTreeDir(ctx.workspace.distDir))!);
+  const [version] = made.catalog.versions;
+  // Releases in a row: the middle tree is replaced before anything asks for its catalog.
+  const middle = await openTree(await editedTree('middle', () => {}), made);
+  const last = await openTree(await editedTree('last', () => {}), middle);
+  assert.is(last.catalog.byId.get(version!.id), version, 'the version validated two trees back, not validated again');
+});
 open("the build's manifest is one route a line: split into the entries JSON.parse reads, unparsed", async () => {
   const dir = (await currentTreeDir(ctx.workspace.distDir))!;
   const text = await readFile(join(dir, 'manifest.json'), 'utf8');
