@@ -32,6 +32,7 @@ import {
   readPreviousTree,
   reusedAnswers,
   type BuildRecord,
+  type BuiltTree,
 } from './previous-tree.ts';
 import { VERIFIED_DATA, openVerifiedData } from './verified-data.ts';
 import { removeAbandonedStaging, swapTree } from './swap.ts';
@@ -101,8 +102,9 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const deploy = options.deploy ?? DEFAULT_DEPLOY;
   const rateLimit = options.rateLimit === undefined ? DEFAULT_RATE_LIMIT : options.rateLimit;
   const step = timed(log);
-  let change = options.change;
-  if (change && (await serveChangeFirst(distDir, dataDir, withSite, change, step))) change = undefined;
+  // The tree a change was served from: data/ has the change, and the tree need not be read again.
+  const servedFrom = options.change ? await serveChangeFirst(distDir, dataDir, withSite, options.change, step) : null;
+  const change = servedFrom ? undefined : options.change;
   const { catalog, brandSources, site, answerCode, verified } = await step('load', async () => {
     // Records, changelogs, JARs, brand sources and the build's own sources read by an earlier build
     // and unchanged since (same file, size and times) are not read again.
@@ -129,7 +131,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   }
   // The answers' code, and the one setting answers print (the feeds' PUBLIC_URL links).
   const code = sha256Hex(answerCode, JSON.stringify({ publicUrl: deploy.publicUrl ?? null }));
-  const previous = await readPreviousTree(previousTree, code, { catalog, brands: brandRecords });
+  const previous = await readPreviousTree(previousTree, code, { catalog, brands: brandRecords }, servedFrom);
   // Encoded once: hashed twice and written into each staged tree.
   const catalogText = Buffer.from(catalogFileText(catalog, brandRecords));
   const catalogDigest = sha256Hex(catalogText);
@@ -258,8 +260,9 @@ type Step = ReturnType<typeof timed>;
  * A change (a release, a user) served before data/ is loaded again: made to the catalog the current
  * tree serves, whose first tree is swapped in at once; the build then loads data/ (at 10,000
  * versions, 20,000 files checked) and follows with the full trees, which also serve whatever else
- * changed in data/ since the current tree was built. False when the current tree cannot be a base
- * (none, a release's first tree, not as the build wrote it): the change is then made to data/ as loaded.
+ * changed in data/ since the current tree was built. Returns the tree it was served from; null when
+ * the current tree cannot be a base (none, a release's first tree, not as the build wrote it): the
+ * change is then made to data/ as loaded.
  */
 async function serveChangeFirst(
   distDir: string,
@@ -267,15 +270,15 @@ async function serveChangeFirst(
   withSite: boolean,
   change: (catalog: Catalog) => Promise<Catalog>,
   step: Step,
-): Promise<boolean> {
+): Promise<BuiltTree | null> {
   const dir = await currentTreeDir(distDir);
-  const current = dir && (await readBuiltTree(dir));
-  if (!current) return false;
+  const current = dir ? await readBuiltTree(dir) : null;
+  if (!current) return null;
   const served = current.catalog;
   const before = createCatalog(served.versions, served.users);
   const catalog = await change(before);
   const changes = diffCatalogs({ ...served, latest: before.latest }, { catalog, brands: served.brands });
-  if (isEmptyChange(changes)) return true;
+  if (isEmptyChange(changes)) return current;
   const catalogText = Buffer.from(catalogFileText(catalog, served.brands));
   const record = {
     code: current.record.code,
@@ -287,7 +290,7 @@ async function serveChangeFirst(
   const source = sha256Hex(record.catalog, 'served before data/ is loaded');
   const store = await openFileStore(distDir, current.jars);
   await swapFirstTree(distDir, step, { store, dataDir, catalog, catalogText, record, changes, source });
-  return true;
+  return current;
 }
 
 /**

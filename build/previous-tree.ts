@@ -81,16 +81,19 @@ export async function readBuiltTree(dir: string): Promise<BuiltTree | null> {
  * The current tree with what of it the next build may reuse: its site until the new one is built,
  * and, if built by the same code, each answer whose inputs did not change (server/answer-inputs.ts).
  * A release's first tree stands for its base, the tree it changes. A tree not as the build wrote it
- * reuses nothing; its manifest is read only when its routes are asked for.
+ * reuses nothing; its manifest is read only when its routes are asked for. `read`: a tree this build
+ * read already (the base of the change it served first), not read again.
  */
 export async function readPreviousTree(
   dir: string | null,
   code: string,
   next: { catalog: Catalog; brands: readonly BrandSourceRecord[] },
+  read: BuiltTree | null = null,
 ): Promise<PreviousTree | null> {
   if (!dir) return null;
   const served = await readBuildRecord(dir).catch(() => null);
-  const built = await readBuiltTree(served?.base === undefined ? dir : join(dirname(dir), served.base));
+  const baseDir = served?.base === undefined ? dir : join(dirname(dir), served.base);
+  const built = read?.dir === baseDir ? read : await readBuiltTree(baseDir);
   if (!built || !served) return null;
   const { record, catalog, jars } = built;
   const changes = record.code === code ? diffCatalogs(catalog, next) : null;
