@@ -52,16 +52,18 @@ type Side = (typeof ORIGINS)[number]['name'];
  * against DOWNLOAD_COUNTS=off, on the embedded store without request log, with the rate limit off
  * (counting parses each new client's address itself) and on, in two patterns: one client repeating
  * (counted once, then skipped), and every request a new client (each counted, its digest stored).
- * The origins are loaded at the same time, so whatever else the 2 cores do falls on them alike;
- * a second origin with counting off shows how far two identical origins read apart in the same
- * runs. Figures: the origin's own CPU time per answer, and requests/s. Target: at most 5% apart.
+ * One origin is loaded at a time, in short runs taken in turn (on, off, off again, then the other
+ * way round), so a drift of the machine falls on all alike; loaded at once, the origins and their
+ * wrk processes fought over the 2 cores and two identical origins read 0.66 to 1.29 apart. A
+ * second origin with counting off shows how far identical origins read apart in the same runs.
+ * Figures: the origin's own CPU time per answer (all its threads), and requests/s. Target: at most 5% apart.
  */
 export async function benchCounting(
   ws: { dataDir: string; distDir: string; dir: string },
   rounds: number,
   seconds: number,
 ) {
-  console.log(`\n# Download counting (wrk, ${seconds} s per run, ${rounds} rounds, on and off loaded at once)`);
+  console.log(`\n# Download counting (wrk, ${seconds} s per run, ${rounds} rounds, one origin loaded at a time)`);
   if (!WRK) return console.log('wrk not found: apt-get install -y wrk (a Lua script names a new client per request)');
   await runBuild(ws);
   const tree = await openTree((await currentTreeDir(ws.distDir))!);
@@ -104,13 +106,16 @@ export async function benchCounting(
       }
       for (const [pattern, args] of Object.entries(patterns)) {
         const figures = new Map<Side, CpuFigures[]>(ORIGINS.map(({ name }) => [name, []]));
-        const all = (round: number) =>
-          Promise.all(
-            origins.map(({ pid, port }) => loadWithCpu(pid, `http://127.0.0.1:${port}${path}`, seconds, args(round))),
-          );
-        await all(rounds); // warm-up (JIT, file cache), on clients no measured round uses
-        for (let round = 0; round < rounds; round++)
-          (await all(round)).forEach((run, index) => figures.get(origins[index]!.name)!.push(run));
+        // Each run its own clients: a client counted in one run is not new in the next.
+        let run = 0;
+        const inTurn = async (round: number) => {
+          for (const { name, pid, port } of round % 2 ? [...origins].reverse() : origins) {
+            const figure = await loadWithCpu(pid, `http://127.0.0.1:${port}${path}`, seconds, args(run++));
+            if (round >= 0) figures.get(name)!.push(figure);
+          }
+        };
+        await inTurn(-1); // warm-up (JIT, file cache)
+        for (let round = 0; round < rounds; round++) await inTurn(round);
         const cpu = (side: Side) => median(figures.get(side)!.map((f) => f.cpuMicrosPerRequest));
         const rps = (side: Side) => median(figures.get(side)!.map((f) => f.requestsPerSecond));
         console.log(`${pattern}, ${limiter}:`);

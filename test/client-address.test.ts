@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import ipaddr from 'ipaddr.js';
 import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
+import { addressAllowList } from '../server/http/addresses.ts';
 import { clientAddress, clientKey, forwardedClient, trustedProxies } from '../server/http/client-address.ts';
 
 const invalid = (entry: string) => `invalid:${createHash('sha256').update(entry).digest('hex').slice(0, 16)}`;
@@ -121,3 +122,25 @@ key('any IPv4 address, as a peer or forwarded, is the one ipaddr.js reads (the d
   );
 });
 key.run();
+
+const allowList = suite('addressAllowList');
+allowList('an IPv4 address is allowed exactly when ipaddr.js matches it to an entry (the numeric shortcut)', () => {
+  const cidr = fc.tuple(fc.ipV4(), fc.integer({ min: 0, max: 32 })).map(([ip, bits]) => `${ip}/${bits}`);
+  fc.assert(
+    fc.property(fc.array(fc.oneof(fc.ipV4(), cidr), { minLength: 1, maxLength: 4 }), fc.ipV4(), (entries, ip) => {
+      const expected = entries.some((entry) => {
+        const [range, bits] = entry.includes('/') ? ipaddr.parseCIDR(entry) : [ipaddr.parse(entry), 32];
+        return ipaddr.parse(ip).match(range, bits);
+      });
+      assert.is(addressAllowList(entries)(ip), expected);
+      assert.is(addressAllowList(entries)(`::ffff:${ip}`), expected, 'IPv4-mapped');
+    }),
+    { numRuns: 3000 },
+  );
+  // A range drawn near the address, so that matches are common too.
+  assert.ok(addressAllowList(['203.0.113.0/25'])('203.0.113.127'));
+  assert.not.ok(addressAllowList(['203.0.113.0/25'])('203.0.113.128'));
+  assert.ok(addressAllowList(['0.0.0.0/0'])('255.255.255.255'));
+  assert.not.ok(addressAllowList(['10.0.0.0/8'])('::1'));
+});
+allowList.run();

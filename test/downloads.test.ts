@@ -5,7 +5,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readConfig } from '../server/config.ts';
 import type { DownloadCounts } from '../server/downloads/counts.ts';
-import { downloadStore, type Download, type DownloadStore } from '../server/downloads/store.ts';
+import { countedOf, downloadStore, type Counted, type DownloadStore } from '../server/downloads/store.ts';
 import type { RunningOrigin } from '../server/origin.ts';
 import { createFileStorage, type Storage } from '../server/storage.ts';
 import { currentTreeDir, openTree } from '../server/tree.ts';
@@ -214,13 +214,15 @@ journal.after(() => files.workspace.remove());
 const VERSION = 'plugin-1768035600000-f8d161e085';
 const TODAY = Math.floor(Date.now() / 86_400_000);
 const journalFile = (storageDir: string, day: number) => join(storageDir, 'downloads', 'journal', String(day));
-const clients = (from: number, count: number): Download[] =>
-  Array.from({ length: count }, (_, i) => ({
-    day: TODAY,
-    versionId: VERSION,
-    software: undefined,
-    client: `10.0.${Math.floor((from + i) / 256)}.${(from + i) % 256}`,
-  }));
+const clients = (from: number, count: number): Counted[] =>
+  Array.from({ length: count }, (_, i) =>
+    countedOf({
+      day: TODAY,
+      versionId: VERSION,
+      software: undefined,
+      client: `10.0.${Math.floor((from + i) / 256)}.${(from + i) % 256}`,
+    }),
+  );
 const total = async (store: DownloadStore) => (await store.read()).reduce((sum, count) => sum + count.downloads, 0);
 
 journal(

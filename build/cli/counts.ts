@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { DAY } from '../../server/charts/time.ts';
 import type { Config } from '../../server/config.ts';
 import { readLogLine } from '../../server/downloads/access-log.ts';
-import { downloadStore, isCountable, SEEN_DAYS, type Download } from '../../server/downloads/store.ts';
+import { countedOf, downloadStore, isCountable, SEEN_DAYS, type Counted } from '../../server/downloads/store.ts';
 import { RefusedError } from './release.ts';
 import { withState } from './state.ts';
 
@@ -27,7 +27,7 @@ export async function importAccessLog(args: string[], config: Config, now: numbe
   const tally = { lines: 0, downloads: 0, counted: 0, tooOld: 0, unattributed: 0, malformed: 0 };
   await withState(config, async ({ storage, redis }) => {
     const store = downloadStore(storage, redis);
-    let batch: Download[] = [];
+    let batch: Counted[] = [];
     const send = async () => {
       tally.counted += await store.add(batch);
       batch = [];
@@ -44,7 +44,7 @@ export async function importAccessLog(args: string[], config: Config, now: numbe
         continue;
       }
       tally.downloads++;
-      batch.push(entry.download);
+      batch.push(countedOf(entry.download));
       if (batch.length >= BATCH) await send();
     }
     if (batch.length > 0) await send();

@@ -1,14 +1,14 @@
 import type { ServerResponse } from 'node:http';
 import { getRouterParam, type H3Event } from 'h3';
-import { LRUCache } from 'lru-cache';
 import type { ServerRequest } from 'srvx';
 import { DAY } from '../charts/time.ts';
 import { guarded } from '../http/after-response.ts';
 import { requestClient } from '../http/client-address.ts';
 import { throttledLog } from '../throttled-log.ts';
 import type { RouteEntry } from '../tree.ts';
-import { findSoftware, type ServerSoftware } from '../versions/software.ts';
-import type { Download, DownloadStore } from './store.ts';
+import { findSoftware } from '../versions/software.ts';
+import { DigestSet, seenDigest } from './digest-set.ts';
+import { countField, type Counted, type DownloadStore } from './store.ts';
 import { downloadPath } from '../versions/present.ts';
 import { PLUGIN_VERSION_ID } from '../versions/schema.ts';
 
@@ -16,8 +16,6 @@ import { PLUGIN_VERSION_ID } from '../versions/schema.ts';
 export const FLUSH_MS = 1000;
 /** Downloads waiting for the store at most; more are dropped (and said) while the store is down. */
 const MAX_WAITING = 50_000;
-/** Recent (day, version, peer, X-Forwarded-For): a retry or a download manager's range requests are queued once. */
-const RECENT = 10_000;
 
 /** A version's id as it stands inside a path. */
 const ID = PLUGIN_VERSION_ID.source.slice(1, -1);
@@ -44,12 +42,13 @@ export type CounterOptions = {
  */
 export function createDownloadCounter(options: CounterOptions) {
   const warn = throttledLog(options.warn ?? ((line) => console.warn(line)));
-  const recent = new LRUCache<string, true>({ max: RECENT });
-  let waiting: Download[] = [];
+  /** The digests queued since the last flush: a retry or a download manager's range requests are queued once. */
+  let queued = new DigestSet();
+  let waiting: Counted[] = [];
   let timer: NodeJS.Timeout | undefined;
   let flushing: Promise<void> = Promise.resolve();
 
-  const queue = (download: Download) => {
+  const queue = (download: Counted) => {
     if (waiting.length >= MAX_WAITING) return warn(`[downloads] ${MAX_WAITING} downloads wait for the store; dropping`);
     waiting.push(download);
     timer ??= setTimeout(() => void flush(), FLUSH_MS).unref();
@@ -60,6 +59,7 @@ export function createDownloadCounter(options: CounterOptions) {
     flushing = flushing.then(async () => {
       const batch = waiting;
       waiting = [];
+      queued = new DigestSet();
       if (batch.length === 0) return;
       try {
         await options.store.add(batch);
@@ -72,28 +72,39 @@ export function createDownloadCounter(options: CounterOptions) {
     return flushing;
   };
 
-  /**
-   * Counts the answer once Node has sent it, if it is a GET answered 200 or 206. A request that
-   * looks like one queued recently (same day, version, peer and X-Forwarded-For) is dropped before
-   * any address is parsed: a repeating client costs a string and a lookup.
-   */
-  const countAfter = (event: H3Event, versionId: string, software: ServerSoftware | undefined) => {
+  /** Queues a download unless the same client, version and day is queued or known to be counted. */
+  const queueOnce = (day: number, versionId: string, field: string, client: string) => {
+    const digest = seenDigest(day, versionId, client);
+    if (!options.store.isCounted(day, digest) && queued.add(digest))
+      queue({ high: digest.high, low: digest.low, day, field });
+  };
+
+  /** Counts the answer once Node has sent it, if it is a GET answered 200 or 206. */
+  const countAfter = (event: H3Event, versionId: string, field: string) => {
     if (event.req.method !== 'GET') return;
-    const node = (event.req as ServerRequest).runtime?.node;
-    const res = node?.res as ServerResponse | undefined;
-    if (!node || !res) return;
+    const res = (event.req as ServerRequest).runtime?.node?.res as ServerResponse | undefined;
+    if (!res) return;
     const day = Math.floor(options.now() / DAY);
-    const recently = `${day} ${versionId} ${node.req.socket?.remoteAddress} ${node.req.headers['x-forwarded-for']}`;
-    if (recent.has(recently)) return;
     const { key } = requestClient(event, options.trustProxy);
     res.once(
       'finish',
       guarded('downloads', () => {
-        if (res.statusCode !== 200 && res.statusCode !== 206) return;
-        recent.set(recently, true);
-        queue({ day, versionId, software, client: key });
+        if (res.statusCode === 200 || res.statusCode === 206) queueOnce(day, versionId, field, key);
       }),
     );
+  };
+
+  /** What a tree's JAR route counts under (null: not a JAR route), worked out once per route of a tree. */
+  const treeTargets = new WeakMap<RouteEntry, { versionId: string; field: string } | null>();
+  const treeTarget = (pathname: string, entry: RouteEntry) => {
+    let target = treeTargets.get(entry);
+    if (target !== undefined) return target;
+    const match = entry.file.endsWith('.jar') ? JAR_ROUTE.exec(pathname) : null;
+    const versionId = match && (match[2] ?? LOCATION_ID.exec(entry.headers['content-location'] ?? '')?.[1]);
+    const software = match?.[1] === undefined ? undefined : findSoftware(decodeURIComponent(match[1]));
+    target = versionId ? { versionId, field: countField(versionId, software) } : null;
+    treeTargets.set(entry, target);
+    return target;
   };
 
   return {
@@ -103,16 +114,13 @@ export function createDownloadCounter(options: CounterOptions) {
     countJar: guarded('downloads', (event: H3Event, versionId: string) => {
       if (!options.enabled) return;
       const software = getRouterParam(event, 'software', { decode: true });
-      countAfter(event, versionId, software === undefined ? undefined : findSoftware(software));
+      countAfter(event, versionId, countField(versionId, software === undefined ? undefined : findSoftware(software)));
     }),
     /** A precomputed answer of the static tree: counted when it is a JAR route. */
     countTreeAnswer: guarded('downloads', (event: H3Event, pathname: string, entry: RouteEntry) => {
-      if (!options.enabled || !entry.file.endsWith('.jar')) return;
-      const match = JAR_ROUTE.exec(pathname);
-      if (!match) return;
-      const versionId = match[2] ?? LOCATION_ID.exec(entry.headers['content-location'] ?? '')?.[1];
-      if (!versionId) return;
-      countAfter(event, versionId, match[1] === undefined ? undefined : findSoftware(decodeURIComponent(match[1])));
+      if (!options.enabled) return;
+      const target = treeTarget(pathname, entry);
+      if (target) countAfter(event, target.versionId, target.field);
     }),
     /** Stores what is queued (tests, and the origin's close). */
     flush,

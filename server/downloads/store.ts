@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { parseFile } from '../data-files.ts';
-import { sha256Hex } from '../digest.ts';
 import { DAY } from '../charts/time.ts';
+import { DigestSet, digestHex, digestOfHex, seenDigest, type Digest } from './digest-set.ts';
 import { journalOf } from './journal.ts';
 import { StorageUnavailableError, redisKey, withKeyLock, type Storage } from '../storage.ts';
 import { PLUGIN_VERSION_ID } from '../versions/schema.ts';
@@ -19,9 +19,22 @@ export type Download = {
   client: string;
 };
 
+/**
+ * A download as the store counts it: its day, its count's field, and its seen digest in place of
+ * the client (a download counts once per client, version and day).
+ */
+export type Counted = Digest & { day: number; field: string };
+
 /** A count's field: `<version id> <software>`, `-` for a download by id. */
 const FIELD = new RegExp(`^(${PLUGIN_VERSION_ID.source.slice(1, -1)}) (-|${SERVER_SOFTWARE.join('|')})$`);
-const fieldOf = (download: Download) => `${download.versionId} ${download.software ?? '-'}`;
+export const countField = (versionId: string, software: ServerSoftware | undefined) =>
+  `${versionId} ${software ?? '-'}`;
+
+export const countedOf = ({ day, versionId, software, client }: Download): Counted => ({
+  ...seenDigest(day, versionId, client),
+  day,
+  field: countField(versionId, software),
+});
 
 /** One day's counts as stored: field -> downloads. */
 const DayCounts = z.record(z.string().regex(FIELD), z.coerce.number().int().nonnegative());
@@ -32,10 +45,6 @@ const JOURNAL_LINE = new RegExp(`^([0-9a-f]{16}) (${FIELD.source.slice(1, -1)})$
 
 /** A day's downloads of one version and software (undefined: by id). */
 export type DayCount = { day: number; versionId: string; software: ServerSoftware | undefined; downloads: number };
-
-/** A download counts once per client, version and UTC day; the digest names that without the address. */
-const seenDigest = (download: Download) =>
-  sha256Hex(`${download.day} ${download.versionId} ${download.client}`).slice(0, 16);
 
 /**
  * How many days (today included) a day's seen digests are kept: late batches, and `depot counts
@@ -83,7 +92,7 @@ const seenKey = (day: number) => `downloads:seen:${day}`;
 const journalKey = (day: number) => `downloads:journal:${day}`;
 
 /** What this process has read of a day that may still be counted: its journal up to `offset`. */
-type OpenDay = { offset: number; seen: Set<string>; counts: Record<string, number> };
+type OpenDay = { offset: number; seen: DigestSet; counts: Record<string, number> };
 
 /**
  * Download counts per UTC day, version and software, deduplicated per client, version and day.
@@ -104,6 +113,8 @@ export function downloadStore(storage: Storage, redis?: Redis, now: () => number
   const open = new Map<number, OpenDay>();
   /** Days this process has seen listed in DAYS_KEY. */
   const listed = new Set<number>();
+  /** Redis: the newest day's digests this process has stored, so that their repeats are not sent again. */
+  let storedInRedis = { day: -1, digests: new DigestSet() };
   /** One piece of work at a time per day in this process (their reads of a journal would overlap). */
   const queues = new Map<number, Promise<unknown>>();
   const serially = <T>(day: number, work: () => Promise<T>): Promise<T> => {
@@ -115,16 +126,19 @@ export function downloadStore(storage: Storage, redis?: Redis, now: () => number
     return next;
   };
 
-  const addInRedis = async (redis: CountingRedis, day: number, downloads: Download[]) => {
-    const pairs = downloads.flatMap((download) => [seenDigest(download), fieldOf(download)]);
+  const addInRedis = async (redis: CountingRedis, day: number, downloads: Counted[]) => {
+    const pairs = downloads.flatMap((download) => [digestHex(download), download.field]);
     const keys = [countsKey(day), seenKey(day), DAYS_KEY].map(redisKey) as [string, string, string];
-    return redis
+    const added = await redis
       .countDownloads(...keys, day, SEEN_DAYS * 86_400, ...pairs)
       .catch((error: unknown) =>
         Promise.reject(
           error instanceof Error && error.name === 'ReplyError' ? error : new StorageUnavailableError(error),
         ),
       );
+    if (day > storedInRedis.day) storedInRedis = { day, digests: new DigestSet() };
+    if (day === storedInRedis.day) for (const download of downloads) storedInRedis.digests.add(download);
+    return added;
   };
 
   /**
@@ -133,16 +147,15 @@ export function downloadStore(storage: Storage, redis?: Redis, now: () => number
    */
   const readJournal = async (day: number, locked: boolean): Promise<OpenDay> => {
     let state = open.get(day);
-    if (!state) open.set(day, (state = { offset: 0, seen: new Set(), counts: {} }));
+    if (!state) open.set(day, (state = { offset: 0, seen: new DigestSet(), counts: {} }));
     const text = await journal.readFrom(journalKey(day), state.offset);
     const whole = text.lastIndexOf('\n') + 1;
     for (const line of text.slice(0, whole).split('\n')) {
       if (line === '') continue;
       const match = JOURNAL_LINE.exec(line);
       if (!match) throw new Error(`stored ${journalKey(day)} holds a line that is not <digest> <field>: ${line}`);
-      const [, digest, field] = match as unknown as [string, string, string];
-      if (state.seen.has(digest)) continue;
-      state.seen.add(digest);
+      const [, hex, field] = match as unknown as [string, string, string];
+      if (!state.seen.add(digestOfHex(hex))) continue;
       state.counts[field] = (state.counts[field] ?? 0) + 1;
     }
     state.offset += whole;
@@ -150,29 +163,28 @@ export function downloadStore(storage: Storage, redis?: Redis, now: () => number
     return state;
   };
 
-  const addToFiles = (day: number, downloads: Download[]) =>
+  const addToFiles = (day: number, downloads: Counted[]) =>
     serially(day, () =>
       withKeyLock(storage, journalKey(day), async () => {
         // A closed day is past counting (a batch held back longer than SEEN_DAYS).
         if (closed.has(day) || (await storage.hasItem(countsKey(day)))) return 0;
         const state = await readJournal(day, true);
-        const added = new Map<string, string>();
-        for (const download of downloads) {
-          const digest = seenDigest(download);
-          if (!state.seen.has(digest) && !added.has(digest)) added.set(digest, fieldOf(download));
+        const added = downloads.filter((download) => state.seen.add(download));
+        if (added.length === 0) return 0;
+        try {
+          // A day listed before its journal exists reads as zero; counts never go unlisted.
+          if (!listed.has(day)) await withKeyLock(storage, DAYS_KEY, () => addDay(day));
+          const lines = added.map((download) => `${digestHex(download)} ${download.field}\n`).join('');
+          await journal.append(journalKey(day), lines);
+          state.offset += lines.length;
+        } catch (error) {
+          // The batch is retried; what this process knows of the day is read again from the journal
+          // (which holds a half-written append's whole lines), as the seen digests took in the batch.
+          open.delete(day);
+          throw error;
         }
-        if (added.size === 0) return 0;
-        // A day listed before its journal exists reads as zero; counts never go unlisted.
-        if (!listed.has(day)) await withKeyLock(storage, DAYS_KEY, () => addDay(day));
-        const lines = [...added].map(([digest, field]) => `${digest} ${field}\n`).join('');
-        await journal.append(journalKey(day), lines);
-        // Taken in only once on disk: a failed append is retried with the batch, and read back if it was half written.
-        state.offset += lines.length;
-        for (const [digest, field] of added) {
-          state.seen.add(digest);
-          state.counts[field] = (state.counts[field] ?? 0) + 1;
-        }
-        return added.size;
+        for (const { field } of added) state.counts[field] = (state.counts[field] ?? 0) + 1;
+        return added.length;
       }),
     );
 
@@ -220,9 +232,17 @@ export function downloadStore(storage: Storage, redis?: Redis, now: () => number
   };
 
   return {
+    /**
+     * Is this download counted already, as far as this process knows without asking the store: it
+     * stored it, or read it from the day's journal. A cheap check before a download is queued.
+     */
+    isCounted(day: number, digest: Digest): boolean {
+      if (redis) return storedInRedis.day === day && storedInRedis.digests.has(digest);
+      return open.get(day)?.seen.has(digest) ?? false;
+    },
     /** Counts each download not yet counted for its client, version and day; resolves how many were new. */
-    async add(downloads: readonly Download[]): Promise<number> {
-      const byDay = new Map<number, Download[]>();
+    async add(downloads: readonly Counted[]): Promise<number> {
+      const byDay = new Map<number, Counted[]>();
       for (const download of downloads) {
         const ofDay = byDay.get(download.day);
         if (ofDay) ofDay.push(download);

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import type { H3Event } from 'h3';
 import type { ServerRequest } from 'srvx';
 import ipaddr from 'ipaddr.js';
-import { addressAllowList } from './addresses.ts';
+import { IPV4, addressAllowList } from './addresses.ts';
 import { sha256Hex } from '../digest.ts';
 
 /**
@@ -32,8 +32,6 @@ function normalise(address: string): string | undefined {
   return ipaddr.isValid(address) ? ipaddr.process(address).toString() : undefined;
 }
 
-/** Dotted decimal, four parts, no leading zeros: `012.1.2.3` (octal to some parsers), `0x7f.1` and `127.1` are not addresses here. */
-const IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
 /** Hex groups, optionally ending in dotted decimal; no zone (`%eth0`), which names an interface, not a client. */
 const IPV6 = /^[0-9a-f:]+(?::(?:\d{1,3}\.){3}\d{1,3})?$/i;
 
