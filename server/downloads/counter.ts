@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { getRouterParam, type H3Event } from 'h3';
 import type { ServerRequest } from 'srvx';
 import { DAY } from '../charts/time.ts';
@@ -79,17 +80,30 @@ export function createDownloadCounter(options: CounterOptions) {
       queue({ high: digest.high, low: digest.low, day, field });
   };
 
+  /**
+   * What each connection had counted last: a repeat on it (a retry, a download manager's range
+   * requests on one keep-alive connection) is dropped before its client is even resolved.
+   */
+  const lastOnConnection = new WeakMap<Socket, { day: number; field: string; forwardedFor: unknown }>();
+
   /** Counts the answer once Node has sent it, if it is a GET answered 200 or 206. */
   const countAfter = (event: H3Event, versionId: string, field: string) => {
     if (event.req.method !== 'GET') return;
-    const res = (event.req as ServerRequest).runtime?.node?.res as ServerResponse | undefined;
-    if (!res) return;
+    const node = (event.req as ServerRequest).runtime?.node;
+    const res = node?.res as ServerResponse | undefined;
+    const socket = node?.req.socket;
+    if (!res || !socket) return;
     const day = Math.floor(options.now() / DAY);
+    const forwardedFor = node!.req.headers['x-forwarded-for'];
+    const last = lastOnConnection.get(socket);
+    if (last && last.day === day && last.field === field && last.forwardedFor === forwardedFor) return;
     const { key } = requestClient(event, options.trustProxy);
     res.once(
       'finish',
       guarded('downloads', () => {
-        if (res.statusCode === 200 || res.statusCode === 206) queueOnce(day, versionId, field, key);
+        if (res.statusCode !== 200 && res.statusCode !== 206) return;
+        lastOnConnection.set(socket, { day, field, forwardedFor });
+        queueOnce(day, versionId, field, key);
       }),
     );
   };
