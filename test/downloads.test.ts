@@ -309,6 +309,29 @@ journal('kill -9 of a counting origin loses no count it had stored', async () =>
   }
 });
 
+journal('an origin stopped (SIGTERM) right after its downloads stores them before it exits', async () => {
+  const env = { TRUST_PROXY: '127.0.0.1', RATE_LIMIT: '0', LOG_REQUESTS: 'off' };
+  const tree = await openTree((await currentTreeDir(files.workspace.distDir))!);
+  const path = `/api/plugin-versions/download/${tree.catalog.versions[0]!.id}`;
+  const stored = async (url: string) =>
+    ((await (await fetch(`${url}/api/plugin-versions/downloads`)).json()) as DownloadCounts).total;
+  const origin = await spawnOrigin(files.workspace, env);
+  const before = await stored(origin.url);
+  // 30 new clients and a repeat of each, stopped well within the second before a flush.
+  for (const round of [0, 1])
+    for (let i = 0; i < 30; i++)
+      assert.is(await download({ url: origin.url } as RunningOrigin, path, `10.11.0.${i}`), 200, `round ${round}`);
+  origin.child.kill('SIGTERM');
+  await origin.exited;
+  const again = await spawnOrigin(files.workspace, env);
+  try {
+    assert.is(await stored(again.url), before + 30);
+  } finally {
+    again.child.kill('SIGTERM');
+    await again.exited;
+  }
+});
+
 journal.run();
 
 // REDIS_URL: every origin counts into one real redis-server.
