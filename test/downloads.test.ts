@@ -266,16 +266,19 @@ journal(
   },
 );
 
+/** A spawned origin that believes loopback's X-Forwarded-For, the newest version's download, and what /downloads says. */
+const spawned = { TRUST_PROXY: '127.0.0.1', RATE_LIMIT: '0', LOG_REQUESTS: 'off' };
+const newestDownload = async () =>
+  `/api/plugin-versions/download/${(await openTree((await currentTreeDir(files.workspace.distDir))!)).catalog.versions[0]!.id}`;
+const stored = async (url: string) =>
+  ((await (await fetch(`${url}/api/plugin-versions/downloads`)).json()) as DownloadCounts).total;
+
 journal('kill -9 of a counting origin loses no count it had stored', async () => {
-  const env = { TRUST_PROXY: '127.0.0.1', RATE_LIMIT: '0', LOG_REQUESTS: 'off' };
-  const tree = await openTree((await currentTreeDir(files.workspace.distDir))!);
-  const path = `/api/plugin-versions/download/${tree.catalog.versions[0]!.id}`;
-  const stored = async (url: string) =>
-    ((await (await fetch(`${url}/api/plugin-versions/downloads`)).json()) as DownloadCounts).total;
+  const path = await newestDownload();
   let acknowledged = 0;
   let next = 0;
   for (let round = 0; round < 3; round++) {
-    const origin = await spawnOrigin(files.workspace, env);
+    const origin = await spawnOrigin(files.workspace, spawned);
     assert.ok((await stored(origin.url)) >= acknowledged, `round ${round}: every count stored before survives`);
     // Downloads from new clients until the kill, 1.2 to 2.5 s in: flushes run meanwhile, one may be cut.
     // What /downloads answered before the kill was stored.
@@ -298,7 +301,7 @@ journal('kill -9 of a counting origin loses no count it had stored', async () =>
     await Promise.all([origin.exited, ...senders]);
   }
   assert.ok(acknowledged > 0, 'some downloads were stored before the kills');
-  const last = await spawnOrigin(files.workspace, env);
+  const last = await spawnOrigin(files.workspace, spawned);
   try {
     assert.ok((await stored(last.url)) >= acknowledged);
     assert.is(await download({ url: last.url } as RunningOrigin, path, '10.10.0.1'), 200);
@@ -310,12 +313,8 @@ journal('kill -9 of a counting origin loses no count it had stored', async () =>
 });
 
 journal('an origin stopped (SIGTERM) right after its downloads stores them before it exits', async () => {
-  const env = { TRUST_PROXY: '127.0.0.1', RATE_LIMIT: '0', LOG_REQUESTS: 'off' };
-  const tree = await openTree((await currentTreeDir(files.workspace.distDir))!);
-  const path = `/api/plugin-versions/download/${tree.catalog.versions[0]!.id}`;
-  const stored = async (url: string) =>
-    ((await (await fetch(`${url}/api/plugin-versions/downloads`)).json()) as DownloadCounts).total;
-  const origin = await spawnOrigin(files.workspace, env);
+  const path = await newestDownload();
+  const origin = await spawnOrigin(files.workspace, spawned);
   const before = await stored(origin.url);
   // 30 new clients and a repeat of each, stopped well within the second before a flush.
   for (const round of [0, 1])
@@ -323,7 +322,7 @@ journal('an origin stopped (SIGTERM) right after its downloads stores them befor
       assert.is(await download({ url: origin.url } as RunningOrigin, path, `10.11.0.${i}`), 200, `round ${round}`);
   origin.child.kill('SIGTERM');
   await origin.exited;
-  const again = await spawnOrigin(files.workspace, env);
+  const again = await spawnOrigin(files.workspace, spawned);
   try {
     assert.is(await stored(again.url), before + 30);
   } finally {
