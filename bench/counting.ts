@@ -1,9 +1,10 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runBuild } from '../build/build.ts';
+import { releaseJar } from '../build/cli/release.ts';
 import { currentTreeDir, openTree } from '../server/tree.ts';
 import { startProcess } from '../test/processes.ts';
-import { WRK, cpuMicros, median, report, runWrk, type CpuFigures } from './harness.ts';
+import { WRK, cpuMicros, fmt, median, pluginJar, report, runWrk, type CpuFigures } from './harness.ts';
 
 /**
  * wrk: every request from a new client, named in X-Forwarded-For (the origin trusts loopback):
@@ -48,15 +49,17 @@ const ORIGINS = [
 type Side = (typeof ORIGINS)[number]['name'];
 
 /**
- * Issue 17: a JAR answer (the demo data's newest, from the tree) with download counting on
- * against DOWNLOAD_COUNTS=off, on the embedded store without request log, with the rate limit off
- * (counting parses each new client's address itself) and on, in two patterns: one client repeating
- * (counted once, then skipped), and every request a new client (each counted, its digest stored).
+ * Issue 17: a JAR answer from the tree with download counting on against DOWNLOAD_COUNTS=off, on
+ * the embedded store without request log, with the rate limit off (counting parses each new
+ * client's address itself) and on, in three patterns: the demo's newest JAR (614 bytes) from one
+ * client repeating (counted once, then skipped), the same from a new client every request (each
+ * counted, its digest stored), and a 5 MB JAR (as plugins weigh) from a new client every request.
  * One origin is loaded at a time, in short runs taken in turn (on, off, off again, then the other
  * way round), so a drift of the machine falls on all alike; loaded at once, the origins and their
  * wrk processes fought over the 2 cores and two identical origins read 0.66 to 1.29 apart. A
  * second origin with counting off shows how far identical origins read apart in the same runs.
- * Figures: the origin's own CPU time per answer (all its threads), and requests/s. Target: at most 5% apart.
+ * Figures: the origin's own CPU time per answer (all its threads), and requests/s, and what
+ * counting costs per answer in µs (on less off). Target: at most 5% apart.
  */
 export async function benchCounting(
   ws: { dataDir: string; distDir: string; dir: string },
@@ -66,17 +69,28 @@ export async function benchCounting(
   console.log(`\n# Download counting (wrk, ${seconds} s per run, ${rounds} rounds, one origin loaded at a time)`);
   if (!WRK) return console.log('wrk not found: apt-get install -y wrk (a Lua script names a new client per request)');
   await runBuild(ws);
+  const bigJar = join(ws.dir, 'Big-5MB.jar');
+  await writeFile(bigJar, pluginJar('big', 5 * 1024 * 1024));
+  const big = await releaseJar(
+    { file: bigJar, version: '9.0.0', java: '21', software: ['Velocity'], by: 'bench' },
+    ws,
+    new Date(),
+  );
   const tree = await openTree((await currentTreeDir(ws.distDir))!);
-  const path = `/api/plugin-versions/download/${tree.catalog.versions[0]!.id}`;
+  const download = (id: string) => `/api/plugin-versions/download/${id}`;
+  const small = download(tree.catalog.versions.find((version) => version.id !== big.id)!.id);
   const script = join(ws.dir, 'new-clients.lua');
   await writeFile(script, NEW_CLIENTS_LUA);
-  const patterns: Record<string, (round: number) => WrkArgs> = {
-    'one repeating client': () => ({ options: ['-H', 'X-Forwarded-For: 198.51.100.1'], scriptArgs: [] }),
-    'a new client each request': (round) => ({
-      options: ['-s', script],
-      scriptArgs: ['--', String(round * CLIENTS_PER_ROUND)],
-    }),
-  };
+  const oneClient = () => ({ options: ['-H', 'X-Forwarded-For: 198.51.100.1'], scriptArgs: [] });
+  const newClients = (run: number) => ({
+    options: ['-s', script],
+    scriptArgs: ['--', String(run * CLIENTS_PER_ROUND)],
+  });
+  const patterns: { name: string; path: string; args: (run: number) => WrkArgs }[] = [
+    { name: 'one repeating client', path: small, args: oneClient },
+    { name: 'a new client each request', path: small, args: newClients },
+    { name: 'a new client each request, 5 MB JAR', path: download(big.id), args: newClients },
+  ];
   // Without the rate limit, counting resolves each client's address itself; with it (the default,
   // at a limit no run reaches) the limiter has already, and every origin keeps a window per client.
   for (const [limiter, rateLimit] of [
@@ -89,7 +103,7 @@ export async function benchCounting(
         const origin = await startProcess(
           process.execPath,
           ['--import', 'tsx', 'server/main.ts'],
-          `http://127.0.0.1:${port}${path}`,
+          `http://127.0.0.1:${port}${small}`,
           {
             PORT: String(port),
             HOST: '127.0.0.1',
@@ -104,7 +118,7 @@ export async function benchCounting(
         );
         origins.push({ name, port, stop: origin.stop, pid: origin.child.pid! });
       }
-      for (const [pattern, args] of Object.entries(patterns)) {
+      for (const { name: pattern, path, args } of patterns) {
         const figures = new Map<Side, CpuFigures[]>(ORIGINS.map(({ name }) => [name, []]));
         // Each run its own clients: a client counted in one run is not new in the next.
         let run = 0;
@@ -122,6 +136,7 @@ export async function benchCounting(
         report('  JAR, counting: CPU', cpu('on'), 'µs/req', 'DOWNLOAD_COUNTS=off', cpu('off'), '<= 1.05');
         report('  JAR, counting', rps('on'), 'req/s', 'off, same runs', rps('off'), '>= 0.95');
         report('  noise: off again, CPU', cpu('off again'), 'µs/req', 'off, same runs', cpu('off'));
+        console.log(`${''.padEnd(36)}counting costs ${fmt(cpu('on') - cpu('off'))} µs of CPU per answer`);
       }
     } finally {
       for (const origin of origins) await origin.stop();

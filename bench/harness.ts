@@ -2,6 +2,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
+import { makePluginJar } from '../build/plugin-jar.ts';
 import { findProgram } from '../test/processes.ts';
 
 export function median(values: number[]): number {
@@ -26,6 +27,14 @@ export function report(
 }
 
 export const fmt = (n: number) => (n >= 100 ? Math.round(n).toString() : n >= 1 ? n.toFixed(2) : n.toFixed(3));
+
+/** A valid plugin JAR of about `size` bytes (its filler stored, so its size is what we ask). */
+export function pluginJar(label: string, size = 0): Uint8Array {
+  return makePluginJar({
+    files: { 'plugin.yml': `name: Bench\nversion: 1.0.0\nmain: org.example.Bench\n# ${label}\n` },
+    filler: size,
+  });
+}
 
 export const WRK = findProgram('wrk');
 const execFileAsync = promisify(execFile);

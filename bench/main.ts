@@ -7,7 +7,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runBuild } from '../build/build.ts';
-import { makePluginJar } from '../build/plugin-jar.ts';
 import { releaseJar } from '../build/cli/release.ts';
 import { sha256Hex } from '../server/digest.ts';
 import { PluginVersionRecord } from '../server/versions/schema.ts';
@@ -18,7 +17,7 @@ import { writeNginxConfig } from './nginx.ts';
 import { benchBrands } from './brands.ts';
 import { benchCharts } from './charts.ts';
 import { benchCounting } from './counting.ts';
-import { WRK, fmt, load, measureCpu, median, report, type CpuFigures } from './harness.ts';
+import { WRK, fmt, load, measureCpu, median, pluginJar, report, type CpuFigures } from './harness.ts';
 import { benchScale } from './scale.ts';
 
 const { values } = parseArgs({
@@ -40,14 +39,6 @@ async function makeWorkspace(name: string) {
   const dir = join(work, name);
   await cp(join(ROOT, 'data'), join(dir, 'data'), { recursive: true });
   return { dataDir: join(dir, 'data'), distDir: join(dir, 'dist'), dir };
-}
-
-/** A valid plugin JAR of about `size` bytes (its filler stored, so its size is what we ask). */
-function pluginJar(label: string, size = 0): Uint8Array {
-  return makePluginJar({
-    files: { 'plugin.yml': `name: Bench\nversion: 1.0.0\nmain: org.example.Bench\n# ${label}\n` },
-    filler: size,
-  });
 }
 
 /** Metadata requests per CPU-time measurement: about 2 s of the origin's CPU time, 200 of Linux's 10 ms ticks. */
