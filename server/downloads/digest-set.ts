@@ -42,7 +42,12 @@ export class DigestSet {
   /** Pairs (high, low); (0, 0) marks an empty slot, so that digest is kept apart. */
   private slots = new Int32Array(2 * 1024);
   private holdsZero = false;
-  size = 0;
+  private count = 0;
+
+  /** How many digests it holds. */
+  get size(): number {
+    return this.count;
+  }
 
   has({ high, low }: Digest): boolean {
     if (high === 0 && low === 0) return this.holdsZero;
@@ -61,7 +66,7 @@ export class DigestSet {
       this.slots[slot + 1] = low;
     }
     // At most half the slots full: probes stay short.
-    if (++this.size * 4 > this.slots.length) this.grow();
+    if (++this.count * 4 > this.slots.length) this.grow();
     return true;
   }
 
