@@ -150,6 +150,35 @@ badges('players online now for a public server; private servers have none', asyn
   assert.is((await get('/api/badges/players/not-a-uuid.svg')).status, 400);
 });
 
+badges(
+  'badges are not rate limited: a client past its limit still gets every one, without RateLimit fields',
+  async () => {
+    const limited = await startTestOrigin(ctx.workspace, {
+      storage: ctx.storage,
+      rateLimit: { limit: 2, windowSeconds: 900 },
+    });
+    try {
+      const metadata = () => fetch(`${limited.url}/api/plugin-versions/latest/papermc`).then((r) => r.status);
+      assert.equal([await metadata(), await metadata(), await metadata()], [200, 200, 429]);
+      const { publicServer } = ctx.accounts;
+      for (const path of [
+        '/api/badges/latest/papermc.svg',
+        '/api/badges/latest/papermc/21.png',
+        '/api/badges/downloads.json',
+        `/api/badges/players/${publicServer.id}.svg`,
+      ]) {
+        const answer = await fetch(limited.url + path);
+        await answer.arrayBuffer();
+        assert.is(answer.status, 200, path);
+        assert.is(answer.headers.get('ratelimit'), null, path);
+      }
+      assert.is(await metadata(), 429);
+    } finally {
+      await limited.close();
+    }
+  },
+);
+
 badges.run();
 
 // Latest badges are precomputed into the tree (served by the origin's static edge, nginx and static

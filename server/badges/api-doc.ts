@@ -2,9 +2,8 @@ import { z } from 'zod';
 import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject } from 'zod-openapi';
 import {
   CACHE_HEADERS,
-  LIMITED_ANSWERS,
+  INTERNAL_ERROR,
   NOT_MODIFIED,
-  RATE_LIMIT_HEADERS,
   STORAGE_UNAVAILABLE,
   binaryContent,
   errorAnswer,
@@ -27,7 +26,7 @@ function badge(
     responses: {
       '200': {
         description: 'The badge (SVG answers also carry Vary: Accept-Encoding), or its endpoint JSON',
-        headers: { ...CACHE_HEADERS, ...RATE_LIMIT_HEADERS },
+        headers: CACHE_HEADERS,
         content: {
           ...binaryContent(['image/svg+xml', 'image/png']),
           'application/json': { schema: BadgeEndpoint },
@@ -35,7 +34,8 @@ function badge(
       },
       '304': NOT_MODIFIED,
       ...Object.fromEntries(Object.entries(errors).map(([status, description]) => [status, errorAnswer(description)])),
-      ...LIMITED_ANSWERS,
+      // No 429: not rate limited, as a README's badges come through a few shared proxies (GitHub's camo).
+      '500': INTERNAL_ERROR,
       ...(readsStore ? { '503': STORAGE_UNAVAILABLE } : {}),
     },
   };
