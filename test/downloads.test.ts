@@ -9,6 +9,7 @@ import { countedOf, downloadStore, type Counted, type DownloadStore } from '../s
 import type { RunningOrigin } from '../server/origin.ts';
 import { createFileStorage, type Storage } from '../server/storage.ts';
 import { currentTreeDir, openTree } from '../server/tree.ts';
+import { SERVER_SOFTWARE } from '../server/versions/software.ts';
 import {
   findProgram,
   makeWorkspace,
@@ -158,6 +159,8 @@ function logLine(client: string, at: Date, request: string, status: number, loca
 
 counting("`depot counts import` adds nginx's downloads, deduplicated with the origin's, idempotently", async () => {
   const now = new Date();
+  const { catalog } = await openTree((await currentTreeDir(ctx.workspace.distDir))!);
+  const otherSoftware = SERVER_SOFTWARE.find((name) => !catalog.byId.get(ctx.paper)!.serverSoftware.includes(name))!;
   const direct = `GET /api/plugin-versions/download/${ctx.newest}`;
   const lines = [
     logLine('198.51.100.1', now, direct, 200), // counted by the origin already today
@@ -174,6 +177,16 @@ counting("`depot counts import` adds nginx's downloads, deduplicated with the or
     logLine('198.51.100.51', now, direct.replace('GET', 'HEAD'), 200),
     logLine('198.51.100.52', now, direct, 304),
     logLine('198.51.100.53', new Date(now.getTime() - 10 * 86_400_000), direct, 200),
+    logLine('198.51.100.54', new Date(now.getTime() + 2 * 86_400_000), direct, 200),
+    // A log is outside input: a version the catalog does not hold, or a software its version does not run on.
+    logLine('198.51.100.55', now, 'GET /api/plugin-versions/download/plugin-9999999999999-nosuch', 200),
+    logLine(
+      '198.51.100.56',
+      now,
+      `GET /api/plugin-versions/download/latest/${otherSoftware.toLowerCase()}`,
+      200,
+      `/api/plugin-versions/download/${ctx.paper}`,
+    ),
     'not a log line',
   ];
   const file = join(ctx.workspace.dir, 'access.log');
@@ -182,16 +195,21 @@ counting("`depot counts import` adds nginx's downloads, deduplicated with the or
   assert.is(first.code, 0, first.stderr);
   assert.equal(JSON.parse(first.stdout), {
     file,
-    lines: 9,
+    lines: 12,
     downloads: 4,
     counted: 2,
     tooOld: 1,
+    future: 1,
+    unknownVersion: 1,
+    otherSoftware: 1,
     unattributed: 1,
     malformed: 1,
     countableDays: 8,
   });
   const answer = await counts(ctx.origin);
   assert.is(answer.total, 10);
+  assert.is(answer.versions.length, catalog.versions.length, 'no version the log made up');
+  assert.is(answer.software[otherSoftware], 0);
   assert.is(versionCounts(answer, ctx.paper).software.PaperMC, 3);
   const again = await runDepot(['counts', 'import', file], ctx.workspace);
   assert.is(JSON.parse(again.stdout).counted, 0);

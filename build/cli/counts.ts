@@ -5,9 +5,28 @@ import { parseArgs } from 'node:util';
 import { DAY } from '../../server/charts/time.ts';
 import type { Config } from '../../server/config.ts';
 import { readLogLine } from '../../server/downloads/access-log.ts';
-import { countedOf, downloadStore, isCountable, SEEN_DAYS, type Counted } from '../../server/downloads/store.ts';
+import { currentTreeDir, openTree } from '../../server/tree.ts';
+import {
+  countedOf,
+  downloadStore,
+  isCountable,
+  SEEN_DAYS,
+  type Counted,
+  type Download,
+} from '../../server/downloads/store.ts';
+import type { Catalog } from '../../server/versions/catalog.ts';
 import { RefusedError } from './release.ts';
 import { withState } from './state.ts';
+
+/** Why a download read from a log is left out (the tally it goes to), or null when it counts. */
+function notCountable({ day, versionId, software }: Download, catalog: Catalog, today: number) {
+  const version = catalog.byId.get(versionId);
+  if (!version) return 'unknownVersion';
+  if (software && !version.serverSoftware.includes(software)) return 'otherSoftware';
+  if (day > today) return 'future';
+  if (!isCountable(day, today)) return 'tooOld';
+  return null;
+}
 
 /** Downloads sent to the store at once: memory stays bounded whatever the log's size. */
 const BATCH = 5000;
@@ -16,15 +35,30 @@ const BATCH = 5000;
  * `counts import <access.log>`: the JAR downloads nginx served, from its access log (README: the
  * `depot` log_format), into the counts the origins keep, deduplicated with them per client, version
  * and day: importing a log again, or a download the origin counted too, adds nothing. Lines older
- * than the days whose clients are remembered (SEEN_DAYS) are left out, so that stays true.
+ * than the days whose clients are remembered (SEEN_DAYS) are left out, so that stays true; so are
+ * lines dated after today, and lines naming a version the served catalog does not hold, or a
+ * software that version does not run on (a log is outside input: it could name anything).
  */
 export async function importAccessLog(args: string[], config: Config, now: number) {
   const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
   const [file] = positionals;
   if (!file || positionals.length > 1) throw new RefusedError('usage: counts import <access.log>');
   await access(file, constants.R_OK).catch(() => Promise.reject(new RefusedError(`cannot read ${file}`)));
+  const tree = await currentTreeDir(config.distDir);
+  if (!tree) throw new RefusedError(`${config.distDir} holds no built tree: build first (npm run build)`);
+  const { catalog } = await openTree(tree);
   const today = Math.floor(now / DAY);
-  const tally = { lines: 0, downloads: 0, counted: 0, tooOld: 0, unattributed: 0, malformed: 0 };
+  const tally = {
+    lines: 0,
+    downloads: 0,
+    counted: 0,
+    tooOld: 0,
+    future: 0,
+    unknownVersion: 0,
+    otherSoftware: 0,
+    unattributed: 0,
+    malformed: 0,
+  };
   await withState(config, async ({ storage, redis }) => {
     const store = downloadStore(storage, redis);
     let batch: Counted[] = [];
@@ -39,8 +73,9 @@ export async function importAccessLog(args: string[], config: Config, now: numbe
       const entry = readLogLine(line);
       if (entry.kind === 'unattributed' || entry.kind === 'malformed') tally[entry.kind]++;
       if (entry.kind !== 'download') continue;
-      if (!isCountable(entry.download.day, today)) {
-        tally.tooOld++;
+      const skipped = notCountable(entry.download, catalog, today);
+      if (skipped) {
+        tally[skipped]++;
         continue;
       }
       tally.downloads++;
