@@ -313,11 +313,19 @@ else {
         `<img src="${ctx.origin.url}/api/servers/4f9c2a7e-1b2d-4c3e-8f90-a1b2c3d4e5f6/chart/players?days=30&width=600&theme=dark" width="600" height="400" alt="Players on my server">`,
       );
       assert.match(await page.locator('#cp-png').innerText(), /theme=dark&format=png"/);
+      // theme=auto carries both palettes in one SVG; a transparent background leaves the page showing.
+      await page.getByLabel('auto').check();
+      await page.getByLabel('transparent').check();
+      await page.waitForFunction(() => (document.getElementById('cp-chart') as HTMLImageElement).src.includes('auto'));
+      const auto = (await chart.getAttribute('src'))!;
+      assert.is(auto, '/api/charts/example?days=30&width=600&theme=auto&background=transparent');
+      assert.match(await (await fetch(url(auto))).text(), /@media \(prefers-color-scheme: ?dark\)/);
+      assert.match(await page.locator('#cp-svg').innerText(), /theme=auto&background=transparent"/);
       await page.getByLabel('Days').fill('400');
       await page.waitForFunction(() =>
         document.getElementById('cp-error')?.textContent?.includes('days must be a whole number from 1 to 365'),
       );
-      assert.is(await chart.getAttribute('src'), src, 'an invalid value does not redraw');
+      assert.is(await chart.getAttribute('src'), auto, 'an invalid value does not redraw');
       assert.equal(problems, []);
     } finally {
       await close();

@@ -28,8 +28,15 @@ if (form && rangesElement) {
       if (!ok) problems.push(`${name} must be a whole number from ${min} to ${max}.`);
       else if (Number(input.value) !== fallback) query.set(name, String(Number(input.value)));
     }
-    const theme = new FormData(form).get('theme');
-    if (theme === 'dark') query.set('theme', 'dark');
+    // The radio groups' defaults (light, solid) stay out of the URL, as the numbers' do.
+    const choices = new FormData(form);
+    for (const [name, fallback] of [
+      ['theme', 'light'],
+      ['background', 'solid'],
+    ] as const) {
+      const choice = choices.get(name);
+      if (typeof choice === 'string' && choice !== fallback) query.set(name, choice);
+    }
     return { query, problems };
   };
 
