@@ -510,7 +510,11 @@ http('signed URL: the owner mints it; it answers without a token, privately, in 
 });
 http('signed URL: expired, tampered, another server, forged or unkeyed signatures answer 403', async () => {
   const path = await mintedPath({ days: 7, expires: '1m' });
-  assert.is((await fetch(signing.origin.url + path)).status, 200);
+  const valid = await fetch(signing.origin.url + path);
+  assert.is(valid.status, 200);
+  // Kept by the browser no longer than the URL is valid (5 minutes for longer ones).
+  const maxAge = Number(/^private, max-age=(\d+)$/.exec(valid.headers.get('cache-control')!)?.[1]);
+  assert.ok(maxAge > 0 && maxAge <= 60, `max-age ${maxAge} within the URL's minute`);
   const { privateServer, publicServer } = ctx.accounts;
   const tampered: [string, string | null][] = [
     ['days', '8'],

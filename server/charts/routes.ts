@@ -43,8 +43,13 @@ export function chartRoutes(ctx: AppContext): H3 {
     else if (server.private) await requireOwner(ctx, event, server);
     // SPEC 8: an owner's private chart is not rate limited; every other chart is, cached or not.
     if (!server.private) await chargeLimit(event);
-    // A signed URL is a credential: its answers are for the browser that holds it, never a shared cache.
-    const cacheControl = server.private || signed ? CACHE_CONTROL.privateChart : CACHE_CONTROL.chart;
+    // A signed URL is a credential: its answers are for the browser that holds it, never a shared
+    // cache, and for no longer than it is valid (requireSignature has checked exp).
+    const cacheControl = signed
+      ? `private, max-age=${Math.min(CHART_TTL_SECONDS, exp! - Math.floor(ctx.now() / 1000))}`
+      : server.private
+        ? CACHE_CONTROL.privateChart
+        : CACHE_CONTROL.chart;
     // Keyed by server and parameters, looked up only after the access check: a private chart is
     // never handed from the cache to anyone but its owner.
     const key = sha256Hex(JSON.stringify([server.id, query]));
