@@ -9,8 +9,7 @@ import { sendJson } from '../http/json.ts';
 import { sendRepresentation } from '../http/send.ts';
 import { strongEtag } from '../http/etag.ts';
 import { validateParams, validateQuery } from '../http/validate.ts';
-import { pickLatest } from '../versions/latest.ts';
-import { JavaVersion, ServerSoftwareName } from '../versions/schema.ts';
+import { latestNamed } from '../versions/routes.ts';
 import { drawBadge, metric, scaledForPng } from './draw.ts';
 import {
   BADGE_FORMATS,
@@ -22,7 +21,6 @@ import {
   type BadgeFormat,
 } from './schema.ts';
 
-const NOT_FOUND_HEADERS = { 'cache-control': CACHE_CONTROL.notFound };
 /** A rendered PNG is kept as long as its badge may be cached. */
 const PNG_TTL_SECONDS = 300;
 
@@ -35,14 +33,13 @@ export function badgeRoutes(ctx: AppContext): H3 {
   const latest = async (event: H3Event) => {
     const format = formatOf(event);
     const { style, channel = 'release' } = await validateQuery(event, LatestBadgeQuery);
-    const software = ServerSoftwareName.safeParse(getRouterParam(event, 'serverSoftware', { decode: true }) ?? '');
-    if (!software.success) throw notFound(software.error.issues[0]!.message, undefined, NOT_FOUND_HEADERS);
-    const rawJava = getRouterParam(event, 'javaVersion', { decode: true });
-    const java = rawJava === undefined ? undefined : JavaVersion.safeParse(rawJava);
-    if (java && !java.success) throw notFound(java.error.issues[0]!.message, undefined, NOT_FOUND_HEADERS);
-    const label = java ? `${software.data} Java ${java.data}` : software.data;
-    const version = pickLatest(ctx.tree().catalog.latest, software.data, java?.data, channel);
-    if (!version) throw notFound(`No plugin version found for ${label}`, undefined, NOT_FOUND_HEADERS);
+    const { version, software, java } = latestNamed(
+      ctx,
+      getRouterParam(event, 'serverSoftware', { decode: true }) ?? '',
+      getRouterParam(event, 'javaVersion', { decode: true }),
+      channel,
+    );
+    const label = java === undefined ? software : `${software} Java ${java}`;
     const versionChannel = version.channel ?? 'release';
     const color = versionChannel === 'release' ? 'blue' : versionChannel === 'beta' ? 'orange' : 'red';
     return sendBadge(ctx, event, { label, message: `v${version.pluginVersion}`, color }, format, style);

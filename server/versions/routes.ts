@@ -22,7 +22,7 @@ import {
   type CatalogVersion,
   type UpdateCheck,
 } from './schema.ts';
-import type { ServerSoftware } from './software.ts';
+import type { JavaVersion as JavaVersionNumber, ServerSoftware } from './software.ts';
 import { checkForUpdate } from './update-check.ts';
 import { dispositionHeader } from '../http/disposition.ts';
 import { resolveRoutes } from './resolve-routes.ts';
@@ -87,16 +87,32 @@ export function versionRoutes(ctx: AppContext): H3 {
 }
 
 /** The catalog the answer is read from (one tree for the whole answer, even across a swap) and what it picked. */
-type Latest = { catalog: Catalog; version: CatalogVersion; software: ServerSoftware; channel: Channel };
+type Latest = {
+  catalog: Catalog;
+  version: CatalogVersion;
+  software: ServerSoftware;
+  java: JavaVersionNumber | undefined;
+  channel: Channel;
+};
 
-/**
- * The latest version a request names: `?channel=` first (400 naming the allowed values), then an
- * unknown software or Java version (404 naming what exists), then SPEC's 404 when none matches.
- */
+/** The latest version a request names, by its route's `software` and `java` and its `?channel=` (400 naming the allowed values). */
 async function findLatest(ctx: AppContext, event: H3Event): Promise<Latest> {
   const channel = (await validateQuery(event, ChannelQuery)).channel ?? 'release';
-  const rawSoftware = getRouterParam(event, 'software', { decode: true }) ?? '';
-  const rawJava = getRouterParam(event, 'java', { decode: true });
+  const software = getRouterParam(event, 'software', { decode: true }) ?? '';
+  return latestNamed(ctx, software, getRouterParam(event, 'java', { decode: true }), channel);
+}
+
+/**
+ * The latest version of a software, and Java version when named, on a channel (the latest
+ * endpoints and badges): an unknown software or Java version answers 404 naming what exists, then
+ * SPEC's 404 when none matches.
+ */
+export function latestNamed(
+  ctx: AppContext,
+  rawSoftware: string,
+  rawJava: string | undefined,
+  channel: Channel,
+): Latest {
   const software = ServerSoftwareName.safeParse(rawSoftware);
   if (!software.success)
     throw notFound(software.error.issues[0]?.message ?? 'Unknown server software', undefined, NOT_FOUND_HEADERS);
@@ -110,7 +126,7 @@ async function findLatest(ctx: AppContext, event: H3Event): Promise<Latest> {
     const within = channel === 'release' ? '' : ` in the ${channel} channel`;
     throw notFound(`No plugin version found for ${name}${within}`, undefined, NOT_FOUND_HEADERS);
   }
-  return { catalog, version, software: software.data, channel };
+  return { catalog, version, software: software.data, java: java?.data, channel };
 }
 
 const sendFeed = (event: H3Event, atom: string) =>
