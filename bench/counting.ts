@@ -1,10 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runBuild } from '../build/build.ts';
-import { releaseJar } from '../build/cli/release.ts';
 import { currentTreeDir, openTree } from '../server/tree.ts';
+import { downloadPath } from '../server/versions/present.ts';
 import { startProcess } from '../test/processes.ts';
-import { WRK, cpuMicros, fmt, median, pluginJar, report, runWrk, type CpuFigures } from './harness.ts';
+import { WRK, buildWithBigJar, cpuMicros, fmt, median, report, runWrk, type CpuFigures } from './harness.ts';
 
 /**
  * wrk: every request from a new client, named in X-Forwarded-For (the origin trusts loopback):
@@ -68,17 +67,9 @@ export async function benchCounting(
 ) {
   console.log(`\n# Download counting (wrk, ${seconds} s per run, ${rounds} rounds, one origin loaded at a time)`);
   if (!WRK) return console.log('wrk not found: apt-get install -y wrk (a Lua script names a new client per request)');
-  await runBuild(ws);
-  const bigJar = join(ws.dir, 'Big-5MB.jar');
-  await writeFile(bigJar, pluginJar('big', 5 * 1024 * 1024));
-  const big = await releaseJar(
-    { file: bigJar, version: '9.0.0', java: '21', software: ['Velocity'], by: 'bench' },
-    ws,
-    new Date(),
-  );
+  const big = await buildWithBigJar(ws);
   const tree = await openTree((await currentTreeDir(ws.distDir))!);
-  const download = (id: string) => `/api/plugin-versions/download/${id}`;
-  const small = download(tree.catalog.versions.find((version) => version.id !== big.id)!.id);
+  const small = downloadPath(tree.catalog.versions.find((version) => version.id !== big)!.id);
   const script = join(ws.dir, 'new-clients.lua');
   await writeFile(script, NEW_CLIENTS_LUA);
   const oneClient = () => ({ options: ['-H', 'X-Forwarded-For: 198.51.100.1'], scriptArgs: [] });
@@ -89,7 +80,7 @@ export async function benchCounting(
   const patterns: { name: string; path: string; args: (run: number) => WrkArgs }[] = [
     { name: 'one repeating client', path: small, args: oneClient },
     { name: 'a new client each request', path: small, args: newClients },
-    { name: 'a new client each request, 5 MB JAR', path: download(big.id), args: newClients },
+    { name: 'a new client each request, 5 MB JAR', path: downloadPath(big), args: newClients },
   ];
   // Without the rate limit, counting resolves each client's address itself; with it (the default,
   // at a limit no run reaches) the limiter has already, and every origin keeps a window per client.

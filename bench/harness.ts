@@ -1,7 +1,11 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { runBuild } from '../build/build.ts';
+import { releaseJar } from '../build/cli/release.ts';
 import { makePluginJar } from '../build/plugin-jar.ts';
 import { findProgram } from '../test/processes.ts';
 
@@ -34,6 +38,19 @@ export function pluginJar(label: string, size = 0): Uint8Array {
     files: { 'plugin.yml': `name: Bench\nversion: 1.0.0\nmain: org.example.Bench\n# ${label}\n` },
     filler: size,
   });
+}
+
+/** The workspace built, then a 5 MB JAR (as plugins weigh) released into it: that version's id. */
+export async function buildWithBigJar(ws: { dataDir: string; distDir: string; dir: string }): Promise<string> {
+  const file = join(ws.dir, 'Big-5MB.jar');
+  await writeFile(file, pluginJar('big', 5 * 1024 * 1024));
+  await runBuild(ws);
+  const big = await releaseJar(
+    { file, version: '9.0.0', java: '21', software: ['Velocity'], by: 'bench' },
+    ws,
+    new Date(),
+  );
+  return big.id;
 }
 
 export const WRK = findProgram('wrk');

@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runBuild } from '../build/build.ts';
-import { releaseJar } from '../build/cli/release.ts';
 import { sha256Hex } from '../server/digest.ts';
 import { PluginVersionRecord } from '../server/versions/schema.ts';
+import { downloadPath } from '../server/versions/present.ts';
 import { SERVER_SOFTWARE } from '../server/versions/software.ts';
 import { currentTreeDir, openTree } from '../server/tree.ts';
 import { ROOT, findProgram, startProcess } from '../test/processes.ts';
@@ -17,7 +17,7 @@ import { writeNginxConfig } from './nginx.ts';
 import { benchBrands } from './brands.ts';
 import { benchCharts } from './charts.ts';
 import { benchCounting } from './counting.ts';
-import { WRK, fmt, load, measureCpu, median, pluginJar, report, type CpuFigures } from './harness.ts';
+import { WRK, buildWithBigJar, fmt, load, measureCpu, median, pluginJar, report, type CpuFigures } from './harness.ts';
 import { benchScale } from './scale.ts';
 
 const { values } = parseArgs({
@@ -81,16 +81,9 @@ async function benchServing() {
     `\n# Serving (${WRK ? 'wrk' : 'autocannon (apt-get install -y wrk for a lighter client)'}, ${SECONDS} s per run, ${ROUNDS} rounds, one server process each)`,
   );
   const ws = await makeWorkspace('serving');
-  const bigJar = join(ws.dir, 'Big-5MB.jar');
-  await writeFile(bigJar, pluginJar('big', 5 * 1024 * 1024));
-  await runBuild({ ...ws });
-  const record = await releaseJar(
-    { file: bigJar, version: '9.0.0', java: '21', software: ['Velocity'], by: 'bench' },
-    ws,
-    new Date(),
-  );
+  const big = await buildWithBigJar(ws);
   const tree = await openTree((await currentTreeDir(ws.distDir))!);
-  const paths = { metadata: '/api/plugin-versions/latest/papermc', jar: `/api/plugin-versions/download/${record.id}` };
+  const paths = { metadata: '/api/plugin-versions/latest/papermc', jar: downloadPath(big) };
 
   const servers: { name: string; base: string; stop: () => Promise<void> }[] = [];
   try {
