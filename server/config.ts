@@ -34,63 +34,90 @@ const addressList = () =>
     error: 'must be a comma-separated list of IP addresses or CIDR ranges',
   });
 
-const Env = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  HOST: z.string().min(1).default('localhost'),
-  DATA_DIR: z.string().min(1).default('./data'),
-  DIST_DIR: z.string().min(1).default('./dist'),
-  STORAGE_DIR: z.string().min(1).default('./.storage'),
-  BUILD_CACHE_DIR: z.string().min(1).optional(),
-  CACHE_MAX_BYTES: z
-    .string()
-    .default('256MiB')
-    .transform(
-      parsedWith(parseByteSize, 'must be a size in bytes such as 268435456, 500MB or 1GiB (0: store no cache entries)'),
+/** MAX_CONNECTIONS' default: well under the usual 1024 open files, beside the store's and the tree's. */
+const DEFAULT_MAX_CONNECTIONS = 768;
+
+const Env = z
+  .object({
+    PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+    HOST: z.string().min(1).default('localhost'),
+    DATA_DIR: z.string().min(1).default('./data'),
+    DIST_DIR: z.string().min(1).default('./dist'),
+    STORAGE_DIR: z.string().min(1).default('./.storage'),
+    BUILD_CACHE_DIR: z.string().min(1).optional(),
+    CACHE_MAX_BYTES: z
+      .string()
+      .default('256MiB')
+      .transform(
+        parsedWith(
+          parseByteSize,
+          'must be a size in bytes such as 268435456, 500MB or 1GiB (0: store no cache entries)',
+        ),
+      ),
+    IMAGE_CACHE: z.enum(['on', 'off']).default('on'),
+    LOG_REQUESTS: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
+    DOWNLOAD_COUNTS: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
+    SITE: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
+    RATE_LIMIT: z
+      .string()
+      .default('100/15m')
+      .transform(parsedWith(parseRateLimit, 'must be <count>/<n><s|m|h> such as 100/15m, or 0 for no limit')),
+    TRUST_PROXY: addressList(),
+    REDIS_URL: z
+      .url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379' })
+      .optional()
+      .or(z.literal('').transform(() => undefined)),
+    NGINX_ORIGINS: commaList('127.0.0.1:3000').refine(
+      (entries) =>
+        entries.length > 0 && entries.every((entry) => /^(?:[\w.-]+|\[[0-9a-fA-F:.]+\]):\d{1,5}$/.test(entry)),
+      { error: 'must be a comma-separated list of host:port, e.g. 10.0.0.5:3000,10.0.0.6:3000' },
     ),
-  IMAGE_CACHE: z.enum(['on', 'off']).default('on'),
-  LOG_REQUESTS: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
-  DOWNLOAD_COUNTS: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
-  SITE: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
-  RATE_LIMIT: z
-    .string()
-    .default('100/15m')
-    .transform(parsedWith(parseRateLimit, 'must be <count>/<n><s|m|h> such as 100/15m, or 0 for no limit')),
-  TRUST_PROXY: addressList(),
-  REDIS_URL: z
-    .url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379' })
-    .optional()
-    .or(z.literal('').transform(() => undefined)),
-  NGINX_ORIGINS: commaList('127.0.0.1:3000').refine(
-    (entries) => entries.length > 0 && entries.every((entry) => /^(?:[\w.-]+|\[[0-9a-fA-F:.]+\]):\d{1,5}$/.test(entry)),
-    { error: 'must be a comma-separated list of host:port, e.g. 10.0.0.5:3000,10.0.0.6:3000' },
-  ),
-  NGINX_LISTEN: z
-    .string()
-    .regex(/^(?:[\w.-]+:|\[[0-9a-fA-F:]+\]:)?\d{1,5}$/, {
-      error: 'must be a port or address:port, e.g. 8080 or 127.0.0.1:8080',
-    })
-    .default('8080'),
-  NGINX_REAL_IP_FROM: addressList(),
-  DEPLOY_DIST_DIR: z
-    .string()
-    .regex(/^\/[^\s;{}"'$]*$/, { error: 'must be an absolute path without spaces or quotes' })
-    .optional(),
-  ORIGIN_URL: z
-    .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
-    .default('http://localhost:3000'),
-  PRIVATE_CHART_IPS: addressList(),
-  CHART_URL_KEYS: commaList().refine((keys) => keys.every((key) => key.length >= 32), {
-    error:
-      'must be a comma-separated list of keys of at least 32 characters, newest first (e.g. openssl rand -base64 32)',
-  }),
-  PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
-  WEBHOOK_RETRY_BASE_MS: z.coerce
-    .number()
-    .int()
-    .min(10, { error: 'must be an integer number of milliseconds from 10' })
-    .max(3_600_000)
-    .default(30_000),
-});
+    NGINX_LISTEN: z
+      .string()
+      .regex(/^(?:[\w.-]+:|\[[0-9a-fA-F:]+\]:)?\d{1,5}$/, {
+        error: 'must be a port or address:port, e.g. 8080 or 127.0.0.1:8080',
+      })
+      .default('8080'),
+    NGINX_REAL_IP_FROM: addressList(),
+    DEPLOY_DIST_DIR: z
+      .string()
+      .regex(/^\/[^\s;{}"'$]*$/, { error: 'must be an absolute path without spaces or quotes' })
+      .optional(),
+    ORIGIN_URL: z
+      .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
+      .default('http://localhost:3000'),
+    PRIVATE_CHART_IPS: addressList(),
+    CHART_URL_KEYS: commaList().refine((keys) => keys.every((key) => key.length >= 32), {
+      error:
+        'must be a comma-separated list of keys of at least 32 characters, newest first (e.g. openssl rand -base64 32)',
+    }),
+    PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
+    HEADERS_TIMEOUT: z
+      .string()
+      .default('10s')
+      .transform(parsedWith(parseMilliseconds, 'must be a duration such as 10s, 500ms or 1m, from 100ms to 1h')),
+    REQUEST_TIMEOUT: z
+      .string()
+      .default('60s')
+      .transform(parsedWith(parseMilliseconds, 'must be a duration such as 60s, 500ms or 2m, from 100ms to 1h')),
+    MAX_CONNECTIONS: z.coerce
+      .number({ error: 'must be an integer from 1 to 1000000' })
+      .int({ error: 'must be an integer from 1 to 1000000' })
+      .min(1, { error: 'must be an integer from 1 to 1000000' })
+      .max(1_000_000, { error: 'must be an integer from 1 to 1000000' })
+      .default(DEFAULT_MAX_CONNECTIONS),
+    WEBHOOK_RETRY_BASE_MS: z.coerce
+      .number()
+      .int()
+      .min(10, { error: 'must be an integer number of milliseconds from 10' })
+      .max(3_600_000)
+      .default(30_000),
+  })
+  // Node refuses a headers timeout longer than the whole request's.
+  .refine((env) => env.HEADERS_TIMEOUT <= env.REQUEST_TIMEOUT, {
+    path: ['HEADERS_TIMEOUT'],
+    error: 'must not be longer than REQUEST_TIMEOUT',
+  });
 
 export type Config = {
   port: number;
@@ -127,6 +154,12 @@ export type Config = {
   publicUrl: string;
   /** A failed webhook delivery's first retry delay, doubling after each failure. */
   webhookRetryBaseMs: number;
+  /** HEADERS_TIMEOUT: a connection whose request headers have not all arrived after this long is closed (408). */
+  headersTimeoutMs: number;
+  /** REQUEST_TIMEOUT: the same for the whole request, body included. */
+  requestTimeoutMs: number;
+  /** MAX_CONNECTIONS: open connections one origin accepts; more are closed at once. */
+  maxConnections: number;
 };
 
 /** Where and how a tree is deployed behind nginx or on a static host. */
@@ -168,7 +201,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     REDIS_URL,
   } = parsed.data;
   const { NGINX_ORIGINS, NGINX_LISTEN, NGINX_REAL_IP_FROM, DEPLOY_DIST_DIR, ORIGIN_URL } = parsed.data;
-  const { PUBLIC_URL, WEBHOOK_RETRY_BASE_MS } = parsed.data;
+  const { PUBLIC_URL, WEBHOOK_RETRY_BASE_MS, HEADERS_TIMEOUT, REQUEST_TIMEOUT, MAX_CONNECTIONS } = parsed.data;
   return {
     port: PORT,
     host: HOST,
@@ -196,6 +229,9 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     publicUrl: PUBLIC_URL ?? ORIGIN_URL,
     webhookRetryBaseMs: WEBHOOK_RETRY_BASE_MS,
+    headersTimeoutMs: HEADERS_TIMEOUT,
+    requestTimeoutMs: REQUEST_TIMEOUT,
+    maxConnections: MAX_CONNECTIONS,
   };
 }
 
@@ -218,9 +254,24 @@ function parseByteSize(text: string): number | undefined {
   return Number.isSafeInteger(Math.floor(bytes)) ? Math.floor(bytes) : undefined;
 }
 
+const MILLISECONDS_PER: Record<string, number> = { ms: 1, s: 1000, m: 60_000 };
+
+/** `10s`, `500ms`, `1.5m` -> milliseconds, from 100 ms to an hour; undefined otherwise. */
+function parseMilliseconds(text: string): number | undefined {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)\s*$/i.exec(text);
+  if (!match) return undefined;
+  const ms = Math.round(Number(match[1]) * MILLISECONDS_PER[match[2]!.toLowerCase()]!);
+  return ms >= 100 && ms <= 3_600_000 ? ms : undefined;
+}
+
 /** What an empty environment configures: the build's settings when a caller passes none (tests, benchmarks). */
 const DEFAULTS = readConfig({});
 export const DEFAULT_DEPLOY: DeployOptions = DEFAULTS.deploy;
 export const DEFAULT_RATE_LIMIT: RateLimitPolicy | null = DEFAULTS.rateLimit;
 export const DEFAULT_CACHE_MAX_BYTES: number = DEFAULTS.cacheMaxBytes;
 export const DEFAULT_PUBLIC_URL: string = DEFAULTS.publicUrl;
+export const DEFAULT_CONNECTION_LIMITS: Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs' | 'maxConnections'> = {
+  headersTimeoutMs: DEFAULTS.headersTimeoutMs,
+  requestTimeoutMs: DEFAULTS.requestTimeoutMs,
+  maxConnections: DEFAULTS.maxConnections,
+};

@@ -1,4 +1,4 @@
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { NodeRequest, sendNodeResponse } from 'srvx/node';
 import type { ServerRequest } from 'srvx';
@@ -8,7 +8,8 @@ import { logRequests, type RequestLog } from './http/request-log.ts';
 import { createAppContext } from './context.ts';
 import { createRateLimiter, type RateLimitPolicy } from './http/rate-limit.ts';
 import { createCacheBudget } from './byte-cache.ts';
-import { DEFAULT_CACHE_MAX_BYTES, DEFAULT_PUBLIC_URL } from './config.ts';
+import { DEFAULT_CACHE_MAX_BYTES, DEFAULT_CONNECTION_LIMITS, DEFAULT_PUBLIC_URL } from './config.ts';
+import { throttledLog } from './throttled-log.ts';
 import { redisReady } from './redis.ts';
 import { createFileStorage, createRedisStorage, type Storage } from './storage.ts';
 import { currentTreeDir, followCurrentTree, openTree } from './tree.ts';
@@ -52,6 +53,11 @@ export type OriginOptions = {
   /** WEBHOOK_RETRY_BASE_MS, and the attempt timeout (10 s): tests shorten them. */
   webhookRetryBaseMs?: number;
   webhookTimeoutMs?: number;
+  /** HEADERS_TIMEOUT, REQUEST_TIMEOUT (ms): a request's headers, and all of it, must have arrived within these (default 10 s, 60 s). */
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
+  /** MAX_CONNECTIONS: connections beyond this many open ones are closed at once (default 768). */
+  maxConnections?: number;
   /** How often dist/current is read besides watching dist/ (default 200 ms): tests lengthen it to see the watcher work alone. */
   treePollMs?: number;
 };
@@ -104,20 +110,41 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
   const logRequest = options.log ? logRequests(options.log, context.trustProxy) : undefined;
   // srvx's Node adapter, unrolled so that the request log holds the h3 context of its request.
   // Nothing a request does may stop the process: a throw here, or a rejection nobody handles, would.
-  const server = createServer((req, res) => {
-    try {
-      const request = new NodeRequest({ req, res }) as ServerRequest;
-      if (logRequest) logRequest(req, res, (request.context = {}));
-      const answer = app.fetch(request);
-      const send = (response: Response) =>
-        sendNodeResponse(res, response).catch((error: unknown) => failSend(res, error));
-      if (typeof (answer as Promise<Response>).then === 'function')
-        (answer as Promise<Response>).then(send, (error: unknown) => failSend(res, error));
-      else void send(answer as Response);
-    } catch (error) {
-      failSend(res, error);
-    }
-  });
+  const limits = { ...DEFAULT_CONNECTION_LIMITS, ...definedOnly(options) };
+  const server = createServer(
+    {
+      // Node's defaults let a client that trickles its headers hold a socket for a minute, or its
+      // body for five, and check only every 30 s: a few hundred slow clients would take every socket.
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, limits.headersTimeoutMs / 4)),
+    },
+    (req, res) => {
+      try {
+        const request = new NodeRequest({ req, res }) as ServerRequest;
+        if (logRequest) logRequest(req, res, (request.context = {}));
+        const answer = app.fetch(request);
+        const send = (response: Response) => {
+          // Answered before the body arrived (a 401, 413 or 400 on a POST): Node would otherwise read
+          // and discard the rest to keep the connection, for as long as the client cares to trickle it.
+          if (!req.complete && hasBody(req) && !res.headersSent) res.setHeader('connection', 'close');
+          return sendNodeResponse(res, response).catch((error: unknown) => failSend(res, error));
+        };
+        if (typeof (answer as Promise<Response>).then === 'function')
+          (answer as Promise<Response>).then(send, (error: unknown) => failSend(res, error));
+        else void send(answer as Response);
+      } catch (error) {
+        failSend(res, error);
+      }
+    },
+  );
+  server.maxConnections = limits.maxConnections;
+  const warnDropped = throttledLog(warn);
+  server.on('drop', () =>
+    warnDropped(
+      `[connections] ${limits.maxConnections} connections open (MAX_CONNECTIONS): new ones are closed at once (said at most once a minute)`,
+    ),
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());
@@ -147,6 +174,18 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
       if (ownStorage) await storage.dispose();
     },
   };
+}
+
+/** Does the request carry a body (which `complete` says was read to its end)? */
+const hasBody = (req: IncomingMessage) =>
+  req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+
+/** The connection limits a caller set (an undefined option keeps the default). */
+function definedOnly(options: OriginOptions) {
+  const { headersTimeoutMs, requestTimeoutMs, maxConnections } = options;
+  return Object.fromEntries(
+    Object.entries({ headersTimeoutMs, requestTimeoutMs, maxConnections }).filter(([, value]) => value !== undefined),
+  ) as Partial<typeof DEFAULT_CONNECTION_LIMITS>;
 }
 
 /**

@@ -33,5 +33,5 @@ export async function writeFileAtomic(path: string, bytes: Uint8Array | string):
   }
 }
 
-/** The temporary files of writeFileAtomic; a crash can leave one behind. */
-export const TEMPORARY_FILE = /\.tmp-\d+-\d+$/;
+/** The temporary files of writeFileAtomic, naming the writer's pid: a crash can leave one behind (sweep-leftovers.ts). */
+export const TEMPORARY_FILE = /\.tmp-(\d+)-\d+$/;

@@ -562,6 +562,22 @@ http('signed URL: expired, tampered, another server, forged or unkeyed signature
   await assertForbidden(path, /^This chart URL expired at \d{4}-\d\d-\d\dT/);
   signing.clockOffset = 0;
 });
+http('signed URL: only the canonical spelling of sig verifies, not the 3 others of its last character', async () => {
+  // 32 bytes are 43 base64url characters whose last carries 4 bits: its 2 spare bits spell the same bytes 4 ways.
+  const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  for (let round = 0; round < 4; round++) {
+    const path = await mintedPath({ days: 1 + round });
+    const sig = new URL(path, 'http://x').searchParams.get('sig')!;
+    const last = ALPHABET.indexOf(sig.at(-1)!);
+    assert.is(last & 3, 0, 'a minted sig is canonical');
+    assert.is((await fetch(signing.origin.url + path)).status, 200);
+    for (const spare of [1, 2, 3]) {
+      const other = sig.slice(0, -1) + ALPHABET[last | spare];
+      assert.equal(Buffer.from(other, 'base64url'), Buffer.from(sig, 'base64url'), 'the same bytes');
+      await assertForbidden(withParam(path, 'sig', other), /^sig does not sign this chart/);
+    }
+  }
+});
 http('signed URL: still only from PRIVATE_CHART_IPS when set', async () => {
   const path = await mintedPath();
   signing.fenced = await startSigning(['10.0.0.0/8']);

@@ -1,10 +1,11 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ROOT, makeWorkspace, runDepot, workspaceEnv, type CliResult, type Workspace } from './helpers.ts';
+import { ROOT, makeWorkspace, runDepot, until, workspaceEnv, type CliResult, type Workspace } from './helpers.ts';
 
 // `npm run depot` runs build/cli/launch.mjs, which bundles depot.ts and what it imports with esbuild
 // and rebuilds that bundle when a source changed. Every run here goes through npm, as an operator
@@ -133,6 +134,56 @@ bundle('launches at the same time after a change all run, from one whole bundle'
     'no staging folder left',
   );
 });
+
+bundle(
+  'a bundle a running command still uses is kept however often the sources change; removed once it ends',
+  async () => {
+    // A long command: `counts import` reading a named pipe, which ends only when the test writes to it.
+    const built = await makeWorkspace();
+    const fifo = join(built.dir, 'access.log');
+    await new Promise<void>((resolve, reject) =>
+      execFile('mkfifo', [fifo], (error) => (error ? reject(error) : resolve())),
+    );
+    await npmDepot([]);
+    const used = await stampDir();
+    const child = spawn('npm', ['run', '--silent', 'depot', '--', 'counts', 'import', fifo], {
+      cwd: ctx.dir,
+      env: workspaceEnv(built),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk));
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk));
+    const exited = once(child, 'exit').then(([code]) => code as number | null);
+    const file = join(ctx.dir, 'build/cli/depot.ts');
+    const source = await readFile(file, 'utf8');
+    try {
+      await until(
+        async () => (await readdir(join(CACHE(), used, '.users')).catch(() => [])).length > 0,
+        'the running command marks its bundle',
+      );
+      for (const edit of ['one', 'two']) {
+        await writeFile(file, source.replace('usage: npm run depot', `usage (${edit}): npm run depot`));
+        assert.match(withoutNpm((await npmDepot([])).stderr), BUNDLED);
+      }
+      assert.is.not(await stampDir(), used);
+      assert.ok((await stat(join(CACHE(), used, 'depot.js'))).isFile(), "the running command's bundle is kept");
+      // The command goes on from its bundle and finishes.
+      await writeFile(fifo, '');
+      assert.is(await exited, 0, stderr);
+      assert.match(stdout, /"lines": 0/);
+      await writeFile(file, source.replace('usage: npm run depot', 'usage (three): npm run depot'));
+      assert.match(withoutNpm((await npmDepot([])).stderr), BUNDLED);
+      assert.not.ok(await stat(join(CACHE(), used)).catch(() => null), 'removed once no command uses it');
+    } finally {
+      if (child.exitCode === null) process.kill(-child.pid!, 'SIGKILL');
+      await writeFile(file, source);
+      await built.remove();
+    }
+  },
+);
 
 bundle.run();
 

@@ -1,5 +1,6 @@
 import { readConfig } from '../../server/config.ts';
 import { DataError } from '../../server/data-files.ts';
+import { sweepLeftovers } from '../../server/sweep-leftovers.ts';
 import { BuildLockTimeoutError } from '../build-lock.ts';
 
 // Each command imports what it runs when it runs: the release's build loads the whole app (about
@@ -26,6 +27,9 @@ const USAGE = `usage: npm run depot -- <command>
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
   const config = readConfig();
+  // data/ is written by the CLI alone and small; STORAGE_DIR, which may hold thousands of files, is
+  // swept by the origin at its start.
+  await sweepLeftovers([config.dataDir]);
   try {
     switch (command) {
       case 'release': {

@@ -4,7 +4,7 @@
 // lives in node_modules/.cache/depot-cli/ and is rebuilt whenever one of its inputs changed, so the
 // CLI always runs the sources as they are.
 import { createHash } from 'node:crypto';
-import { statSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
 import * as nodeModule from 'node:module';
 import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
@@ -14,6 +14,8 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const ENTRY = join(ROOT, 'build/cli/depot.ts');
 const CACHE_DIR = join(ROOT, 'node_modules/.cache/depot-cli');
 const STAMP = join(CACHE_DIR, 'stamp.json');
+/** In each bundle's folder, one empty file per process running it, named by its pid. */
+const USERS = '.users';
 /** Besides the bundle's own inputs: this file, and npm's record of what is installed. */
 const ALSO_CHECKED = ['build/cli/launch.mjs', 'node_modules/.package-lock.json'];
 
@@ -127,28 +129,66 @@ async function rebuild(key) {
   return stamp;
 }
 
-/** Bundles other than `keep` (the new one and the one a running launch may still load chunks from). @param {string[]} keep */
+/**
+ * Bundles other than `keep` (the new one and the previous) that no running process uses: a command
+ * that runs for minutes (a release) loads its chunks as it goes, from the bundle it started with,
+ * however many times the sources changed meanwhile. @param {string[]} keep
+ */
 async function removeOldBundles(keep) {
   const hour = Date.now() - 3_600_000;
   for (const name of await readdir(CACHE_DIR)) {
     const path = join(CACHE_DIR, name);
-    const old = name.startsWith('build-') && !keep.includes(name);
+    const old = name.startsWith('build-') && !keep.includes(name) && !(await inUse(path));
     const abandoned = name.startsWith('tmp-') && ((await statOrNull(path))?.mtimeMs ?? Infinity) < hour;
     if (old || abandoned) await rm(path, { recursive: true, force: true });
   }
 }
 
-/** @returns {Promise<string>} the bundle's entry, rebuilt first when it is not current. */
+/** Does a running process use the bundle in `path`? A marker whose process is gone (killed) does not count. @param {string} path */
+async function inUse(path) {
+  const pids = await readdir(join(path, USERS)).catch(() => []);
+  return pids.some((pid) => {
+    try {
+      process.kill(Number(pid), 0);
+      return true;
+    } catch (error) {
+      return /** @type {NodeJS.ErrnoException} */ (error).code === 'EPERM'; // running, as another user
+    }
+  });
+}
+
+/**
+ * Marks the bundle `dir` as used by this process until it exits. False when the bundle is gone
+ * already (removed between reading the stamp and now): the caller looks again. @param {string} dir
+ */
+async function markInUse(dir) {
+  const users = join(CACHE_DIR, dir, USERS);
+  // Not recursive: that would make a removed bundle's folder again, empty.
+  const made = await mkdir(users).then(
+    () => true,
+    (/** @type {NodeJS.ErrnoException} */ error) => error.code === 'EEXIST',
+  );
+  if (!made) return false;
+  const marker = join(users, String(process.pid));
+  await writeFile(marker, '');
+  process.once('exit', () => rmSync(marker, { force: true }));
+  return Boolean(await statOrNull(join(CACHE_DIR, dir, 'depot.js')));
+}
+
+/** @returns {Promise<string>} the bundle's entry, rebuilt first when it is not current, and marked in use by this process. */
 async function currentBundle() {
   const key = stampKey();
-  let stamp = await currentStamp(key);
-  if (!stamp) {
-    await mkdir(CACHE_DIR, { recursive: true });
-    const previous = (await readStamp())?.dir ?? '';
-    stamp = await rebuild(key);
-    await removeOldBundles([stamp.dir, previous]);
+  // A bundle removed under us (two rebuilds in the moment between reading the stamp and marking it) is looked for again.
+  for (let attempt = 1; ; attempt++) {
+    let stamp = await currentStamp(key);
+    if (!stamp) {
+      await mkdir(CACHE_DIR, { recursive: true });
+      const previous = (await readStamp())?.dir ?? '';
+      stamp = await rebuild(key);
+      await removeOldBundles([stamp.dir, previous]);
+    }
+    if ((await markInUse(stamp.dir)) || attempt === 3) return join(CACHE_DIR, stamp.dir, 'depot.js');
   }
-  return join(CACHE_DIR, stamp.dir, 'depot.js');
 }
 
 let entry;

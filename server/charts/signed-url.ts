@@ -136,6 +136,9 @@ export function chartSignatureMatches(
   sig: string,
 ): boolean {
   const presented = Buffer.from(sig, 'base64url');
+  // base64url decoding ignores the last character's spare bits, so 4 spellings decode alike: only
+  // the one the signer writes is the signature (the URL is the credential, and caches key on it).
+  if (presented.toString('base64url') !== sig) return false;
   const text = signedText(serverId, query, exp);
   return keys.some((key) => {
     const expected = hmac(key, text);

@@ -17,7 +17,12 @@ type DocumentedOperation = { responses?: object; security?: unknown };
 export type DocumentedPaths = Record<string, Partial<Record<(typeof METHODS)[number], DocumentedOperation>>>;
 
 /** How many looked-up paths the endpoint table remembers. */
-const KNOWN_PATHS = 10_000;
+export const KNOWN_PATHS = 10_000;
+/**
+ * Longer paths are looked up every time, never remembered: the longest documented path with its
+ * parameters is under 100 characters, so the table holds at most KNOWN_PATHS times this.
+ */
+export const KNOWN_PATH_MAX_LENGTH = 256;
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
@@ -26,6 +31,8 @@ export type EndpointTable = {
   findEndpoint(path: string): Endpoint | undefined;
   /** The operation a request calls (HEAD is GET without the body), or undefined. */
   findOperation(method: string, path: string): Operation | undefined;
+  /** What the lookup cache holds now: paths, and their characters in all. */
+  cacheUse(): { paths: number; chars: number };
 };
 
 /**
@@ -52,18 +59,28 @@ export function createEndpointTable(paths: DocumentedPaths): EndpointTable {
     });
   }
   // Every limited request looks its path up, and the same few thousand paths come again and again:
-  // a Map hit costs a tenth of rou3's walk. Emptied when full, so random paths cannot grow it.
-  const known = new Map<string, Endpoint | undefined>();
+  // a Map hit costs a tenth of rou3's walk. Only documented paths of a bounded length are
+  // remembered (anyone can send 404s of any length), and it is emptied when full.
+  const known = new Map<string, Endpoint>();
+  let knownChars = 0;
   const findEndpoint = (path: string) => {
-    if (known.has(path)) return known.get(path);
-    if (known.size >= KNOWN_PATHS) known.clear();
+    const remembered = known.get(path);
+    if (remembered) return remembered;
     const endpoint = findRoute(router, '', path)?.data;
-    known.set(path, endpoint);
+    if (endpoint && path.length <= KNOWN_PATH_MAX_LENGTH) {
+      if (known.size >= KNOWN_PATHS) {
+        known.clear();
+        knownChars = 0;
+      }
+      known.set(path, endpoint);
+      knownChars += path.length;
+    }
     return endpoint;
   };
   return {
     findEndpoint,
     findOperation: (method, path) => findEndpoint(path)?.operations.get(method === 'HEAD' ? 'GET' : method),
+    cacheUse: () => ({ paths: known.size, chars: knownChars }),
   };
 }
 
