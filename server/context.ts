@@ -110,7 +110,7 @@ export function createStateContext(storage: Storage, options: StateOptions = {})
   const now = options.now ?? Date.now;
   return {
     servers: serverStore(storage),
-    samples: sampleStore(storage, options.redis),
+    samples: sampleStore(storage, options.redis, options.warn),
     idempotency: idempotencyStore(storage, options.redis),
     tokens: userTokenStore(storage),
     chartCache: createByteCache(storage, 'charts', {
