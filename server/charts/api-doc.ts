@@ -124,7 +124,12 @@ export const CHART_PATHS: ZodOpenApiPathsObject = {
         '413': errorAnswer('A body over 256 KiB'),
         '422': errorAnswer('This Idempotency-Key was used with another body in the last 24 hours'),
         '500': INTERNAL_ERROR,
-        '503': STORAGE_UNAVAILABLE,
+        '503': {
+          ...errorAnswer(
+            'Shared state (REDIS_URL) unreachable, or the disk of STORAGE_DIR full; nothing was stored: retry after Retry-After seconds',
+          ),
+          headers: STORAGE_UNAVAILABLE.headers,
+        },
       },
     },
   },
