@@ -3,7 +3,7 @@ import type { AppContext } from '../context.ts';
 import { bearerToken, forbidden, secretMatches, unauthorized } from '../http/auth.ts';
 import { CACHE_CONTROL, PRIVATE_HEADERS, PUBLIC_HEADERS, SVG_SECURITY_POLICY } from '../http/cache.ts';
 import { requestClient } from '../http/client-address.ts';
-import { chargeLimit } from '../http/rate-limit.ts';
+import { chargeKey, chargeLimit } from '../http/rate-limit.ts';
 import { throttledLog } from '../throttled-log.ts';
 import { notFound } from '../http/errors.ts';
 import { sendRepresentation } from '../http/send.ts';
@@ -73,6 +73,12 @@ export function chartRoutes(ctx: AppContext): H3 {
     const key = bearerToken(event);
     if (!key) throw unauthorized("Send the server's ingest key as Authorization: Bearer <key>");
     if (!secretMatches(server.ingestKeyHash, key)) throw unauthorized('Wrong ingest key for this server');
+    // Counted per server key once the key is checked: only its holder can spend its budget.
+    if (ctx.ingestLimiter)
+      event.context.rateLimit = {
+        headers: await chargeKey(ctx.ingestLimiter, server.id, 'ingest', "Ingestion limit of this server's key"),
+      };
+    const answered = { ...PRIVATE_HEADERS, ...event.context.rateLimit?.headers };
     const idempotencyKey = idempotencyKeyOf(event);
     const body = await readJson(event, '{"players": n} or {"samples": [...]}');
     const result = samplesFromBody(body, ctx.now());
@@ -90,6 +96,12 @@ export function chartRoutes(ctx: AppContext): H3 {
     if (idempotencyKey === null) await store();
     else {
       const outcome = await ctx.idempotency.once(server.id, idempotencyKey, JSON.stringify(body), store, ctx.now());
+      if (outcome === 'capped')
+        throw new HTTPError({
+          status: 429,
+          message: `Idempotency-Key limit reached: a server stores at most ${ctx.idempotency.maxKeysPerDay} new keys per UTC day; retry after midnight UTC`,
+          headers: { ...event.context.rateLimit?.headers, 'retry-after': String(secondsToMidnight(ctx.now())) },
+        });
       if (outcome === 'conflict')
         throw new HTTPError({
           status: 422,
@@ -102,9 +114,9 @@ export function chartRoutes(ctx: AppContext): H3 {
           headers: { 'retry-after': '1' },
         });
       if (outcome === 'replayed')
-        return new Response(null, { status: 204, headers: { ...PRIVATE_HEADERS, 'idempotent-replayed': 'true' } });
+        return new Response(null, { status: 204, headers: { ...answered, 'idempotent-replayed': 'true' } });
     }
-    return new Response(null, { status: 204, headers: PRIVATE_HEADERS });
+    return new Response(null, { status: 204, headers: answered });
   });
 
   app.post('/api/servers/:id/chart-urls', async (event) => {
@@ -181,6 +193,11 @@ function isDiskFull(error: unknown): boolean {
   for (let cause = error; cause instanceof Error; cause = cause.cause)
     if (['ENOSPC', 'EDQUOT'].includes(String((cause as NodeJS.ErrnoException).code))) return true;
   return false;
+}
+
+/** Seconds until the next UTC midnight (at least 1): when a server's day of Idempotency-Keys starts again. */
+function secondsToMidnight(now: number): number {
+  return Math.max(1, Math.ceil((DAY - (now % DAY)) / 1000));
 }
 
 /** The optional Idempotency-Key header: null when absent, 400 when malformed. */
