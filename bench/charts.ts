@@ -79,6 +79,7 @@ export async function benchCharts(ws: { dataDir: string; distDir: string; dir: s
     HOST: '127.0.0.1',
     PORT: '4121',
     RATE_LIMIT: '0',
+    INGEST_RATE_LIMIT: '0', // the bench posts as fast as one server key can
     DIST_DIR: ws.distDir,
     DATA_DIR: ws.dataDir,
     STORAGE_DIR: storageDir,

@@ -62,6 +62,10 @@ const Env = z
       .string()
       .default('100/15m')
       .transform(parsedWith(parseRateLimit, 'must be <count>/<n><s|m|h> such as 100/15m, or 0 for no limit')),
+    INGEST_RATE_LIMIT: z
+      .string()
+      .default('60/1m')
+      .transform(parsedWith(parseRateLimit, 'must be <count>/<n><s|m|h> such as 60/1m, or 0 for no limit')),
     TRUST_PROXY: addressList(),
     REDIS_URL: z
       .url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379' })
@@ -146,6 +150,8 @@ export type Config = {
   trustProxy: string[];
   /** SPEC 8's request limit per client address; null: off. */
   rateLimit: RateLimitPolicy | null;
+  /** Ingestion requests (POST /api/servers/:id/stats) per server key and window, counted after the key is checked; null: off. */
+  ingestRateLimit: RateLimitPolicy | null;
   /** All shared state (rate limit, caches, tokens, servers, samples) in Redis; undefined: in this process. */
   redisUrl: string | undefined;
   /** What the build's nginx.conf, _headers and _redirects name. */
@@ -198,6 +204,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     CHART_URL_KEYS,
     TRUST_PROXY,
     RATE_LIMIT,
+    INGEST_RATE_LIMIT,
     REDIS_URL,
   } = parsed.data;
   const { NGINX_ORIGINS, NGINX_LISTEN, NGINX_REAL_IP_FROM, DEPLOY_DIST_DIR, ORIGIN_URL } = parsed.data;
@@ -218,6 +225,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     chartUrlKeys: CHART_URL_KEYS,
     trustProxy: TRUST_PROXY,
     rateLimit: RATE_LIMIT,
+    ingestRateLimit: INGEST_RATE_LIMIT,
     redisUrl: REDIS_URL,
     deploy: {
       origins: NGINX_ORIGINS,

@@ -10,6 +10,7 @@ import { downloadStore } from './downloads/store.ts';
 import { addressAllowList } from './http/addresses.ts';
 import { trustedProxies } from './http/client-address.ts';
 import { createFileCache, type FileCache } from './http/file-cache.ts';
+import { createRateLimiter, type RateLimiter, type RateLimitPolicy } from './http/rate-limit.ts';
 import type { Redis } from 'ioredis';
 import type { Storage } from './storage.ts';
 import type { Tree } from './tree.ts';
@@ -38,6 +39,8 @@ export type StateContext = {
   samples: SampleStore;
   /** Ingestion's Idempotency-Key, remembered 24 hours per server. */
   idempotency: IdempotencyStore;
+  /** INGEST_RATE_LIMIT: ingestion requests per server key; null: not limited. */
+  ingestLimiter: RateLimiter | null;
   tokens: UserTokenStore;
   chartCache: ByteCache;
   now: () => number;
@@ -54,6 +57,8 @@ type StateOptions = {
   redis?: Redis | undefined;
   cacheBudget?: CacheBudget | undefined;
   warn?: (line: string) => void;
+  /** INGEST_RATE_LIMIT; null or absent: ingestion is not limited. */
+  ingestRateLimit?: RateLimitPolicy | null | undefined;
 };
 
 /**
@@ -110,8 +115,11 @@ export function createStateContext(storage: Storage, options: StateOptions = {})
   const now = options.now ?? Date.now;
   return {
     servers: serverStore(storage),
-    samples: sampleStore(storage, options.redis),
-    idempotency: idempotencyStore(storage, options.redis),
+    samples: sampleStore(storage, options.redis, options.warn),
+    idempotency: idempotencyStore(storage, options.redis, options.warn ? { warn: options.warn } : {}),
+    ingestLimiter: options.ingestRateLimit
+      ? createRateLimiter(options.ingestRateLimit, now, options.redis, options.warn, 'ingest')
+      : null,
     tokens: userTokenStore(storage),
     chartCache: createByteCache(storage, 'charts', {
       now,

@@ -39,6 +39,8 @@ export type OriginOptions = {
   trustProxy?: string[];
   /** SPEC 8's limit; null or absent: no limit. */
   rateLimit?: RateLimitPolicy | null;
+  /** INGEST_RATE_LIMIT: ingestion requests per server key; null or absent: no limit. */
+  ingestRateLimit?: RateLimitPolicy | null;
   /** REDIS_URL: all state (rate limit, caches, tokens, servers, samples) in Redis, shared by every origin. */
   redisUrl?: string;
   /** CACHE_MAX_BYTES: what the embedded store's render caches may hold (Redis: TTLs and its own memory policy). */
@@ -99,6 +101,7 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
     redis,
     cacheBudget,
     warn,
+    ingestRateLimit: options.ingestRateLimit,
     tree: follower.current,
     renderAlways: options.imageCache === false,
     publicUrl: options.publicUrl ?? DEFAULT_PUBLIC_URL,

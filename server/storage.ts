@@ -1,5 +1,5 @@
-import { mkdir } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { mkdir, readdir } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import type { Redis } from 'ioredis';
 import { createRequire } from 'node:module';
 import { lock } from 'proper-lockfile';
@@ -71,9 +71,29 @@ function atomicFileDriver(base: string): LockingDriver {
       await writeFileAtomic(path, value);
     });
   };
+  const ignored = (path: string) => TEMPORARY_FILE.test(path) || path.split('/').some((part) => part.endsWith('.lock'));
   return {
     ...files,
     name: 'atomic-fs',
+    // fs-lite walks the whole store whatever the prefix; a prefix's keys are in its folder alone,
+    // so listing one server's Idempotency-Keys or the outbox costs what they hold, not the store.
+    async getKeys(relativeBase: string | undefined, options: { maxDepth?: number } = {}) {
+      const prefix = (relativeBase ?? '').replace(/:$/, '');
+      const root = resolve(base);
+      const folder = prefix ? resolve(pathOf(prefix)) : root;
+      const entries = await readdir(folder, { recursive: true, withFileTypes: true }).catch(
+        (error: NodeJS.ErrnoException) =>
+          error.code === 'ENOENT' || error.code === 'ENOTDIR' ? [] : Promise.reject(error),
+      );
+      return entries
+        .filter((entry) => entry.isFile())
+        .map((entry) => join(entry.parentPath, entry.name).slice(root.length + 1))
+        .filter(
+          (path) =>
+            !ignored(path) && (options.maxDepth === undefined || path.split('/').length <= options.maxDepth + 1),
+        )
+        .map((path) => path.replaceAll('/', ':'));
+    },
     setItem: (key, value) => write(key, value),
     setItemRaw: (key, value) => write(key, value as Uint8Array),
     async lockKey(key, wait = true) {

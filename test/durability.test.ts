@@ -91,7 +91,7 @@ torture('every sample answered 204 is stored after repeated kill -9 of the origi
   const next = ctx.servers.map(() => 0);
   const deadline = Date.now() + 60_000;
   for (let round = 0; round < 6 && Date.now() < deadline; round++) {
-    const origin = await spawnOrigin(ctx.workspace, { LOG_REQUESTS: 'off', RATE_LIMIT: '0' });
+    const origin = await spawnOrigin(ctx.workspace, { LOG_REQUESTS: 'off', RATE_LIMIT: '0', INGEST_RATE_LIMIT: '0' });
     const answeredBefore = acknowledged.length;
     // Three clients per server post one sample each, back to back, until the kill.
     const clients = ctx.servers.flatMap((server, s) =>
@@ -149,7 +149,11 @@ writers.after(() => ctx.workspace.remove());
 
 writers('depot stats add during HTTP ingestion: every sample of both is counted', async () => {
   const server = ctx.servers[0]!;
-  const origin: OriginProcess = await spawnOrigin(ctx.workspace, { LOG_REQUESTS: 'off', RATE_LIMIT: '0' });
+  const origin: OriginProcess = await spawnOrigin(ctx.workspace, {
+    LOG_REQUESTS: 'off',
+    RATE_LIMIT: '0',
+    INGEST_RATE_LIMIT: '0',
+  });
   try {
     const at = new Date(Math.floor(Date.now() / HOUR) * HOUR - 2 * HOUR).toISOString();
     const cli = Array.from({ length: 6 }, (_, i) =>
@@ -190,7 +194,7 @@ held('ingestion waits for the lock, answers 503 when it is not let go within 5 s
   const dayFile = join(ctx.workspace.storageDir, 'samples', server.id, String(Math.floor(at / DAY)));
   await mkdir(dirname(dayFile), { recursive: true });
   const release = await lock(dayFile, { realpath: false, stale: 2000 }); // a live holder: it keeps the lock fresh
-  const origin = await spawnOrigin(ctx.workspace, { RATE_LIMIT: '0' });
+  const origin = await spawnOrigin(ctx.workspace, { RATE_LIMIT: '0', INGEST_RATE_LIMIT: '0' });
   const post = () => postSample(origin, server, at, 77);
   try {
     const started = performance.now();

@@ -138,7 +138,14 @@ document('the rate limit, errors and auth are documented where they apply', () =
       // Badges are not limited: a README's badges come through a few shared proxies (GitHub's camo).
       const limited =
         method === 'get' && !['/healthz', '/api/openapi.json'].includes(path) && !path.startsWith('/api/badges/');
-      assert.is('429' in operation.responses, limited, `${method} ${path}: 429`);
+      // Ingestion has a limit of its own, per server key (INGEST_RATE_LIMIT), said by x-rate-limit.
+      const perServerKey = (operation as { 'x-rate-limit'?: string })['x-rate-limit'] === 'per-server-key';
+      assert.is(
+        perServerKey,
+        method === 'post' && path === '/api/servers/{id}/stats',
+        `${method} ${path}: x-rate-limit`,
+      );
+      assert.is('429' in operation.responses, limited || perServerKey, `${method} ${path}: 429`);
       assert.ok('500' in operation.responses, `${method} ${path}: 500`);
     }
   }

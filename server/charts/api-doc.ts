@@ -89,8 +89,10 @@ export const CHART_PATHS: ZodOpenApiPathsObject = {
   '/api/servers/{id}/stats': {
     post: {
       tags: ['player charts'],
-      summary: 'Report player counts (hourly buckets; not rate limited)',
+      summary: 'Report player counts (hourly buckets; limited per server key, not per address)',
       security: [{ ingestKey: [] }],
+      // INGEST_RATE_LIMIT counts per server key, in the route, after the key is checked: not SPEC 8's limit per address.
+      'x-rate-limit': 'per-server-key',
       requestParams: {
         path: ServerPath,
         header: z.object({
@@ -106,6 +108,7 @@ export const CHART_PATHS: ZodOpenApiPathsObject = {
           description:
             'Stored: the samples survive a crash from here on (or, with a repeated Idempotency-Key, stored before)',
           headers: {
+            ...RATE_LIMIT_HEADERS,
             'Idempotent-Replayed': {
               description: '`true` when this answers a repeated Idempotency-Key and nothing was stored',
               schema: { type: 'string' },
@@ -123,8 +126,19 @@ export const CHART_PATHS: ZodOpenApiPathsObject = {
         '409': errorAnswer('Another request with this Idempotency-Key is being stored (with Retry-After)'),
         '413': errorAnswer('A body over 256 KiB'),
         '422': errorAnswer('This Idempotency-Key was used with another body in the last 24 hours'),
+        '429': {
+          ...errorAnswer(
+            "Over INGEST_RATE_LIMIT for this server's key (60 per minute by default), or over the 10,000 new Idempotency-Keys a server may store per UTC day; the error says which and when to retry",
+          ),
+          headers: (LIMITED_ANSWERS['429'] as ZodOpenApiResponseObject).headers,
+        },
         '500': INTERNAL_ERROR,
-        '503': STORAGE_UNAVAILABLE,
+        '503': {
+          ...errorAnswer(
+            'Shared state (REDIS_URL) unreachable, or the disk of STORAGE_DIR full; nothing was stored: retry after Retry-After seconds',
+          ),
+          headers: STORAGE_UNAVAILABLE.headers,
+        },
       },
     },
   },

@@ -3,7 +3,8 @@ import type { AppContext } from '../context.ts';
 import { bearerToken, forbidden, secretMatches, unauthorized } from '../http/auth.ts';
 import { CACHE_CONTROL, PRIVATE_HEADERS, PUBLIC_HEADERS, SVG_SECURITY_POLICY } from '../http/cache.ts';
 import { requestClient } from '../http/client-address.ts';
-import { chargeLimit } from '../http/rate-limit.ts';
+import { chargeKey, chargeLimit } from '../http/rate-limit.ts';
+import { throttledLog } from '../throttled-log.ts';
 import { notFound } from '../http/errors.ts';
 import { sendRepresentation } from '../http/send.ts';
 import { strongEtag } from '../http/etag.ts';
@@ -66,19 +67,41 @@ export function chartRoutes(ctx: AppContext): H3 {
     return sendChart(event, bytes, query.format, cacheControl);
   });
 
+  const warnDiskFull = throttledLog((line) => console.error(line), ctx.now);
   app.post('/api/servers/:id/stats', async (event) => {
     const server = await findServer(ctx, event);
     const key = bearerToken(event);
     if (!key) throw unauthorized("Send the server's ingest key as Authorization: Bearer <key>");
     if (!secretMatches(server.ingestKeyHash, key)) throw unauthorized('Wrong ingest key for this server');
+    // Counted per server key once the key is checked: only its holder can spend its budget.
+    if (ctx.ingestLimiter)
+      event.context.rateLimit = {
+        headers: await chargeKey(ctx.ingestLimiter, server.id, 'ingest', "Ingestion limit of this server's key"),
+      };
+    const answered = { ...PRIVATE_HEADERS, ...event.context.rateLimit?.headers };
     const idempotencyKey = idempotencyKeyOf(event);
     const body = await readJson(event, '{"players": n} or {"samples": [...]}');
     const result = samplesFromBody(body, ctx.now());
     if ('error' in result) throw new HTTPError({ status: 400, message: result.error });
-    const store = () => ctx.samples.add(server.id, result.samples);
+    const store = () =>
+      ctx.samples.add(server.id, result.samples).catch((error: unknown) => {
+        if (!isDiskFull(error)) throw error;
+        warnDiskFull(`[storage] no space left for player counts, ingestion answers 503 (said once a minute): ${error}`);
+        throw new HTTPError({
+          status: 503,
+          message: 'The store has no space left; nothing was stored: retry later',
+          headers: { 'retry-after': String(DISK_FULL_RETRY_SECONDS) },
+        });
+      });
     if (idempotencyKey === null) await store();
     else {
       const outcome = await ctx.idempotency.once(server.id, idempotencyKey, JSON.stringify(body), store, ctx.now());
+      if (outcome === 'capped')
+        throw new HTTPError({
+          status: 429,
+          message: `Idempotency-Key limit reached: a server stores at most ${ctx.idempotency.maxKeysPerDay} new keys per UTC day; retry after midnight UTC`,
+          headers: { ...event.context.rateLimit?.headers, 'retry-after': String(secondsToMidnight(ctx.now())) },
+        });
       if (outcome === 'conflict')
         throw new HTTPError({
           status: 422,
@@ -91,9 +114,9 @@ export function chartRoutes(ctx: AppContext): H3 {
           headers: { 'retry-after': '1' },
         });
       if (outcome === 'replayed')
-        return new Response(null, { status: 204, headers: { ...PRIVATE_HEADERS, 'idempotent-replayed': 'true' } });
+        return new Response(null, { status: 204, headers: { ...answered, 'idempotent-replayed': 'true' } });
     }
-    return new Response(null, { status: 204, headers: PRIVATE_HEADERS });
+    return new Response(null, { status: 204, headers: answered });
   });
 
   app.post('/api/servers/:id/chart-urls', async (event) => {
@@ -160,6 +183,21 @@ async function requireSignature(
     throw forbidden(`This chart URL expired at ${new Date(exp * 1000).toISOString()}: mint a new one`);
   if (server.private && !ctx.privateChartsFrom(requestClient(event, ctx.trustProxy).address))
     throw forbidden('Private charts cannot be read from this address');
+}
+
+/** A full disk asks the operator to free space: clients retry no sooner than this. */
+const DISK_FULL_RETRY_SECONDS = 60;
+
+/** The store's disk (or quota) is full: ENOSPC or EDQUOT, on the error or one of its causes (a lock's). */
+function isDiskFull(error: unknown): boolean {
+  for (let cause = error; cause instanceof Error; cause = cause.cause)
+    if (['ENOSPC', 'EDQUOT'].includes(String((cause as NodeJS.ErrnoException).code))) return true;
+  return false;
+}
+
+/** Seconds until the next UTC midnight (at least 1): when a server's day of Idempotency-Keys starts again. */
+function secondsToMidnight(now: number): number {
+  return Math.max(1, Math.ceil((DAY - (now % DAY)) / 1000));
 }
 
 /** The optional Idempotency-Key header: null when absent, 400 when malformed. */

@@ -22,14 +22,33 @@ export function dayExpiresAt(day: number): number {
 
 /**
  * Folds samples into one stored day in a single step inside Redis, so origins ingesting for the
- * same server at once lose nothing. The day stays the JSON the storage driver reads and writes.
- * KEYS[1]: the day's key; ARGV[1]: when it leaves retention (Unix seconds); then hour, players pairs.
+ * same server at once lose nothing. The day stays the JSON the storage driver reads and writes; a
+ * day that is not a day record is kept aside under `<key>.corrupt-<stamp>` (answer 2), never folded over.
+ * KEYS[1]: the day's key; ARGV[1]: when it leaves retention (Unix seconds); ARGV[2]: the stamp;
+ * then hour, players pairs.
  */
 const FOLD_IN_REDIS = `
 local raw = redis.call('GET', KEYS[1])
 local day = {}
-if raw then day = cjson.decode(raw) end
-for i = 2, #ARGV, 2 do
+local answer = 1
+if raw then
+  local ok, decoded = pcall(cjson.decode, raw)
+  local valid = ok and type(decoded) == 'table'
+  if valid then
+    for hour, bucket in pairs(decoded) do
+      local h = tonumber(hour)
+      if not h or h ~= math.floor(h) or h < 0 or h > 23 or type(bucket) ~= 'table'
+        or type(bucket[1]) ~= 'number' or type(bucket[2]) ~= 'number' or type(bucket[3]) ~= 'number' then
+        valid = false
+      end
+    end
+  end
+  if valid then day = decoded else
+    redis.call('SET', KEYS[1] .. '.corrupt-' .. ARGV[2], raw)
+    answer = 2
+  end
+end
+for i = 3, #ARGV, 2 do
   local hour, players = ARGV[i], tonumber(ARGV[i + 1])
   local bucket = day[hour]
   if bucket then
@@ -39,11 +58,14 @@ for i = 2, #ARGV, 2 do
   end
 end
 redis.call('SET', KEYS[1], cjson.encode(day), 'EXAT', ARGV[1])
-return 1`;
+return answer`;
 
 type FoldingRedis = Redis & {
-  foldPlayerSamples(key: string, expiresAt: number, ...hoursAndPlayers: number[]): Promise<number>;
+  foldPlayerSamples(key: string, expiresAt: number, stamp: string, ...hoursAndPlayers: number[]): Promise<number>;
 };
+
+/** `20261120T123000123Z`: when a corrupt day was moved aside, in a name without the key separator. */
+const stampOf = (date: Date) => date.toISOString().replace(/[-:.]/g, '');
 
 /**
  * Player counts folded into hourly buckets, one storage item per server and UTC day. With Redis
@@ -52,8 +74,10 @@ type FoldingRedis = Redis & {
  * too; samples for a day that arrive while it is being written wait and go together into its next
  * write (group commit), so durability costs one write per busy day, not per sample. `add`
  * resolves once a write holding all its samples is on disk: an answered sample survives a crash.
+ * A stored day that does not parse (a torn or hand-edited file) is never replaced: it is moved aside
+ * to `<day>.corrupt-<stamp>`, said once by `warn`, and the day starts afresh.
  */
-export function sampleStore(storage: Storage, redis?: Redis) {
+export function sampleStore(storage: Storage, redis?: Redis, warn: (line: string) => void = console.warn) {
   if (redis && !('foldPlayerSamples' in redis))
     redis.defineCommand('foldPlayerSamples', { numberOfKeys: 1, lua: FOLD_IN_REDIS });
   const dayKey = (serverId: string, day: number) => `samples:${serverId}:${day}`;
@@ -64,7 +88,11 @@ export function sampleStore(storage: Storage, redis?: Redis) {
   const days = new Map<string, { waiting: Waiting[]; writing: boolean }>();
   const writeDay = async (key: string, retiredKey: string, group: Waiting[]) => {
     await withKeyLock(storage, key, async () => {
-      const parsed = DayRecord.safeParse(await storage.getItem(key));
+      const stored = await storage.getItem(key);
+      // A file holding `null` reads as null too: only a day that is not there at all starts empty.
+      const absent = stored === null && !(await storage.hasItem(key));
+      const parsed = DayRecord.safeParse(absent ? {} : stored);
+      if (!parsed.success) await moveAside(key);
       const record: DayRecord = parsed.success ? parsed.data : {};
       for (const { at, players } of group.flatMap((waiting) => waiting.samples)) {
         const hour = String(hourOf(at));
@@ -76,6 +104,16 @@ export function sampleStore(storage: Storage, redis?: Redis) {
     // Retention: the day that has just left the 365-day window goes.
     await storage.removeItem(retiredKey).catch(() => {}); // a leftover day is harmless: range() never reads it
   };
+  /** Keeps the bytes of a day that does not parse beside it (before the day is written anew), and says so. */
+  const moveAside = async (key: string) => {
+    const aside = `${key}.corrupt-${stampOf(new Date())}`;
+    await storage.setItemRaw(aside, await storage.getItemRaw(key));
+    warnCorrupt(key, aside);
+  };
+  const warnCorrupt = (key: string, aside: string) =>
+    warn(
+      `[samples] the stored player counts ${key} did not parse: kept as ${aside} for inspection, the day starts afresh with the new samples`,
+    );
   const drain = async (key: string, retiredKey: string) => {
     const day = days.get(key)!;
     day.writing = true;
@@ -106,6 +144,7 @@ export function sampleStore(storage: Storage, redis?: Redis) {
         byDay.set(day, [...(byDay.get(day) ?? []), sample]);
       }
       if (redis) {
+        const stamp = stampOf(new Date());
         await Promise.all(
           [...byDay].map(([day, daySamples]) =>
             // Retention: Redis drops the day once it has left the 365-day window.
@@ -113,8 +152,12 @@ export function sampleStore(storage: Storage, redis?: Redis) {
               .foldPlayerSamples(
                 redisKey(dayKey(serverId, day)),
                 dayExpiresAt(day),
+                stamp,
                 ...daySamples.flatMap((s) => [hourOf(s.at), s.players]),
               )
+              .then((answer) => {
+                if (answer === 2) warnCorrupt(dayKey(serverId, day), `${dayKey(serverId, day)}.corrupt-${stamp}`);
+              })
               .catch((error: unknown) =>
                 // A reply of Redis itself (the script failed) is a bug to report; anything else, Redis unavailable.
                 Promise.reject(

@@ -13,7 +13,12 @@ export type Operation = {
 type Endpoint = { allow: string; operations: ReadonlyMap<string, Operation> };
 
 /** The part of an OpenAPI document's `paths` the edge reads. */
-type DocumentedOperation = { responses?: object; security?: unknown };
+type DocumentedOperation = {
+  responses?: object;
+  security?: unknown;
+  /** Whose limit its 429 is: SPEC 8's per client address (the default), or its route's own per server key (ingestion). */
+  'x-rate-limit'?: 'per-client' | 'per-server-key';
+};
 export type DocumentedPaths = Record<string, Partial<Record<(typeof METHODS)[number], DocumentedOperation>>>;
 
 /** How many looked-up paths the endpoint table remembers. */
@@ -48,7 +53,7 @@ export function createEndpointTable(paths: DocumentedPaths): EndpointTable {
       const operation = item[method];
       if (operation)
         operations.set(method.toUpperCase(), {
-          limited: '429' in (operation.responses ?? {}),
+          limited: '429' in (operation.responses ?? {}) && operation['x-rate-limit'] !== 'per-server-key',
           public: !operation.security,
         });
     }

@@ -33,6 +33,7 @@ export function createRateLimiter(
   now: () => number,
   redis?: Redis,
   log: (line: string) => void = console.warn,
+  name = 'default',
 ) {
   const windowMs = policy.windowSeconds * 1000;
   const state = (consumed: number, resetSeconds: number): RateLimitState => ({
@@ -41,7 +42,9 @@ export function createRateLimiter(
     resetSeconds,
     policy,
   });
-  const count = redis ? redisCounter(policy, redis, throttledLog(log, now)) : memoryCounter();
+  // Each limiter counts apart in Redis: SPEC 8's under depot:rate, others under depot:rate:<name>.
+  const keyPrefix = name === 'default' ? 'depot:rate' : `depot:rate:${name}`;
+  const count = redis ? redisCounter(policy, redis, keyPrefix, throttledLog(log, now)) : memoryCounter();
   return {
     policy,
     /** The window a request of this client arriving now counts in, whenever it is charged. */
@@ -88,12 +91,12 @@ function memoryCounter() {
  * (real time, not the window's clock): a Redis that hangs would otherwise cost every request the
  * client's whole command timeout. Serving matters more than counting: while it is down, null.
  */
-function redisCounter(policy: RateLimitPolicy, redis: Redis, warnOutage: (line: string) => void) {
+function redisCounter(policy: RateLimitPolicy, redis: Redis, keyPrefix: string, warnOutage: (line: string) => void) {
   // Keys outlive their window by one more, so the store's own expiry only collects old windows.
   const counter = new RateLimiterRedis({
     points: policy.limit,
     duration: policy.windowSeconds * 2,
-    keyPrefix: 'depot:rate',
+    keyPrefix,
     storeClient: redis,
     rejectIfRedisNotReady: true,
   });
@@ -114,24 +117,28 @@ function redisCounter(policy: RateLimitPolicy, redis: Redis, warnOutage: (line: 
   };
 }
 
-/** Headers every limited answer carries (IETF RateLimit fields, and the legacy X-RateLimit ones; CORS exposes them). */
-export function rateLimitHeaders(state: RateLimitState): Record<string, string> {
+/**
+ * Headers every limited answer carries (IETF RateLimit fields, and the legacy X-RateLimit ones; CORS
+ * exposes them). `name`: the policy's, `default` for SPEC 8's limit per client, `ingest` per server key.
+ */
+export function rateLimitHeaders(state: RateLimitState, name = 'default'): Record<string, string> {
   const { remaining, resetSeconds, policy } = state;
   return {
-    'ratelimit-policy': `"default";q=${policy.limit};w=${policy.windowSeconds}`,
-    ratelimit: `"default";r=${remaining};t=${resetSeconds}`,
+    'ratelimit-policy': `"${name}";q=${policy.limit};w=${policy.windowSeconds}`,
+    ratelimit: `"${name}";r=${remaining};t=${resetSeconds}`,
     'x-ratelimit-limit': `${policy.limit}`,
     'x-ratelimit-remaining': `${remaining}`,
     'x-ratelimit-reset': `${resetSeconds}`,
   };
 }
 
-export function tooManyRequests(state: RateLimitState): HTTPError {
+/** 429 over a limit; `name` and `what` say which (SPEC 8's `Rate limit` by default). */
+export function tooManyRequests(state: RateLimitState, name = 'default', what = 'Rate limit'): HTTPError {
   const { limit, windowSeconds } = state.policy;
   return new HTTPError({
     status: 429,
-    message: `Rate limit of ${limit} requests per ${windowSeconds} seconds exceeded; retry in ${state.resetSeconds} seconds`,
-    headers: { ...rateLimitHeaders(state), 'retry-after': String(state.resetSeconds) },
+    message: `${what} of ${limit} requests per ${windowSeconds} seconds exceeded; retry in ${state.resetSeconds} seconds`,
+    headers: { ...rateLimitHeaders(state, name), 'retry-after': String(state.resetSeconds) },
   });
 }
 
@@ -199,3 +206,19 @@ export async function chargeLimit(event: H3Event): Promise<void> {
 }
 
 export type { RateLimitPolicy };
+
+/**
+ * Counts one request against `limiter` under `key` (not the client address: e.g. a server's ingest
+ * key), and answers its RateLimit fields, or throws 429 over the limit. No fields while the store is down.
+ */
+export async function chargeKey(
+  limiter: RateLimiter,
+  key: string,
+  name: string,
+  what: string,
+): Promise<Record<string, string>> {
+  const state = await limiter.take(limiter.windowOf(key));
+  if (!state) return {};
+  if (!state.allowed) throw tooManyRequests(state, name, what);
+  return rateLimitHeaders(state, name);
+}
