@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { appendFile, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -5,15 +6,19 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readConfig } from '../server/config.ts';
 import type { DownloadCounts } from '../server/downloads/counts.ts';
+import { digestHex } from '../server/downloads/digest-set.ts';
 import { countedOf, downloadStore, type Counted, type DownloadStore } from '../server/downloads/store.ts';
 import type { RunningOrigin } from '../server/origin.ts';
 import { createFileStorage, type Storage } from '../server/storage.ts';
 import { currentTreeDir, openTree } from '../server/tree.ts';
 import { SERVER_SOFTWARE } from '../server/versions/software.ts';
 import {
+  ROOT,
   findProgram,
   makeWorkspace,
   runDepot,
+  workspaceEnv,
+  type CliResult,
   spawnOrigin,
   startRedis,
   startTestOrigin,
@@ -53,6 +58,23 @@ const settledCounts = async (origin: RunningOrigin, total: number): Promise<Down
   await new Promise((resolve) => setTimeout(resolve, 1500));
   return counts(origin);
 };
+
+/** `npm run depot -- <args>` as an operator types it, on the workspace's folders; stdout without npm's banner. */
+const runNpmDepot = (args: string[], workspace: Workspace): Promise<CliResult> =>
+  new Promise((done) => {
+    execFile(
+      'npm',
+      ['run', 'depot', '--', ...args],
+      { cwd: ROOT, env: workspaceEnv(workspace), timeout: 120_000 },
+      (error, stdout, stderr) =>
+        done({
+          code: error ? Number(error.code ?? 1) : 0,
+          // npm prints `> package@version script` and the command line before the script's output.
+          stdout: stdout.replace(/^(\s*\n|> .*\n)*/, ''),
+          stderr,
+        }),
+    );
+  });
 
 const counting = suite('download counts on the embedded store');
 counting.before(async () => {
@@ -348,6 +370,67 @@ journal('an origin stopped (SIGTERM) right after its downloads stores them befor
     await again.exited;
   }
 });
+
+// Issue 27 item 4: a journal torn by a full disk is read past (with a warning) and repaired.
+journal(
+  'a torn or malformed line is skipped with one warning; `npm run depot -- counts repair` rewrites it out',
+  async () => {
+    const storageDir = join(files.workspace.dir, 'torn-store');
+    const storage = createFileStorage(storageDir);
+    try {
+      const warnings: string[] = [];
+      const store = downloadStore(storage, undefined, Date.now, { warn: (line) => warnings.push(line) });
+      assert.is(await store.add(clients(1000, 10)), 10);
+      // What the old append left on a full disk: half a line, the next flush's whole line after it on
+      // the same line, then a line that is no record at all.
+      const [whole] = clients(1010, 1);
+      const wholeLine = `${digestHex(whole!)} ${VERSION} -`;
+      await appendFile(
+        journalFile(storageDir, TODAY),
+        `0123456789abcdef ${VERSION.slice(0, 10)}${wholeLine}\n#garbage\n`,
+      );
+      const reader = downloadStore(storage, undefined, Date.now, { warn: (line) => warnings.push(line) });
+      assert.is(await total(reader), 11, 'the whole line after the torn half is counted');
+      assert.is(await total(reader), 11);
+      assert.is(warnings.length, 1, 'warned once for the file');
+      assert.match(warnings[0]!, /downloads:journal:\d+ holds 2 malformed line\(s\).*counts repair/);
+      // Counting goes on: a new client lands on a line of its own.
+      assert.is(await reader.add(clients(1011, 1)), 1);
+
+      const repair = await runNpmDepot(['counts', 'repair'], { ...files.workspace, storageDir });
+      assert.is(repair.code, 0, repair.stderr);
+      const report = JSON.parse(repair.stdout) as {
+        journals: number;
+        dropped: number;
+        repaired: { day: string; kept: number; dropped: number; droppedText: string[] }[];
+      };
+      assert.equal(report, {
+        journals: 1,
+        repaired: [
+          {
+            day: new Date(TODAY * 86_400_000).toISOString().slice(0, 10),
+            kept: 12,
+            dropped: 2,
+            droppedText: [`0123456789abcdef ${VERSION.slice(0, 10)}`, '#garbage'],
+          },
+        ],
+        dropped: 2,
+      });
+      const lines = (await readFile(journalFile(storageDir, TODAY), 'latin1')).split('\n');
+      assert.is(lines.pop(), '');
+      assert.is(lines.length, 12);
+      assert.ok(lines.every((text) => /^[0-9a-f]{16} plugin-\S+ -$/.test(text)));
+      // A reader that knew the old file reads the new one from its start; a new one warns no more.
+      assert.is(await total(reader), 12);
+      assert.is(await total(downloadStore(storage, undefined, Date.now, { warn: (line) => warnings.push(line) })), 12);
+      assert.is(warnings.length, 1);
+      const again = await runNpmDepot(['counts', 'repair'], { ...files.workspace, storageDir });
+      assert.equal(JSON.parse(again.stdout), { journals: 1, repaired: [], dropped: 0 });
+    } finally {
+      await storage.dispose();
+    }
+  },
+);
 
 journal.run();
 
