@@ -241,6 +241,33 @@ counting("`depot counts import` adds nginx's downloads, deduplicated with the or
   assert.match(missing.stderr, /cannot read/);
 });
 
+// Issue 27 item 7: the downloads badge sums the counts again at most every few seconds.
+counting(
+  'the downloads badge is kept a few seconds: a count from another process shows after it, not per request',
+  async () => {
+    const badge = async () =>
+      ((await (await fetch(`${ctx.origin.url}/api/badges/downloads.json`)).json()) as { message: string }).message;
+    const before = (await counts(ctx.origin)).total;
+    assert.is(await badge(), String(before));
+    // Another process (the CLI's import) counts a download into the same store.
+    const other = downloadStore(ctx.storage);
+    assert.is(
+      await other.add([
+        countedOf({
+          day: Math.floor(Date.now() / 86_400_000),
+          versionId: ctx.newest,
+          software: undefined,
+          client: '192.0.2.99',
+        }),
+      ]),
+      1,
+    );
+    assert.is((await counts(ctx.origin)).total, before + 1, 'the counts endpoint reads it at once');
+    assert.is(await badge(), String(before), 'the badge answers its kept total');
+    await until(async () => (await badge()) === String(before + 1), 'the badge shows it after a few seconds', 10_000);
+  },
+);
+
 counting.run();
 
 // Item 2 of the follow-up: the embedded store writes a flush's batch alone, and survives kill -9.
@@ -426,6 +453,42 @@ journal(
       assert.is(warnings.length, 1);
       const again = await runNpmDepot(['counts', 'repair'], { ...files.workspace, storageDir });
       assert.equal(JSON.parse(again.stdout), { journals: 1, repaired: [], dropped: 0 });
+    } finally {
+      await storage.dispose();
+    }
+  },
+);
+
+journal(
+  'a year of closed days is parsed once: a second read hands back the same records, and the total is kept',
+  async () => {
+    const dir = join(files.workspace.dir, 'year-store');
+    const storage = createFileStorage(dir);
+    try {
+      const days = Array.from({ length: 365 }, (_, i) => TODAY - 364 + i);
+      const closedDays = days.filter((day) => day < TODAY - 8);
+      await storage.setItem('downloads:days', days);
+      for (const day of closedDays)
+        await storage.setItem(`downloads:counts:${day}`, { [`${VERSION} -`]: 2, [`${VERSION} PaperMC`]: 3 });
+      const store = downloadStore(storage);
+      const first = await store.read();
+      assert.is(first.length, closedDays.length * 2);
+      const second = await store.read();
+      // A parse builds new records; the same ones mean the closed days were not parsed again.
+      assert.is(second.length, first.length);
+      assert.ok(
+        second.every((count, i) => count === first[i]),
+        'the second read re-parsed the closed days',
+      );
+      const year = closedDays.length * 5;
+      assert.is(await store.total(), year);
+      // Another process counts today: this store's total is kept a few seconds (TOTAL_TTL_MS)...
+      assert.is(await downloadStore(storage).add(clients(2000, 3)), 3);
+      assert.is(await store.total(), year);
+      // ...unless this process counts itself, which sums again (and reads the other's lines).
+      assert.is(await store.add(clients(2003, 1)), 1);
+      assert.is(await store.total(), year + 4);
+      assert.is(await total(store), year + 4);
     } finally {
       await storage.dispose();
     }
