@@ -5,11 +5,13 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readConfig } from '../server/config.ts';
+import { redisReady } from '../server/redis.ts';
 import type { DownloadCounts } from '../server/downloads/counts.ts';
+import { MAX_SKETCH_ERROR } from '../server/downloads/client-sketch.ts';
 import { digestHex } from '../server/downloads/digest-set.ts';
 import { countedOf, downloadStore, type Counted, type DownloadStore } from '../server/downloads/store.ts';
 import type { RunningOrigin } from '../server/origin.ts';
-import { createFileStorage, type Storage } from '../server/storage.ts';
+import { createFileStorage, openStateStore, type Storage } from '../server/storage.ts';
 import { currentTreeDir, openTree } from '../server/tree.ts';
 import { SERVER_SOFTWARE } from '../server/versions/software.ts';
 import {
@@ -529,6 +531,29 @@ else {
     );
     assert.ok(statuses.every((status) => status === 200));
     for (const origin of shared.origins) assert.is((await settledCounts(origin, 60)).total, 60);
+  });
+
+  redis('past the exact bound a day counts in a HyperLogLog per field, within the documented error', async () => {
+    const { storage, redis: client } = openStateStore({
+      storageDir: shared.workspace.storageDir,
+      redisUrl: shared.redis.url,
+    });
+    try {
+      assert.ok(await redisReady(client!, 5000));
+      const store = downloadStore(storage, client, Date.now, { exactClients: 50 });
+      const day = TODAY + 1; // a day of its own in this Redis
+      const many = Array.from({ length: 3000 }, (_, i) =>
+        countedOf({ day, versionId: VERSION, software: 'Folia', client: `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}` }),
+      );
+      const added = (await store.add(many)) + (await store.add(many));
+      const stored = (await store.read()).find((count) => count.day === day && count.software === 'Folia')!.downloads;
+      assert.ok(Math.abs(stored - 3000) <= MAX_SKETCH_ERROR * 3000 + 1, `${stored} for 3000`);
+      assert.is(added, stored, 'what add said it counted is what is stored');
+      assert.is(await client!.scard(`depot:downloads:seen:${day}`), 50, 'the exact set stops at its bound');
+    } finally {
+      await client?.quit().catch(() => {});
+      await storage.dispose();
+    }
   });
 
   redis.run();

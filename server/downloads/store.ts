@@ -279,10 +279,12 @@ export function downloadStore(
       try {
         for (const [day, ofDay] of byDay)
           added += redis ? await addInRedis(redis, day, ofDay) : await addToFiles(day, ofDay);
-      } finally {
+      } catch (error) {
         // A batch that failed half way may have counted its first days.
         revision++;
+        throw error;
       }
+      if (added !== 0) revision++;
       return added;
     },
     /** Every stored count, by day, version and software; a closed day's are the same records each time. */
