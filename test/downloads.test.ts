@@ -1,19 +1,26 @@
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { appendFile, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readConfig } from '../server/config.ts';
+import { redisReady } from '../server/redis.ts';
 import type { DownloadCounts } from '../server/downloads/counts.ts';
+import { MAX_SKETCH_ERROR } from '../server/downloads/client-sketch.ts';
+import { digestHex } from '../server/downloads/digest-set.ts';
 import { countedOf, downloadStore, type Counted, type DownloadStore } from '../server/downloads/store.ts';
 import type { RunningOrigin } from '../server/origin.ts';
-import { createFileStorage, type Storage } from '../server/storage.ts';
+import { createFileStorage, openStateStore, type Storage } from '../server/storage.ts';
 import { currentTreeDir, openTree } from '../server/tree.ts';
 import { SERVER_SOFTWARE } from '../server/versions/software.ts';
 import {
+  ROOT,
   findProgram,
   makeWorkspace,
   runDepot,
+  workspaceEnv,
+  type CliResult,
   spawnOrigin,
   startRedis,
   startTestOrigin,
@@ -53,6 +60,23 @@ const settledCounts = async (origin: RunningOrigin, total: number): Promise<Down
   await new Promise((resolve) => setTimeout(resolve, 1500));
   return counts(origin);
 };
+
+/** `npm run depot -- <args>` as an operator types it, on the workspace's folders; stdout without npm's banner. */
+const runNpmDepot = (args: string[], workspace: Workspace): Promise<CliResult> =>
+  new Promise((done) => {
+    execFile(
+      'npm',
+      ['run', 'depot', '--', ...args],
+      { cwd: ROOT, env: workspaceEnv(workspace), timeout: 120_000 },
+      (error, stdout, stderr) =>
+        done({
+          code: error ? Number(error.code ?? 1) : 0,
+          // npm prints `> package@version script` and the command line before the script's output.
+          stdout: stdout.replace(/^(\s*\n|> .*\n)*/, ''),
+          stderr,
+        }),
+    );
+  });
 
 const counting = suite('download counts on the embedded store');
 counting.before(async () => {
@@ -219,6 +243,33 @@ counting("`depot counts import` adds nginx's downloads, deduplicated with the or
   assert.match(missing.stderr, /cannot read/);
 });
 
+// Issue 27 item 7: the downloads badge sums the counts again at most every few seconds.
+counting(
+  'the downloads badge is kept a few seconds: a count from another process shows after it, not per request',
+  async () => {
+    const badge = async () =>
+      ((await (await fetch(`${ctx.origin.url}/api/badges/downloads.json`)).json()) as { message: string }).message;
+    const before = (await counts(ctx.origin)).total;
+    assert.is(await badge(), String(before));
+    // Another process (the CLI's import) counts a download into the same store.
+    const other = downloadStore(ctx.storage);
+    assert.is(
+      await other.add([
+        countedOf({
+          day: Math.floor(Date.now() / 86_400_000),
+          versionId: ctx.newest,
+          software: undefined,
+          client: '192.0.2.99',
+        }),
+      ]),
+      1,
+    );
+    assert.is((await counts(ctx.origin)).total, before + 1, 'the counts endpoint reads it at once');
+    assert.is(await badge(), String(before), 'the badge answers its kept total');
+    await until(async () => (await badge()) === String(before + 1), 'the badge shows it after a few seconds', 10_000);
+  },
+);
+
 counting.run();
 
 // Item 2 of the follow-up: the embedded store writes a flush's batch alone, and survives kill -9.
@@ -349,6 +400,103 @@ journal('an origin stopped (SIGTERM) right after its downloads stores them befor
   }
 });
 
+// Issue 27 item 4: a journal torn by a full disk is read past (with a warning) and repaired.
+journal(
+  'a torn or malformed line is skipped with one warning; `npm run depot -- counts repair` rewrites it out',
+  async () => {
+    const storageDir = join(files.workspace.dir, 'torn-store');
+    const storage = createFileStorage(storageDir);
+    try {
+      const warnings: string[] = [];
+      const store = downloadStore(storage, undefined, Date.now, { warn: (line) => warnings.push(line) });
+      assert.is(await store.add(clients(1000, 10)), 10);
+      // What the old append left on a full disk: half a line, the next flush's whole line after it on
+      // the same line, then a line that is no record at all.
+      const [whole] = clients(1010, 1);
+      const wholeLine = `${digestHex(whole!)} ${VERSION} -`;
+      await appendFile(
+        journalFile(storageDir, TODAY),
+        `0123456789abcdef ${VERSION.slice(0, 10)}${wholeLine}\n#garbage\n`,
+      );
+      const reader = downloadStore(storage, undefined, Date.now, { warn: (line) => warnings.push(line) });
+      assert.is(await total(reader), 11, 'the whole line after the torn half is counted');
+      assert.is(await total(reader), 11);
+      assert.is(warnings.length, 1, 'warned once for the file');
+      assert.match(warnings[0]!, /downloads:journal:\d+ holds 2 malformed line\(s\).*counts repair/);
+      // Counting goes on: a new client lands on a line of its own.
+      assert.is(await reader.add(clients(1011, 1)), 1);
+
+      const repair = await runNpmDepot(['counts', 'repair'], { ...files.workspace, storageDir });
+      assert.is(repair.code, 0, repair.stderr);
+      const report = JSON.parse(repair.stdout) as {
+        journals: number;
+        dropped: number;
+        repaired: { day: string; kept: number; dropped: number; droppedText: string[] }[];
+      };
+      assert.equal(report, {
+        journals: 1,
+        repaired: [
+          {
+            day: new Date(TODAY * 86_400_000).toISOString().slice(0, 10),
+            kept: 12,
+            dropped: 2,
+            droppedText: [`0123456789abcdef ${VERSION.slice(0, 10)}`, '#garbage'],
+          },
+        ],
+        dropped: 2,
+      });
+      const lines = (await readFile(journalFile(storageDir, TODAY), 'latin1')).split('\n');
+      assert.is(lines.pop(), '');
+      assert.is(lines.length, 12);
+      assert.ok(lines.every((text) => /^[0-9a-f]{16} plugin-\S+ -$/.test(text)));
+      // A reader that knew the old file reads the new one from its start; a new one warns no more.
+      assert.is(await total(reader), 12);
+      assert.is(await total(downloadStore(storage, undefined, Date.now, { warn: (line) => warnings.push(line) })), 12);
+      assert.is(warnings.length, 1);
+      const again = await runNpmDepot(['counts', 'repair'], { ...files.workspace, storageDir });
+      assert.equal(JSON.parse(again.stdout), { journals: 1, repaired: [], dropped: 0 });
+    } finally {
+      await storage.dispose();
+    }
+  },
+);
+
+journal(
+  'a year of closed days is parsed once: a second read hands back the same records, and the total is kept',
+  async () => {
+    const dir = join(files.workspace.dir, 'year-store');
+    const storage = createFileStorage(dir);
+    try {
+      const days = Array.from({ length: 365 }, (_, i) => TODAY - 364 + i);
+      const closedDays = days.filter((day) => day < TODAY - 8);
+      await storage.setItem('downloads:days', days);
+      for (const day of closedDays)
+        await storage.setItem(`downloads:counts:${day}`, { [`${VERSION} -`]: 2, [`${VERSION} PaperMC`]: 3 });
+      const store = downloadStore(storage);
+      const first = await store.read();
+      assert.is(first.length, closedDays.length * 2);
+      const second = await store.read();
+      // A parse builds new records; the same ones mean the closed days were not parsed again.
+      assert.is(second.length, first.length);
+      assert.ok(
+        second.every((count, i) => count === first[i]),
+        'the second read re-parsed the closed days',
+      );
+      const year = closedDays.length * 5;
+      assert.is(await store.total(), year);
+      // Another process counts today: this store's total is kept a few seconds (TOTAL_TTL_MS)...
+      assert.is(await downloadStore(storage).add(clients(2000, 3)), 3);
+      assert.is(await store.total(), year);
+      // ...unless this process counts itself, which sums again (and reads the other's lines).
+      assert.is(await store.add(clients(2003, 1)), 1);
+      assert.is(await store.total(), year + 4);
+      assert.is(await total(store), year + 4);
+    } finally {
+      await storage.dispose();
+    }
+  },
+);
+
 journal.run();
 
 // REDIS_URL: every origin counts into one real redis-server.
@@ -383,6 +531,29 @@ else {
     );
     assert.ok(statuses.every((status) => status === 200));
     for (const origin of shared.origins) assert.is((await settledCounts(origin, 60)).total, 60);
+  });
+
+  redis('past the exact bound a day counts in a HyperLogLog per field, within the documented error', async () => {
+    const { storage, redis: client } = openStateStore({
+      storageDir: shared.workspace.storageDir,
+      redisUrl: shared.redis.url,
+    });
+    try {
+      assert.ok(await redisReady(client!, 5000));
+      const store = downloadStore(storage, client, Date.now, { exactClients: 50 });
+      const day = TODAY + 1; // a day of its own in this Redis
+      const many = Array.from({ length: 3000 }, (_, i) =>
+        countedOf({ day, versionId: VERSION, software: 'Folia', client: `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}` }),
+      );
+      const added = (await store.add(many)) + (await store.add(many));
+      const stored = (await store.read()).find((count) => count.day === day && count.software === 'Folia')!.downloads;
+      assert.ok(Math.abs(stored - 3000) <= MAX_SKETCH_ERROR * 3000 + 1, `${stored} for 3000`);
+      assert.is(added, stored, 'what add said it counted is what is stored');
+      assert.is(await client!.scard(`depot:downloads:seen:${day}`), 50, 'the exact set stops at its bound');
+    } finally {
+      await client?.quit().catch(() => {});
+      await storage.dispose();
+    }
   });
 
   redis.run();

@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { DAY } from '../../server/charts/time.ts';
 import type { Config } from '../../server/config.ts';
 import { readLogLine } from '../../server/downloads/access-log.ts';
+import { repairJournals } from '../../server/downloads/repair.ts';
 import { currentTreeDir, openTree } from '../../server/tree.ts';
 import {
   countedOf,
@@ -63,7 +64,18 @@ export async function importAccessLog(args: string[], config: Config, now: numbe
     const store = downloadStore(storage, redis);
     let batch: Counted[] = [];
     const send = async () => {
-      tally.counted += await store.add(batch);
+      // A full disk (or a store that is down) stops the import where it is: what it counted stays
+      // counted, and running it again counts nothing twice.
+      tally.counted += await store
+        .add(batch)
+        .catch((error: Error) =>
+          Promise.reject(
+            new RefusedError(
+              `stopped after ${tally.lines} lines (${tally.counted} counted): could not store counts (${error.message}); ` +
+                'free the space and run it again: nothing is counted twice',
+            ),
+          ),
+        );
       batch = [];
     };
     const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
@@ -85,4 +97,17 @@ export async function importAccessLog(args: string[], config: Config, now: numbe
     if (batch.length > 0) await send();
   });
   return { file, ...tally, countableDays: SEEN_DAYS };
+}
+
+/**
+ * `counts repair`: rewrites the embedded store's day journals without the torn or malformed text
+ * a full disk left in them (before appends were cut back), and says what it dropped. The origin
+ * answers the counts meanwhile, skipping such text; this makes the files whole again.
+ */
+export async function repairCounts(args: string[], config: Config) {
+  parseArgs({ args, allowPositionals: false, options: {} });
+  if (config.redisUrl)
+    throw new RefusedError('counts repair: with REDIS_URL the counts live in Redis, which keeps no journal to repair');
+  const result = await withState(config, ({ storage }) => repairJournals(storage));
+  return { ...result, dropped: result.repaired.reduce((sum, day) => sum + day.dropped, 0) };
 }

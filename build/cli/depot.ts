@@ -21,7 +21,8 @@ const USAGE = `usage: npm run depot -- <command>
   migrate [--to redis://host:6379]      (STORAGE_DIR's servers, tokens and samples into Redis)
   webhook add <url> [--format json|discord] [--events release]
   webhook list | webhook remove <id> | webhook test <id>
-  counts import <access.log>             (JAR downloads nginx served, from its log, into the download counts)`;
+  counts import <access.log>             (JAR downloads nginx served, from its log, into the download counts)
+  counts repair                          (rewrites the download journals without torn lines a full disk left)`;
 
 /** The operator CLI: each command prints one JSON object on stdout; progress goes to stderr. */
 async function main(argv: string[]): Promise<number> {
@@ -47,6 +48,7 @@ async function main(argv: string[]): Promise<number> {
       }
       case 'counts': {
         const [verb, ...rest] = args;
+        if (verb === 'repair') return print(await (await counts()).repairCounts(rest, config));
         if (verb !== 'import') break;
         return print(await (await counts()).importAccessLog(rest, config, Date.now()));
       }

@@ -124,6 +124,8 @@ export function createDownloadCounter(options: CounterOptions) {
   return {
     /** Every stored count (the read endpoint). */
     read: options.store.read,
+    /** Every download, all time, summed again at most every few seconds (the downloads badge). */
+    total: options.store.total,
     /** A live JAR answer (sendJar): the software, if any, is the route's. */
     countJar: guarded('downloads', (event: H3Event, versionId: string) => {
       if (!options.enabled) return;

@@ -49,6 +49,11 @@ export class DigestSet {
     return this.count;
   }
 
+  /** Bytes its table holds. */
+  get bytes(): number {
+    return this.slots.byteLength;
+  }
+
   has({ high, low }: Digest): boolean {
     if (high === 0 && low === 0) return this.holdsZero;
     return this.find(high, low) < 0;

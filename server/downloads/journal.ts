@@ -1,6 +1,14 @@
-import { mkdir, open, rm, truncate } from 'node:fs/promises';
+import { mkdir, open, rm, truncate, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Storage } from '../storage.ts';
+import { writeFileAtomic } from '../write-atomic.ts';
+
+/** What a journal holds from an offset, and which file that was (a replaced file is read again from its start). */
+export type JournalText = {
+  text: string;
+  /** The file's identity (device and inode) while it is the same file; undefined when absent. */
+  file: string | undefined;
+};
 
 /**
  * An append-only text record (ASCII lines): a write costs what it adds, not what the record holds.
@@ -8,11 +16,16 @@ import type { Storage } from '../storage.ts';
  */
 export type Journal = {
   /** The text from `offset` (characters, which are bytes: ASCII) to the end; '' when absent. */
-  readFrom(key: string, offset: number): Promise<string>;
-  /** Appends `text`; it is on disk (fdatasync) when this resolves. */
+  readFrom(key: string, offset: number): Promise<JournalText>;
+  /**
+   * Appends `text` whole or not at all: it is on disk (fdatasync) when this resolves; when it
+   * throws (a full disk: ENOSPC, or a short write), the record is cut back to what it held before.
+   */
   append(key: string, text: string): Promise<void>;
   /** Cuts the record to `length`: a torn last line left by a killed writer. */
   truncate(key: string, length: number): Promise<void>;
+  /** Replaces the whole record at once (a crash leaves the old or the new one): `counts repair`. */
+  replace(key: string, text: string): Promise<void>;
   remove(key: string): Promise<void>;
 };
 
@@ -28,6 +41,17 @@ export function journalOf(storage: Storage, key: string): Journal {
   return base ? fileJournal(base) : storedJournal(storage);
 }
 
+/** Writes every byte of `bytes`: a write may take less than asked (a disk about to fill) without an error. */
+async function writeAll(file: FileHandle, bytes: Buffer): Promise<void> {
+  let written = 0;
+  while (written < bytes.length) {
+    const { bytesWritten } = await file.write(bytes, written, bytes.length - written);
+    // No progress and no error: a full disk said so without ENOSPC; fail rather than spin.
+    if (bytesWritten === 0) throw Object.assign(new Error('no space left to append'), { code: 'ENOSPC' });
+    written += bytesWritten;
+  }
+}
+
 function fileJournal(base: string): Journal {
   const pathOf = (key: string) => join(base, ...key.split(':'));
   return {
@@ -35,9 +59,9 @@ function fileJournal(base: string): Journal {
       const file = await open(pathOf(key), 'r').catch((error: NodeJS.ErrnoException) =>
         error.code === 'ENOENT' ? undefined : Promise.reject(error),
       );
-      if (!file) return '';
+      if (!file) return { text: '', file: undefined };
       try {
-        const { size } = await file.stat();
+        const { size, dev, ino } = await file.stat();
         const buffer = Buffer.alloc(Math.max(size - offset, 0));
         let filled = 0;
         while (filled < buffer.length) {
@@ -45,7 +69,7 @@ function fileJournal(base: string): Journal {
           if (bytesRead === 0) break;
           filled += bytesRead;
         }
-        return buffer.toString('latin1', 0, filled);
+        return { text: buffer.toString('latin1', 0, filled), file: `${dev}:${ino}` };
       } finally {
         await file.close();
       }
@@ -54,21 +78,31 @@ function fileJournal(base: string): Journal {
       const path = pathOf(key);
       await mkdir(dirname(path), { recursive: true });
       const file = await open(path, 'a');
-      let created: boolean;
+      let before = 0;
       try {
-        created = (await file.stat()).size === 0;
-        await file.write(text);
+        // The caller holds the day's lock: nobody else appends between this size and the write.
+        before = (await file.stat()).size;
+        await writeAll(file, Buffer.from(text, 'latin1'));
         await file.datasync();
+      } catch (error) {
+        // Part of the text may be in the file (a short write before ENOSPC): cut it off, so the
+        // next append starts on a line of its own and readers never meet half a line mid-file.
+        await file
+          .truncate(before)
+          .then(() => file.datasync())
+          .catch(() => {});
+        throw error;
       } finally {
         await file.close();
       }
       // A new file's name must survive a power loss too.
-      if (created) {
+      if (before === 0) {
         const folder = await open(dirname(path), 'r');
         await folder.sync().finally(() => folder.close());
       }
     },
     truncate: (key, length) => truncate(pathOf(key), length),
+    replace: (key, text) => writeFileAtomic(pathOf(key), Buffer.from(text, 'latin1')),
     remove: (key) => rm(pathOf(key), { force: true }),
   };
 }
@@ -76,9 +110,15 @@ function fileJournal(base: string): Journal {
 function storedJournal(storage: Storage): Journal {
   const text = async (key: string) => String((await storage.getItemRaw(key)) ?? '');
   return {
-    readFrom: async (key, offset) => (await text(key)).slice(offset),
+    readFrom: async (key, offset) => {
+      const held = await storage.getItemRaw(key);
+      // One process holds a memory store: the record is never replaced under a reader.
+      const absent = held === null || held === undefined;
+      return { text: absent ? '' : String(held).slice(offset), file: absent ? undefined : 'stored' };
+    },
     append: async (key, added) => storage.setItemRaw(key, (await text(key)) + added),
     truncate: async (key, length) => storage.setItemRaw(key, (await text(key)).slice(0, length)),
+    replace: (key, whole) => storage.setItemRaw(key, whole),
     remove: (key) => storage.removeItem(key),
   };
 }

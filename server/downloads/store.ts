@@ -2,11 +2,15 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { parseFile } from '../data-files.ts';
 import { DAY } from '../charts/time.ts';
-import { DigestSet, digestHex, digestOfHex, seenDigest, type Digest } from './digest-set.ts';
+import { DigestSet, digestHex, seenDigest, type Digest } from './digest-set.ts';
 import { journalOf } from './journal.ts';
+import { FIELD, countField, readJournalLines } from './journal-lines.ts';
+import { EXACT_CLIENTS, SeenClients } from './seen-clients.ts';
+import { countInRedis } from './redis-count.ts';
 import { StorageUnavailableError, redisKey, withKeyLock, type Storage } from '../storage.ts';
-import { PLUGIN_VERSION_ID } from '../versions/schema.ts';
-import { SERVER_SOFTWARE, type ServerSoftware } from '../versions/software.ts';
+import type { ServerSoftware } from '../versions/software.ts';
+
+export { countField };
 
 /** One counted answer: a JAR served whole or in part (GET, 200 or 206) to one client on one UTC day. */
 export type Download = {
@@ -25,11 +29,6 @@ export type Download = {
  */
 export type Counted = Digest & { day: number; field: string };
 
-/** A count's field: `<version id> <software>`, `-` for a download by id. */
-const FIELD = new RegExp(`^(${PLUGIN_VERSION_ID.source.slice(1, -1)}) (-|${SERVER_SOFTWARE.join('|')})$`);
-export const countField = (versionId: string, software: ServerSoftware | undefined) =>
-  `${versionId} ${software ?? '-'}`;
-
 export const countedOf = ({ day, versionId, software, client }: Download): Counted => ({
   ...seenDigest(day, versionId, client),
   day,
@@ -40,8 +39,6 @@ export const countedOf = ({ day, versionId, software, client }: Download): Count
 const DayCounts = z.record(z.string().regex(FIELD), z.coerce.number().int().nonnegative());
 /** The days that have counts (the embedded store cannot list a folder's keys alone). */
 const CountedDays = z.array(z.int().nonnegative());
-/** A line of a day's journal (embedded store): who was counted (a seen digest) and under which field. */
-const JOURNAL_LINE = new RegExp(`^([0-9a-f]{16}) (${FIELD.source.slice(1, -1)})$`);
 
 /** A day's downloads of one version and software (undefined: by id). */
 export type DayCount = { day: number; versionId: string; software: ServerSoftware | undefined; downloads: number };
@@ -57,64 +54,61 @@ export function isCountable(day: number, today: number): boolean {
   return day > today - SEEN_DAYS && day <= today;
 }
 
-/**
- * Adds each new client of a day to its set and counts it in one step inside Redis, so origins
- * counting at once lose nothing and count a client once between them.
- * KEYS: the day's counts (hash), its seen digests (set), the counted days (set).
- * ARGV: the day, the seen set's lifetime (seconds), then digest, field pairs.
- */
-const COUNT_IN_REDIS = `
-local added = 0
-for i = 3, #ARGV, 2 do
-  if redis.call('SADD', KEYS[2], ARGV[i]) == 1 then
-    redis.call('HINCRBY', KEYS[1], ARGV[i + 1], 1)
-    added = added + 1
-  end
-end
-redis.call('EXPIRE', KEYS[2], ARGV[2])
-redis.call('SADD', KEYS[3], ARGV[1])
-return added`;
-
-type CountingRedis = Redis & {
-  countDownloads(
-    counts: string,
-    seen: string,
-    days: string,
-    day: number,
-    ttl: number,
-    ...pairs: string[]
-  ): Promise<number>;
-};
-
 const DAYS_KEY = 'downloads:days';
 const countsKey = (day: number) => `downloads:counts:${day}`;
-const seenKey = (day: number) => `downloads:seen:${day}`;
-const journalKey = (day: number) => `downloads:journal:${day}`;
+/** A day's journal in the embedded store, while the day may be counted. */
+export const journalKey = (day: number) => `downloads:journal:${day}`;
 
-/** What this process has read of a day that may still be counted: its journal up to `offset`. */
-type OpenDay = { offset: number; seen: DigestSet; counts: Record<string, number> };
+/** The days that have counts, as the embedded store lists them. */
+export async function countedDays(storage: Storage): Promise<number[]> {
+  return parsedOr(CountedDays, await storage.getItem(DAYS_KEY), [], DAYS_KEY);
+}
+
+/** How long the total (the downloads badge) is kept before the counts are summed again, unless this process counted meanwhile. */
+export const TOTAL_TTL_MS = 5000;
+
+/** What this process has read of a day that may still be counted: its journal up to `offset`, in the file `file`. */
+type OpenDay = { offset: number; file: string | undefined; seen: SeenClients };
+
+export type DownloadStoreOptions = {
+  /** Distinct clients a day counts exactly (SeenClients); approximately past them. */
+  exactClients?: number;
+  warn?: (line: string) => void;
+};
 
 /**
  * Download counts per UTC day, version and software, deduplicated per client, version and day.
  * Redis (REDIS_URL): a script per day's batch, atomic across origins. The embedded store: a day
  * that may still be counted (SEEN_DAYS) is a journal, one line per counted download (its seen
- * digest and field), appended and fdatasync'ed under the day's file lock: a flush writes its batch
- * alone, a crash tears at most the last line, which readers skip and the next writer cuts off.
+ * digest and field), appended whole (or cut back) and fdatasync'ed under the day's file lock: a
+ * flush writes its batch alone, a crash tears at most the last line, which readers skip and the
+ * next writer cuts off; a malformed line (a torn append of older versions) is skipped and said.
  * Each process keeps what it has read of a journal and reads only what was appended since (by the
- * CLI, or another origin). Once a day can no longer be counted it is closed: its counts are
- * written to one record (atomically), the journal removed, and the record read once per process.
+ * CLI, or another origin), from its start again when the file was replaced (`counts repair`).
+ * Once a day can no longer be counted it is closed: its counts are written to one record
+ * (atomically), the journal removed, and the record read and parsed once per process.
  */
-export function downloadStore(storage: Storage, redis?: Redis, now: () => number = Date.now) {
-  if (redis && !('countDownloads' in redis))
-    redis.defineCommand('countDownloads', { numberOfKeys: 3, lua: COUNT_IN_REDIS });
+export function downloadStore(
+  storage: Storage,
+  redis?: Redis,
+  now: () => number = Date.now,
+  options: DownloadStoreOptions = {},
+) {
+  const exactClients = options.exactClients ?? EXACT_CLIENTS;
+  const warn = options.warn ?? ((line: string) => console.warn(line));
   const journal = journalOf(storage, journalKey(0));
-  /** Days that can no longer change, once read: never read again. */
-  const closed = new Map<number, Record<string, number>>();
+  /** Days that can no longer change, parsed once: never read again. */
+  const closed = new Map<number, { counts: DayCount[]; total: number }>();
   const open = new Map<number, OpenDay>();
   /** Days this process has seen listed in DAYS_KEY. */
   const listed = new Set<number>();
-  /** Redis: the newest day's digests this process has stored, so that their repeats are not sent again. */
+  /** Journal files whose malformed lines were said (once per file). */
+  const warned = new Set<string>();
+  /** Redis: the newest day's digests this process has stored (up to the exact bound), so that their repeats are not sent again. */
   let storedInRedis = { day: -1, digests: new DigestSet() };
+  /** Bumped when this process counts something: the total is summed again. */
+  let revision = 0;
+  let totalCache: { at: number; revision: number; value: Promise<number> } | undefined;
   /** One piece of work at a time per day in this process (their reads of a journal would overlap). */
   const queues = new Map<number, Promise<unknown>>();
   const serially = <T>(day: number, work: () => Promise<T>): Promise<T> => {
@@ -126,18 +120,17 @@ export function downloadStore(storage: Storage, redis?: Redis, now: () => number
     return next;
   };
 
-  const addInRedis = async (redis: CountingRedis, day: number, downloads: Counted[]) => {
-    const pairs = downloads.flatMap((download) => [digestHex(download), download.field]);
-    const keys = [countsKey(day), seenKey(day), DAYS_KEY].map(redisKey) as [string, string, string];
-    const added = await redis
-      .countDownloads(...keys, day, SEEN_DAYS * 86_400, ...pairs)
-      .catch((error: unknown) =>
-        Promise.reject(
-          error instanceof Error && error.name === 'ReplyError' ? error : new StorageUnavailableError(error),
-        ),
-      );
+  const addInRedis = async (redis: Redis, day: number, downloads: Counted[]) => {
+    const added = await countInRedis(redis, { counts: countsKey(day), days: DAYS_KEY }, day, downloads, {
+      ttlSeconds: SEEN_DAYS * 86_400,
+      exactClients,
+    });
     if (day > storedInRedis.day) storedInRedis = { day, digests: new DigestSet() };
-    if (day === storedInRedis.day) for (const download of downloads) storedInRedis.digests.add(download);
+    if (day === storedInRedis.day)
+      for (const download of downloads) {
+        if (storedInRedis.digests.size >= exactClients) break;
+        storedInRedis.digests.add(download);
+      }
     return added;
   };
 
@@ -146,17 +139,24 @@ export function downloadStore(storage: Storage, redis?: Redis, now: () => number
    * day's lock (`locked`), a torn last line can only be a killed writer's: it is cut off.
    */
   const readJournal = async (day: number, locked: boolean): Promise<OpenDay> => {
-    let state = open.get(day);
-    if (!state) open.set(day, (state = { offset: 0, seen: new DigestSet(), counts: {} }));
-    const text = await journal.readFrom(journalKey(day), state.offset);
-    const whole = text.lastIndexOf('\n') + 1;
-    for (const line of text.slice(0, whole).split('\n')) {
-      if (line === '') continue;
-      const match = JOURNAL_LINE.exec(line);
-      if (!match) throw new Error(`stored ${journalKey(day)} holds a line that is not <digest> <field>: ${line}`);
-      const [, hex, field] = match as unknown as [string, string, string];
-      if (!state.seen.add(digestOfHex(hex))) continue;
-      state.counts[field] = (state.counts[field] ?? 0) + 1;
+    const fresh = (): OpenDay => ({ offset: 0, file: undefined, seen: new SeenClients(exactClients) });
+    let state = open.get(day) ?? fresh();
+    let { text, file } = await journal.readFrom(journalKey(day), state.offset);
+    if (state.file !== undefined && file !== state.file) {
+      // Replaced (`counts repair`) or removed: what this process read of it no longer holds.
+      state = fresh();
+      ({ text, file } = await journal.readFrom(journalKey(day), 0));
+    }
+    open.set(day, state);
+    state.file = file;
+    const { records, malformed, whole } = readJournalLines(text);
+    for (const record of records) state.seen.add(record, record.field);
+    if (malformed.length > 0 && !warned.has(`${day} ${file}`)) {
+      warned.add(`${day} ${file}`);
+      warn(
+        `[downloads] stored ${journalKey(day)} holds ${malformed.length} malformed line(s), skipped; ` +
+          '`npm run depot -- counts repair` rewrites it without them',
+      );
     }
     state.offset += whole;
     if (locked && whole < text.length) await journal.truncate(journalKey(day), state.offset);
@@ -169,66 +169,93 @@ export function downloadStore(storage: Storage, redis?: Redis, now: () => number
         // A closed day is past counting (a batch held back longer than SEEN_DAYS).
         if (closed.has(day) || (await storage.hasItem(countsKey(day)))) return 0;
         const state = await readJournal(day, true);
-        const added = downloads.filter((download) => state.seen.add(download));
-        if (added.length === 0) return 0;
+        const before = state.seen.total();
+        const changed = downloads.filter((download) => state.seen.add(download, download.field));
+        if (changed.length === 0) return 0;
         try {
           // A day listed before its journal exists reads as zero; counts never go unlisted.
           if (!listed.has(day)) await withKeyLock(storage, DAYS_KEY, () => addDay(day));
-          const lines = added.map((download) => `${digestHex(download)} ${download.field}\n`).join('');
+          const lines = changed.map((download) => `${digestHex(download)} ${download.field}\n`).join('');
           await journal.append(journalKey(day), lines);
           state.offset += lines.length;
         } catch (error) {
-          // The batch is retried; what this process knows of the day is read again from the journal
-          // (which holds a half-written append's whole lines), as the seen digests took in the batch.
+          // The batch is retried; what this process knows of the day is read again from the
+          // journal, as the seen clients took in the batch (the append was cut back).
           open.delete(day);
           throw error;
         }
-        for (const { field } of added) state.counts[field] = (state.counts[field] ?? 0) + 1;
-        return added.length;
+        return state.seen.total() - before;
       }),
     );
 
   const addDay = async (day: number) => {
-    const days = parsedOr(CountedDays, await storage.getItem(DAYS_KEY), [], DAYS_KEY);
+    const days = await countedDays(storage);
     if (!days.includes(day)) await storage.setItem(DAYS_KEY, [...days, day]);
     listed.add(day);
   };
 
-  /** A closed day's counts: its record, written once from the journal by whoever reads it first. */
+  /**
+   * A closed day's counts: its record, written once from the journal by whoever reads it first.
+   * `closed` false: the record could not be written (a full disk): the journal's counts are
+   * answered, and the day is closed by a later read.
+   */
   const closeDay = (day: number) =>
     serially(day, () =>
       withKeyLock(storage, journalKey(day), async () => {
         const stored = await storage.getItem(countsKey(day));
-        let counts = parsedOr(DayCounts, stored, {}, countsKey(day));
-        if (stored === null) {
-          counts = (await readJournal(day, true)).counts;
-          await storage.setItem(countsKey(day), counts);
+        if (stored !== null) {
+          // A process killed between the record and the journal's removal left the journal.
           await journal.remove(journalKey(day));
+          open.delete(day);
+          return { counts: parsedOr(DayCounts, stored, {}, countsKey(day)), closed: true };
         }
+        const counts = (await readJournal(day, true)).seen.counts();
+        try {
+          await storage.setItem(countsKey(day), counts);
+        } catch (error) {
+          warn(`[downloads] could not close day ${day} (${(error as Error).message}); its journal is kept and read`);
+          return { counts, closed: false };
+        }
+        await journal.remove(journalKey(day));
         open.delete(day);
-        return counts;
+        return { counts, closed: true };
       }),
     );
 
+  const closedDay = (day: number, counts: DayCount[]) => {
+    const known = { counts, total: counts.reduce((sum, count) => sum + count.downloads, 0) };
+    closed.set(day, known);
+    return known;
+  };
+
   /** A day's counts from the files: closed days from memory once read, open ones from the journal's new lines. */
-  const countsFromFiles = async (day: number, today: number): Promise<Record<string, number>> => {
+  const countsFromFiles = async (day: number, today: number): Promise<DayCount[]> => {
     const known = closed.get(day);
-    if (known) return known;
+    if (known) return known.counts;
     // Closed by a process whose clock is ahead is closed too.
     const counting = (isCountable(day, today) || day > today) && !(await storage.hasItem(countsKey(day)));
-    if (counting) return { ...(await serially(day, () => readJournal(day, false))).counts };
-    const counts = await closeDay(day);
-    closed.set(day, counts);
+    // The journal's fields were checked line by line (readJournalLines): no schema to run again.
+    if (counting) return dayCountsOf(day, (await serially(day, () => readJournal(day, false))).seen.counts());
+    const { counts, closed: isClosed } = await closeDay(day);
+    return isClosed ? closedDay(day, dayCountsOf(day, counts)).counts : dayCountsOf(day, counts);
+  };
+
+  /** A day's counts in Redis; a day past counting is read and parsed once. */
+  const countsFromRedis = async (redis: Redis, day: number, today: number): Promise<DayCount[]> => {
+    const known = closed.get(day);
+    if (known) return known.counts;
+    const stored = await redis.hgetall(redisKey(countsKey(day))).catch(unavailable);
+    const counts = dayCountsOf(day, parsedOr(DayCounts, stored, {}, countsKey(day)));
+    if (!isCountable(day, today) && day < today) closedDay(day, counts);
     return counts;
   };
 
-  /** A day's counts in Redis; a day past counting is read once. */
-  const countsFromRedis = async (redis: Redis, day: number, today: number): Promise<unknown> => {
-    const known = closed.get(day);
-    if (known) return known;
-    const counts = await redis.hgetall(redisKey(countsKey(day))).catch(unavailable);
-    if (!isCountable(day, today) && day < today) closed.set(day, parsedOr(DayCounts, counts, {}, countsKey(day)));
-    return counts;
+  const readDays = async (): Promise<DayCount[][]> => {
+    const today = Math.floor(now() / DAY);
+    const days = redis
+      ? parsedOr(CountedDays, (await redis.smembers(redisKey(DAYS_KEY)).catch(unavailable)).map(Number), [], DAYS_KEY)
+      : await countedDays(storage);
+    return Promise.all(days.map((day) => (redis ? countsFromRedis(redis, day, today) : countsFromFiles(day, today))));
   };
 
   return {
@@ -249,34 +276,55 @@ export function downloadStore(storage: Storage, redis?: Redis, now: () => number
         else byDay.set(download.day, [download]);
       }
       let added = 0;
-      for (const [day, ofDay] of byDay)
-        added += redis ? await addInRedis(redis as CountingRedis, day, ofDay) : await addToFiles(day, ofDay);
+      try {
+        for (const [day, ofDay] of byDay)
+          added += redis ? await addInRedis(redis, day, ofDay) : await addToFiles(day, ofDay);
+      } catch (error) {
+        // A batch that failed half way may have counted its first days.
+        revision++;
+        throw error;
+      }
+      if (added !== 0) revision++;
       return added;
     },
-    /** Every stored count, by day, version and software. */
+    /** Every stored count, by day, version and software; a closed day's are the same records each time. */
     async read(): Promise<DayCount[]> {
-      const today = Math.floor(now() / DAY);
-      const days = redis
-        ? parsedOr(CountedDays, (await redis.smembers(redisKey(DAYS_KEY)).catch(unavailable)).map(Number), [], DAYS_KEY)
-        : parsedOr(CountedDays, await storage.getItem(DAYS_KEY), [], DAYS_KEY);
-      const records = await Promise.all(
-        days.map((day) => (redis ? countsFromRedis(redis, day, today) : countsFromFiles(day, today))),
+      return (await readDays()).flat();
+    },
+    /**
+     * Every download, all time (the downloads badge): summed again at most every TOTAL_TTL_MS, or
+     * when this process counted meanwhile; closed days add their sum kept from their one parse.
+     */
+    total(): Promise<number> {
+      // The cache's age on the monotonic clock: the store's `now` may be fixed (tests) or jump.
+      const at = performance.now();
+      if (totalCache && totalCache.revision === revision && at - totalCache.at < TOTAL_TTL_MS) return totalCache.value;
+      const value = readDays().then((days) =>
+        days.reduce((sum, counts) => sum + counts.reduce((daySum, count) => daySum + count.downloads, 0), 0),
       );
-      return days.flatMap((day, index) =>
-        Object.entries(parsedOr(DayCounts, records[index], {}, countsKey(day))).map(([field, downloads]) => {
-          const [, versionId, software] = FIELD.exec(field)!;
-          return {
-            day,
-            versionId: versionId!,
-            software: software === '-' ? undefined : (software as ServerSoftware),
-            downloads,
-          };
-        }),
-      );
+      const entry = { at, revision, value };
+      totalCache = entry;
+      value.catch(() => {
+        if (totalCache === entry) totalCache = undefined;
+      });
+      return value;
     },
   };
 }
 export type DownloadStore = ReturnType<typeof downloadStore>;
+
+/** A day's record (field -> downloads, fields checked) as counts by version and software. */
+function dayCountsOf(day: number, counts: Record<string, number>): DayCount[] {
+  return Object.entries(counts).map(([field, downloads]) => {
+    const [, versionId, software] = FIELD.exec(field)!;
+    return {
+      day,
+      versionId: versionId!,
+      software: software === '-' ? undefined : (software as ServerSoftware),
+      downloads,
+    };
+  });
+}
 
 const unavailable = (error: unknown) => Promise.reject(new StorageUnavailableError(error));
 
