@@ -91,7 +91,7 @@ export function createAppContext(
     ...(options.renderAlways ? { renderAlways: true } : {}),
     publicUrl: options.publicUrl ?? DEFAULT_PUBLIC_URL,
     downloads: createDownloadCounter({
-      store: downloadStore(storage, options.redis, state.now),
+      store: downloadStore(storage, options.redis, state.now, { warn: options.warn }),
       now: state.now,
       trustProxy: state.trustProxy,
       enabled: options.countDownloads ?? true,
