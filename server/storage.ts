@@ -56,7 +56,8 @@ type LockingDriver = Driver & { lockKey(key: string, wait?: boolean): Promise<((
 
 /** fs-lite's layout (`a:b:c` -> `a/b/c`), with atomic writes and a lock per key across processes. */
 function atomicFileDriver(base: string): LockingDriver {
-  const files = fsLiteDriver({ base, ignore: (path: string) => TEMPORARY_FILE.test(path) || path.endsWith('.lock') });
+  const ignore = (path: string) => TEMPORARY_FILE.test(path) || path.endsWith('.lock');
+  const files = fsLiteDriver({ base, ignore });
   const pathOf = (key: string) => {
     if (key.split(':').some((part) => part === '..' || part.includes('/')))
       throw new Error(`Invalid storage key ${JSON.stringify(key)}`);
@@ -76,6 +77,16 @@ function atomicFileDriver(base: string): LockingDriver {
     name: 'atomic-fs',
     setItem: (key, value) => write(key, value),
     setItemRaw: (key, value) => write(key, value as Uint8Array),
+    // fs-lite walks the whole store whatever the prefix; unstorage hands a prefix as a folder
+    // (`a:b:`), so only that folder is walked: the delivery loop lists its index every poll.
+    async getKeys(prefix: string | undefined, options) {
+      const folder = (prefix ?? '').split(':').filter(Boolean);
+      if (folder.length === 0) return files.getKeys!('', options);
+      const keys = await Promise.resolve(
+        fsLiteDriver({ base: pathOf(folder.join(':')), ignore }).getKeys!('', options),
+      ).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOTDIR' ? [] : Promise.reject(error)));
+      return (keys as string[]).map((key) => [...folder, key].join(':'));
+    },
     async lockKey(key, wait = true) {
       const path = pathOf(key);
       await mkdir(dirname(path), { recursive: true });
