@@ -10,7 +10,7 @@ import { createRateLimiter, type RateLimitPolicy } from './http/rate-limit.ts';
 import { createCacheBudget } from './byte-cache.ts';
 import { DEFAULT_CACHE_MAX_BYTES, DEFAULT_PUBLIC_URL } from './config.ts';
 import { redisReady } from './redis.ts';
-import { createFileStorage, createRedisStorage, type Storage } from './storage.ts';
+import { createFileStorage, createRedisStorage, storageDirExposure, type Storage } from './storage.ts';
 import { currentTreeDir, followCurrentTree, openTree } from './tree.ts';
 import { startDeliveryLoop } from './webhooks/deliver.ts';
 import { webhookStore } from './webhooks/store.ts';
@@ -71,6 +71,8 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
       ),
     { warn, ...(options.treePollMs ? { intervalMs: options.treePollMs } : {}) },
   );
+  const exposure = options.redisUrl || options.storage ? null : await storageDirExposure(options.storageDir!);
+  if (exposure) warn(exposure);
   // The store the origin opens itself (Redis, or files in storageDir) it also closes; a passed one is the caller's.
   const { storage, redis } = options.redisUrl
     ? createRedisStorage(options.redisUrl, warn)

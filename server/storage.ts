@@ -1,4 +1,5 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdirSync, type Stats } from 'node:fs';
+import { mkdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { createRequire } from 'node:module';
@@ -36,11 +37,20 @@ export class StorageUnavailableError extends Error {
 export const CACHE_PREFIX = 'cache';
 
 /**
+ * STORAGE_DIR holds secrets (the chart-URL key signs URLs for every private chart; webhooks'
+ * secrets sign their deliveries): its folders are made for the owner alone, its files likewise.
+ */
+const PRIVATE_FOLDER = 0o700;
+const PRIVATE_FILE = 0o600;
+
+/**
  * All state goes through unstorage: files under `dir` (the embedded default), or memory for tests.
  * Every write replaces its file atomically (a crash leaves the old or the new record, never a torn
- * one); the caches are a mount of their own, so listing them walks only their folder.
+ * one); the caches are a mount of their own, so listing them walks only their folder. The folder
+ * is made here, for its owner alone, before anything (a lock, a journal) could make it otherwise.
  */
 export function createFileStorage(dir: string): Storage {
+  mkdirSync(dir, { recursive: true, mode: PRIVATE_FOLDER });
   const storage = createStorage({ driver: atomicFileDriver(dir) });
   storage.mount(CACHE_PREFIX, atomicFileDriver(join(dir, CACHE_PREFIX)));
   return storage;
@@ -66,10 +76,10 @@ function atomicFileDriver(base: string): LockingDriver {
   const write = async (key: string, value: string | Uint8Array) => {
     const path = pathOf(key);
     // The folder exists but for a key's first write: make it only then.
-    await writeFileAtomic(path, value).catch(async (error: NodeJS.ErrnoException) => {
+    await writeFileAtomic(path, value, { mode: PRIVATE_FILE }).catch(async (error: NodeJS.ErrnoException) => {
       if (error.code !== 'ENOENT') throw error;
-      await mkdir(dirname(path), { recursive: true });
-      await writeFileAtomic(path, value);
+      await mkdir(dirname(path), { recursive: true, mode: PRIVATE_FOLDER });
+      await writeFileAtomic(path, value, { mode: PRIVATE_FILE });
     });
   };
   return {
@@ -89,7 +99,7 @@ function atomicFileDriver(base: string): LockingDriver {
     },
     async lockKey(key, wait = true) {
       const path = pathOf(key);
-      await mkdir(dirname(path), { recursive: true });
+      await mkdir(dirname(path), { recursive: true, mode: PRIVATE_FOLDER });
       const release = await lock(path, {
         realpath: false,
         stale: STALE_LOCK_MS,
@@ -136,6 +146,17 @@ export async function tryKeyLock(storage: Storage, key: string): Promise<(() => 
   if (held.has(key)) return null;
   held.add(key);
   return async () => void held.delete(key);
+}
+
+/**
+ * Said once at start when an existing STORAGE_DIR lets other local users in (made by an older
+ * depot, 0755): they could read the chart-URL key and webhooks' secrets. Null when it is private or absent.
+ */
+export async function storageDirExposure(dir: string): Promise<string | null> {
+  const found: Stats | null = await stat(dir).catch(() => null);
+  if (!found?.isDirectory() || (found.mode & 0o077) === 0) return null;
+  const mode = (found.mode & 0o777).toString(8).padStart(4, '0');
+  return `[storage] STORAGE_DIR ${dir} is open to other local users (mode ${mode}); it holds the chart-URL key and webhook secrets. Fix: chmod -R go= ${dir}`;
 }
 
 export function createMemoryStorage(): Storage {
