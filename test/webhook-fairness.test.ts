@@ -165,4 +165,35 @@ fairness('an outbox written before its due index existed (an upgrade, a migratio
   }
 });
 
+fairness('an index entry left stale by a crash between two writes is put right when picked', async () => {
+  const receiver = await startReceiver();
+  const storageDir = `${ctx.workspace.dir}/storage-stale`;
+  const storage = createFileStorage(storageDir);
+  let origin: RunningOrigin | null = null;
+  try {
+    const hook = webhookTo(`${receiver.url}/stale`, 5);
+    const store = webhookStore(storage);
+    await store.add(hook);
+    const later = await store.enqueue(hook.id, { event: 'ping', webhookId: hook.id }, Date.now());
+    const gone = await store.enqueue(hook.id, { event: 'ping', webhookId: hook.id }, Date.now());
+    // As a crash leaves them: one entry rescheduled an hour on without its index entry moving, one
+    // removed without its index entry.
+    const inAnHour = new Date(Date.now() + 3_600_000).toISOString();
+    await storage.setItem(outboxKey(later), { ...later, attempts: 1, nextAttemptAt: inAnHour });
+    await storage.removeItem(outboxKey(gone));
+    const indexKeys = () => storage.getKeys('webhook-due');
+    assert.is((await indexKeys()).length, 2);
+    origin = await startTestOrigin(ctx.workspace, { storage: undefined, storageDir, webhookRetryBaseMs: 200 });
+    await until(async () => (await indexKeys()).length === 1, 'the stale index entries put right');
+    const [key] = await indexKeys();
+    assert.ok(key!.endsWith(`:${Date.parse(inAnHour)}-${later.id}`), `filed under its new time: ${key}`);
+    assert.equal(await store.dueEntries(Date.now(), 10), new Map(), 'nothing due now');
+    assert.is(receiver.received.length, 0, 'nothing sent before its time');
+  } finally {
+    await origin?.close();
+    await storage.dispose();
+    await receiver.stop();
+  }
+});
+
 fairness.run();
