@@ -112,7 +112,9 @@ export function webhookStore(storage: Storage, redis?: Redis) {
     async healIndex(entry: DueEntry): Promise<void> {
       const delivery = await readDelivery(outboxKey(entry));
       if (delivery === null) await index.remove(entry);
-      else await index.move(entry, Date.parse(delivery.nextAttemptAt));
+      // Only when it differs: another origin may be moving it right now (Redis: a ZADD of ours would undo theirs).
+      else if (Date.parse(delivery.nextAttemptAt) !== entry.due)
+        await index.move(entry, Date.parse(delivery.nextAttemptAt));
     },
     /**
      * Files every outbox entry the index misses (written by a depot before the index, migrated,
