@@ -11,7 +11,7 @@ import { createCacheBudget } from './byte-cache.ts';
 import { DEFAULT_CACHE_MAX_BYTES, DEFAULT_CONNECTION_LIMITS, DEFAULT_PUBLIC_URL } from './config.ts';
 import { throttledLog } from './throttled-log.ts';
 import { redisReady } from './redis.ts';
-import { createFileStorage, createRedisStorage, type Storage } from './storage.ts';
+import { createFileStorage, createRedisStorage, storageDirExposure, type Storage } from './storage.ts';
 import { currentTreeDir, followCurrentTree, openTree } from './tree.ts';
 import { startDeliveryLoop } from './webhooks/deliver.ts';
 import { webhookStore } from './webhooks/store.ts';
@@ -79,6 +79,8 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
       ),
     { warn, ...(options.treePollMs ? { intervalMs: options.treePollMs } : {}) },
   );
+  const exposure = options.redisUrl || options.storage ? null : await storageDirExposure(options.storageDir!);
+  if (exposure) warn(exposure);
   // The store the origin opens itself (Redis, or files in storageDir) it also closes; a passed one is the caller's.
   const { storage, redis } = options.redisUrl
     ? createRedisStorage(options.redisUrl, warn)

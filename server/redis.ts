@@ -29,9 +29,25 @@ export function watchRedis(client: Redis, url: string, log: (line: string) => vo
   return client;
 }
 
-/** REDIS_URL may carry a password: never log it. */
+/**
+ * REDIS_URL may carry a user name and password (itself containing `@`, `:` or `/`) or a password in
+ * its query: the URL parser decides where they end, and both are replaced, as are query values and
+ * a path that is not a database number. A URL it cannot parse, or that leaves an `@` after its
+ * host, shows only its scheme.
+ */
 export function redactUrl(url: string): string {
-  return url.replace(/\/\/[^@/]*@/, '//***@');
+  const hidden = `${/^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0] ?? ''}//***`;
+  if (!URL.canParse(url)) return hidden;
+  const parsed = new URL(url);
+  // An `@` after the host: a password with a `/`, `?` or `#` in it, whose start was read as the host.
+  if ((parsed.pathname + parsed.search + parsed.hash).includes('@')) return hidden;
+  if (parsed.username) parsed.username = '***';
+  if (parsed.password) parsed.password = '***';
+  // A database number is all a path holds; anything else there is a password's rest after a `/`.
+  if (!/^\/?\d*$/.test(parsed.pathname)) parsed.pathname = '/***';
+  parsed.hash = '';
+  for (const name of new Set(parsed.searchParams.keys())) parsed.searchParams.set(name, '***');
+  return parsed.href;
 }
 
 /** Resolves true once the client is connected, false after `ms` (callers start anyway, or refuse). */

@@ -1,5 +1,6 @@
-import { mkdir, readdir } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { mkdirSync, type Stats } from 'node:fs';
+import { mkdir, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { createRequire } from 'node:module';
 import { lock } from 'proper-lockfile';
@@ -36,11 +37,20 @@ export class StorageUnavailableError extends Error {
 export const CACHE_PREFIX = 'cache';
 
 /**
+ * STORAGE_DIR holds secrets (the chart-URL key signs URLs for every private chart; webhooks'
+ * secrets sign their deliveries): its folders are made for the owner alone, its files likewise.
+ */
+const PRIVATE_FOLDER = 0o700;
+const PRIVATE_FILE = 0o600;
+
+/**
  * All state goes through unstorage: files under `dir` (the embedded default), or memory for tests.
  * Every write replaces its file atomically (a crash leaves the old or the new record, never a torn
- * one); the caches are a mount of their own, so listing them walks only their folder.
+ * one); the caches are a mount of their own, so listing them walks only their folder. The folder
+ * is made here, for its owner alone, before anything (a lock, a journal) could make it otherwise.
  */
 export function createFileStorage(dir: string): Storage {
+  mkdirSync(dir, { recursive: true, mode: PRIVATE_FOLDER });
   const storage = createStorage({ driver: atomicFileDriver(dir) });
   storage.mount(CACHE_PREFIX, atomicFileDriver(join(dir, CACHE_PREFIX)));
   return storage;
@@ -56,7 +66,8 @@ type LockingDriver = Driver & { lockKey(key: string, wait?: boolean): Promise<((
 
 /** fs-lite's layout (`a:b:c` -> `a/b/c`), with atomic writes and a lock per key across processes. */
 function atomicFileDriver(base: string): LockingDriver {
-  const files = fsLiteDriver({ base, ignore: (path: string) => TEMPORARY_FILE.test(path) || path.endsWith('.lock') });
+  const ignore = (path: string) => TEMPORARY_FILE.test(path) || path.endsWith('.lock');
+  const files = fsLiteDriver({ base, ignore });
   const pathOf = (key: string) => {
     if (key.split(':').some((part) => part === '..' || part.includes('/')))
       throw new Error(`Invalid storage key ${JSON.stringify(key)}`);
@@ -65,40 +76,30 @@ function atomicFileDriver(base: string): LockingDriver {
   const write = async (key: string, value: string | Uint8Array) => {
     const path = pathOf(key);
     // The folder exists but for a key's first write: make it only then.
-    await writeFileAtomic(path, value).catch(async (error: NodeJS.ErrnoException) => {
+    await writeFileAtomic(path, value, { mode: PRIVATE_FILE }).catch(async (error: NodeJS.ErrnoException) => {
       if (error.code !== 'ENOENT') throw error;
-      await mkdir(dirname(path), { recursive: true });
-      await writeFileAtomic(path, value);
+      await mkdir(dirname(path), { recursive: true, mode: PRIVATE_FOLDER });
+      await writeFileAtomic(path, value, { mode: PRIVATE_FILE });
     });
   };
-  const ignored = (path: string) => TEMPORARY_FILE.test(path) || path.split('/').some((part) => part.endsWith('.lock'));
   return {
     ...files,
     name: 'atomic-fs',
-    // fs-lite walks the whole store whatever the prefix; a prefix's keys are in its folder alone,
-    // so listing one server's Idempotency-Keys or the outbox costs what they hold, not the store.
-    async getKeys(relativeBase: string | undefined, options: { maxDepth?: number } = {}) {
-      const prefix = (relativeBase ?? '').replace(/:$/, '');
-      const root = resolve(base);
-      const folder = prefix ? resolve(pathOf(prefix)) : root;
-      const entries = await readdir(folder, { recursive: true, withFileTypes: true }).catch(
-        (error: NodeJS.ErrnoException) =>
-          error.code === 'ENOENT' || error.code === 'ENOTDIR' ? [] : Promise.reject(error),
-      );
-      return entries
-        .filter((entry) => entry.isFile())
-        .map((entry) => join(entry.parentPath, entry.name).slice(root.length + 1))
-        .filter(
-          (path) =>
-            !ignored(path) && (options.maxDepth === undefined || path.split('/').length <= options.maxDepth + 1),
-        )
-        .map((path) => path.replaceAll('/', ':'));
-    },
     setItem: (key, value) => write(key, value),
     setItemRaw: (key, value) => write(key, value as Uint8Array),
+    // fs-lite walks the whole store whatever the prefix; unstorage hands a prefix as a folder
+    // (`a:b:`), so only that folder is walked: the delivery loop lists its index every poll.
+    async getKeys(prefix: string | undefined, options) {
+      const folder = (prefix ?? '').split(':').filter(Boolean);
+      if (folder.length === 0) return files.getKeys!('', options);
+      const keys = await Promise.resolve(
+        fsLiteDriver({ base: pathOf(folder.join(':')), ignore }).getKeys!('', options),
+      ).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOTDIR' ? [] : Promise.reject(error)));
+      return (keys as string[]).map((key) => [...folder, key].join(':'));
+    },
     async lockKey(key, wait = true) {
       const path = pathOf(key);
-      await mkdir(dirname(path), { recursive: true });
+      await mkdir(dirname(path), { recursive: true, mode: PRIVATE_FOLDER });
       const release = await lock(path, {
         realpath: false,
         stale: STALE_LOCK_MS,
@@ -145,6 +146,17 @@ export async function tryKeyLock(storage: Storage, key: string): Promise<(() => 
   if (held.has(key)) return null;
   held.add(key);
   return async () => void held.delete(key);
+}
+
+/**
+ * Said once at start when an existing STORAGE_DIR lets other local users in (made by an older
+ * depot, 0755): they could read the chart-URL key and webhooks' secrets. Null when it is private or absent.
+ */
+export async function storageDirExposure(dir: string): Promise<string | null> {
+  const found: Stats | null = await stat(dir).catch(() => null);
+  if (!found?.isDirectory() || (found.mode & 0o077) === 0) return null;
+  const mode = (found.mode & 0o777).toString(8).padStart(4, '0');
+  return `[storage] STORAGE_DIR ${dir} is open to other local users (mode ${mode}); it holds the chart-URL key and webhook secrets. Fix: chmod -R go= ${dir}`;
 }
 
 export function createMemoryStorage(): Storage {

@@ -77,6 +77,8 @@ async function copyToRedis(source: Storage, redis: Redis, names: { from: string;
       if (CACHES.some((prefix) => key.startsWith(prefix))) result.cachesLeft++;
       // Ingestion's Idempotency-Keys (24 hours): Redis keeps them in another shape; the origins start afresh.
       else if (key.startsWith('idempotency:')) result.idempotencyLeft++;
+      // The webhook outbox's due index: the origins file the copied outbox entries in Redis's own.
+      else if (key.startsWith('webhook-due:')) continue;
       else result.invalid.push(key);
       continue;
     }

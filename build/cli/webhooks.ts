@@ -12,6 +12,7 @@ import {
   type Delivery,
   type WebhookRecord,
 } from '../../server/webhooks/schema.ts';
+import { shownWebhookUrl } from '../../server/webhooks/shown-url.ts';
 import { outboxKey, webhookStore } from '../../server/webhooks/store.ts';
 import { RefusedError } from './release.ts';
 import { withState } from './state.ts';
@@ -69,23 +70,7 @@ async function addWebhook(args: string[], config: Config) {
   return webhook;
 }
 
-/**
- * A webhook's URL as `list` shows it: a URL may be a credential (a Discord webhook's last segment
- * is its token; a query may carry a key), so only the first and last 4 characters of those show.
- */
-export function shownWebhookUrl(url: string, format: WebhookRecord['format']): string {
-  const parsed = new URL(url);
-  const mask = (secret: string) => (secret.length > 8 ? `${secret.slice(0, 4)}…${secret.slice(-4)}` : '…');
-  if (format === 'discord') {
-    const segments = parsed.pathname.split('/');
-    segments[segments.length - 1] = mask(segments.at(-1)!);
-    parsed.pathname = segments.join('/');
-  }
-  for (const [name, value] of [...parsed.searchParams]) parsed.searchParams.set(name, mask(value));
-  return decodeURI(parsed.href);
-}
-
-/** `webhook list`: each webhook (no secret, its URL masked) with its pending count, last outcome and recent deliveries. */
+/** `webhook list`: each webhook (no secret, its URL's shape only) with its pending count, last outcome and recent deliveries. */
 async function listWebhooks(config: Config) {
   return withState(config, async ({ storage, redis }) => {
     const store = webhookStore(storage, redis);
@@ -97,7 +82,7 @@ async function listWebhooks(config: Config) {
       const last = attempts.sort((a, b) => a.attempt.at.localeCompare(b.attempt.at)).at(-1);
       webhooks.push({
         ...webhook,
-        url: shownWebhookUrl(webhook.url, webhook.format),
+        url: shownWebhookUrl(webhook.url),
         pending: pending.length,
         lastOutcome: last
           ? {

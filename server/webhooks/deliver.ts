@@ -1,6 +1,5 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import pLimit from 'p-limit';
 import { throttledLog } from '../throttled-log.ts';
 import { renderDelivery } from './payload.ts';
 import {
@@ -11,7 +10,8 @@ import {
   retryAfterMs,
 } from './retry.ts';
 import type { Attempt, Delivery } from './schema.ts';
-import { RECENT_ATTEMPTS, type WebhookStore } from './store.ts';
+import type { DueEntry } from './due-index.ts';
+import { RECENT_ATTEMPTS, outboxKey, type WebhookStore } from './store.ts';
 
 export type DeliveryOptions = {
   /** PUBLIC_URL: download links in Discord messages are absolute. */
@@ -31,11 +31,14 @@ export type DeliveryOptions = {
 /** What became of one look at an outbox entry. */
 export type AttemptResult = 'delivered' | 'retry' | 'failed' | 'skipped';
 
-/** How often the outbox is looked at (at most; shorter when retries are shorter). */
+/** How often the due index is looked at (at most; shorter when retries are shorter). */
 const POLL_MS = 1000;
-/** Entries looked at per round, and attempts in flight at once. */
-const ROUND_LIMIT = 100;
-const PARALLEL_ATTEMPTS = 4;
+/** Due entries one webhook's turn attempts, one after another, before its next turn. */
+const TURN_LIMIT = 50;
+/** Webhooks whose turns run at once (each has at most one attempt in flight). */
+const PARALLEL_WEBHOOKS = 8;
+/** How often outbox entries missing from the due index are looked for (and at start). */
+const RECONCILE_MS = 60_000;
 
 /**
  * One attempt of one delivery, under its lease: the entry is read again once the lease is held
@@ -121,7 +124,7 @@ async function recordAttempt(
     await store.finish({ ...done, state: 'failed', finishedAt: attempt.at });
     return 'failed';
   }
-  await store.save({ ...done, nextAttemptAt: new Date(next).toISOString() });
+  await store.reschedule({ ...done, nextAttemptAt: new Date(next).toISOString() }, delivery);
   return 'retry';
 }
 
@@ -155,31 +158,59 @@ function post(url: string, body: string, headers: Record<string, string>, signal
 export type DeliveryLoop = { stop: () => Promise<void> };
 
 /**
- * The origin's delivery loop: every second (or retry base, when shorter) it looks at the outbox
- * and attempts what is due, a few at a time. Nothing in it can stop the process: a failure (the
- * store unreachable) is said at most once a minute and the next round tries again.
+ * The origin's delivery loop: every second (or retry base, when shorter) it reads what is due from
+ * the due index and gives each webhook a turn of its own: its due entries, earliest first, one
+ * attempt at a time. A webhook's turn runs apart from the others' and the next poll does not wait
+ * for it, so a receiver that hangs or fails holds up only its own deliveries; with more webhooks
+ * due than PARALLEL_WEBHOOKS, turns go round-robin. Nothing in it can stop the process: a failure
+ * (the store unreachable) is said at most once a minute and the next poll tries again.
  */
 export function startDeliveryLoop(store: WebhookStore, options: DeliveryOptions): DeliveryLoop {
   const stopping = new AbortController();
   const report = throttledLog(options.warn);
-  const limit = pLimit(PARALLEL_ATTEMPTS);
+  const reportUnreadable = throttledLog(options.warn);
   const pollMs = Math.min(POLL_MS, options.retryBaseMs ?? DEFAULT_RETRY_BASE_MS);
+  /** Webhooks taking their turn now. */
+  const turns = new Map<string, Promise<void>>();
+  /** Where the next round-robin starts among the due webhooks. */
+  let nextFirst = 0;
+  let reconciledAt = -Infinity;
   let timer: NodeJS.Timeout | undefined;
-  let round: Promise<void> = Promise.resolve();
+  let poll: Promise<void> = Promise.resolve();
 
-  const runRound = async () => {
+  const takeTurn = async (entries: DueEntry[]) => {
+    for (const entry of entries) {
+      if (stopping.signal.aborted) return;
+      try {
+        const result = await attemptDelivery(store, outboxKey(entry), options, stopping.signal);
+        // Not attempted: the index may name a delivery that is gone or due at another time.
+        if (result === 'skipped' && !stopping.signal.aborted) await store.healIndex(entry);
+      } catch (error) {
+        report(`[webhooks] delivery ${entry.id} not attempted: ${(error as Error).message}`);
+      }
+    }
+  };
+
+  const runPoll = async () => {
     try {
-      const keys = (await store.pendingKeys()).slice(0, ROUND_LIMIT);
-      await Promise.all(
-        keys.map((key) =>
-          limit(async () => {
-            if (stopping.signal.aborted) return;
-            await attemptDelivery(store, key, options, stopping.signal).catch((error: unknown) =>
-              report(`[webhooks] delivery ${key.split(':').at(-1)} not attempted: ${(error as Error).message}`),
-            );
-          }),
-        ),
-      );
+      if (performance.now() - reconciledAt >= RECONCILE_MS) {
+        const { unreadable } = await store.reconcileIndex();
+        reconciledAt = performance.now();
+        if (unreadable.length > 0)
+          reportUnreadable(
+            `[webhooks] ${unreadable.length} outbox entries do not parse and are left for a person to look at (said at most once a minute): ${unreadable.slice(0, 3).join(', ')}`,
+          );
+      }
+      const due = await store.dueEntries(options.now(), TURN_LIMIT);
+      const waiting = [...due.keys()].filter((webhookId) => !turns.has(webhookId)).sort();
+      const first = waiting.length > 0 ? nextFirst % waiting.length : 0;
+      const order = [...waiting.slice(first), ...waiting.slice(0, first)];
+      for (const webhookId of order) {
+        if (turns.size >= PARALLEL_WEBHOOKS || stopping.signal.aborted) break;
+        nextFirst++;
+        const turn = takeTurn(due.get(webhookId)!).finally(() => turns.delete(webhookId));
+        turns.set(webhookId, turn);
+      }
     } catch (error) {
       report(
         `[webhooks] could not read the outbox; trying again (said at most once a minute): ${(error as Error).message}`,
@@ -189,13 +220,13 @@ export function startDeliveryLoop(store: WebhookStore, options: DeliveryOptions)
   const schedule = () => {
     if (stopping.signal.aborted) return;
     timer = setTimeout(() => {
-      round = runRound()
+      poll = runPoll()
         .catch(() => {})
         .then(schedule);
     }, pollMs);
   };
-  // Even a throw from the report itself ends no more than this round.
-  round = runRound()
+  // Even a throw from the report itself ends no more than this poll.
+  poll = runPoll()
     .catch(() => {})
     .then(schedule);
 
@@ -203,7 +234,8 @@ export function startDeliveryLoop(store: WebhookStore, options: DeliveryOptions)
     stop: async () => {
       stopping.abort();
       clearTimeout(timer);
-      await round.catch(() => {});
+      await poll.catch(() => {});
+      await Promise.all(turns.values());
     },
   };
 }

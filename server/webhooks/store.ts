@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { describeIssues } from '../describe-issues.ts';
 import { StorageUnavailableError, redisKey, tryKeyLock, type Storage } from '../storage.ts';
-import { Delivery, WebhookRecord, type DeliveryEvent } from './schema.ts';
+import { fileDueIndex, redisDueIndex, type DueEntry } from './due-index.ts';
+import { Delivery, DeliveryId, WebhookId, WebhookRecord, type DeliveryEvent } from './schema.ts';
 
 /** Finished deliveries kept per webhook for `depot webhook list`; older ones are deleted. */
 export const KEPT_DELIVERIES = 20;
@@ -14,6 +15,12 @@ const webhookKey = (id: string) => `webhooks:${id}`;
 export const outboxKey = (d: Pick<Delivery, 'webhookId' | 'id'>) => `webhook-outbox:${d.webhookId}:${d.id}`;
 const logKey = (d: Pick<Delivery, 'webhookId' | 'id'>) => `webhook-log:${d.webhookId}:${d.id}`;
 const lastPart = (key: string) => key.slice(key.lastIndexOf(':') + 1);
+/** Where a delivery sits in the due index. */
+const dueEntry = (d: Pick<Delivery, 'webhookId' | 'id' | 'nextAttemptAt'>): DueEntry => ({
+  webhookId: d.webhookId,
+  id: d.id,
+  due: Date.parse(d.nextAttemptAt),
+});
 
 /** Delivery ids sort by creation: `delivery-<ms>-<random>`. */
 export function newDeliveryId(now: number): string {
@@ -25,8 +32,12 @@ export function newDeliveryId(now: number): string {
  * its secret; `webhook-outbox:<webhook>:<delivery>` a delivery still to make, written before any
  * attempt; `webhook-log:<webhook>:<delivery>` a finished one, the last KEPT_DELIVERIES per webhook.
  * An outbox entry is only rewritten by the holder of its lease, so no two writers race on it.
+ * The due index (due-index.ts) files each entry by its next attempt; it is written after the entry
+ * and removed after it, so at worst it names an entry that is gone or due at another time (put
+ * right when picked: healIndex) or misses one a crash left unfiled (filed by reconcileIndex).
  */
 export function webhookStore(storage: Storage, redis?: Redis) {
+  const index = redis ? redisDueIndex(redis) : fileDueIndex(storage);
   /** A delivery; null when it is gone. One that does not parse is an error, left in place for a person to look at. */
   const readDelivery = async (key: string): Promise<Delivery | null> => {
     const value = await storage.getItem(key);
@@ -61,6 +72,7 @@ export function webhookStore(storage: Storage, redis?: Redis) {
       await storage.removeItem(webhookKey(id));
       for (const prefix of [`webhook-outbox:${id}`, `webhook-log:${id}`])
         for (const key of await storage.getKeys(prefix)) await storage.removeItem(key);
+      await index.forget(id);
       return true;
     },
 
@@ -78,29 +90,71 @@ export function webhookStore(storage: Storage, redis?: Redis) {
         recent: [],
       };
       await storage.setItem(outboxKey(delivery), delivery);
+      await index.add(dueEntry(delivery));
       return delivery;
     },
     /** Outbox keys, oldest delivery first. */
     async pendingKeys(): Promise<string[]> {
       return oldestFirst(await storage.getKeys('webhook-outbox'));
     },
+    /** Per webhook, up to `limit` entries due by `now`, earliest first (from the index: no entry is read). */
+    dueEntries: (now: number, limit: number) => index.due(now, limit),
     readDelivery,
-    /** A pending entry after a failed attempt. */
-    async save(delivery: Delivery): Promise<void> {
+    /** A pending entry after a failed attempt, due again at its new `nextAttemptAt` (it was due at `previous`'s). */
+    async reschedule(delivery: Delivery, previous: Pick<Delivery, 'nextAttemptAt'>): Promise<void> {
       await storage.setItem(outboxKey(delivery), delivery);
+      await index.move(dueEntry({ ...delivery, ...previous }), Date.parse(delivery.nextAttemptAt));
+    },
+    /**
+     * An index entry that was picked but not attempted, put right: removed when its delivery is
+     * gone, moved when the delivery is due at another time (a crash between the two writes).
+     */
+    async healIndex(entry: DueEntry): Promise<void> {
+      const delivery = await readDelivery(outboxKey(entry));
+      if (delivery === null) await index.remove(entry);
+      // Only when it differs: another origin may be moving it right now (Redis: a ZADD of ours would undo theirs).
+      else if (Date.parse(delivery.nextAttemptAt) !== entry.due)
+        await index.move(entry, Date.parse(delivery.nextAttemptAt));
+    },
+    /**
+     * Files every outbox entry the index misses (written by a depot before the index, migrated,
+     * or a crash between the entry and its index); returns the keys of entries that do not parse,
+     * left in place for a person to look at.
+     */
+    async reconcileIndex(): Promise<{ filed: number; unreadable: string[] }> {
+      const listed = (await storage.getKeys('webhook-outbox')).flatMap((key) => {
+        const [, webhookId, id] = key.split(':');
+        return WebhookId.safeParse(webhookId).success && DeliveryId.safeParse(id).success
+          ? [{ key, webhookId: webhookId!, id: id! }]
+          : [];
+      });
+      const indexed = await index.indexedIds([...new Set(listed.map((e) => e.webhookId))]);
+      const result = { filed: 0, unreadable: [] as string[] };
+      for (const { key, id } of listed) {
+        if (indexed.has(id)) continue;
+        const delivery = await readDelivery(key).catch(() => undefined);
+        if (delivery === undefined) result.unreadable.push(key);
+        else if (delivery !== null) {
+          await index.add(dueEntry(delivery));
+          result.filed++;
+        }
+      }
+      return result;
     },
     /** Was this delivery finished already (a crash between writing the log and removing the outbox entry)? */
     async isFinished(delivery: Delivery): Promise<boolean> {
       return storage.hasItem(logKey(delivery));
     },
     /** An outbox entry that is not to be sent: its webhook is gone, or it was finished already. */
-    async drop(delivery: Pick<Delivery, 'webhookId' | 'id'>): Promise<void> {
+    async drop(delivery: Pick<Delivery, 'webhookId' | 'id' | 'nextAttemptAt'>): Promise<void> {
       await storage.removeItem(outboxKey(delivery));
+      await index.remove(dueEntry(delivery));
     },
     /** Delivered or given up: into the log first, then out of the outbox; the log is cut to KEPT_DELIVERIES. */
     async finish(delivery: Delivery): Promise<void> {
       await storage.setItem(logKey(delivery), delivery);
       await storage.removeItem(outboxKey(delivery));
+      await index.remove(dueEntry(delivery));
       const kept = oldestFirst(await storage.getKeys(`webhook-log:${delivery.webhookId}`));
       for (const key of kept.slice(0, -KEPT_DELIVERIES)) await storage.removeItem(key);
     },
