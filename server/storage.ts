@@ -40,8 +40,8 @@ export const CACHE_PREFIX = 'cache';
  * STORAGE_DIR holds secrets (the chart-URL key signs URLs for every private chart; webhooks'
  * secrets sign their deliveries): its folders are made for the owner alone, its files likewise.
  */
-const PRIVATE_FOLDER = 0o700;
-const PRIVATE_FILE = 0o600;
+export const PRIVATE_FOLDER = 0o700;
+export const PRIVATE_FILE = 0o600;
 
 /**
  * All state goes through unstorage: files under `dir` (the embedded default), or memory for tests.

@@ -76,6 +76,13 @@ storage('the CLI and an origin make a fresh STORAGE_DIR 0700 and every record in
     assert.is(chart.status, 200, 'the signed chart URL answers');
     await depot(['webhook', 'test', hook.id]);
     await until(() => receiver.succeeded.length === 1, 'the ping delivered');
+    // A counted download: its day's journal is appended in place, not written through the store.
+    const jar = await fetch(`${ctx.origin.url}/api/plugin-versions/download/latest/papermc`);
+    assert.is(jar.status, 200);
+    await jar.arrayBuffer();
+    const journaled = async () =>
+      (await modesUnder(workspace.storageDir)).some(({ path }) => path.includes('/downloads/journal/'));
+    await until(journaled, 'the download journaled');
 
     const found = await modesUnder(workspace.storageDir);
     const names = found.map((f) => f.path.slice(workspace.storageDir.length));

@@ -1,6 +1,6 @@
 import { mkdir, open, rm, truncate, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { Storage } from '../storage.ts';
+import { PRIVATE_FILE, PRIVATE_FOLDER, type Storage } from '../storage.ts';
 import { writeFileAtomic } from '../write-atomic.ts';
 
 /** What a journal holds from an offset, and which file that was (a replaced file is read again from its start). */
@@ -76,8 +76,8 @@ function fileJournal(base: string): Journal {
     },
     async append(key, text) {
       const path = pathOf(key);
-      await mkdir(dirname(path), { recursive: true });
-      const file = await open(path, 'a');
+      await mkdir(dirname(path), { recursive: true, mode: PRIVATE_FOLDER });
+      const file = await open(path, 'a', PRIVATE_FILE);
       let before = 0;
       try {
         // The caller holds the day's lock: nobody else appends between this size and the write.
@@ -102,7 +102,7 @@ function fileJournal(base: string): Journal {
       }
     },
     truncate: (key, length) => truncate(pathOf(key), length),
-    replace: (key, text) => writeFileAtomic(pathOf(key), Buffer.from(text, 'latin1')),
+    replace: (key, text) => writeFileAtomic(pathOf(key), Buffer.from(text, 'latin1'), { mode: PRIVATE_FILE }),
     remove: (key) => rm(pathOf(key), { force: true }),
   };
 }
