@@ -32,6 +32,16 @@ export function forbiddenCharacter(text: string, kind: TextKind = 'line'): strin
   return FORBIDDEN_IN_LINE.exec(text.replace(EMOJI_JOINER, ''))?.[0];
 }
 
+/** `text` with each character the rule refuses written as a `\u` escape (`\u202e`): safe to print on one line. */
+export function escapeForbidden(text: string): string {
+  return text.replace(new RegExp(FORBIDDEN_IN_LINE.source, 'gu'), (char) =>
+    char
+      .split('')
+      .map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`)
+      .join(''),
+  );
+}
+
 /** `U+202E`. */
 export const codePointName = (char: string) => `U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
 
