@@ -120,9 +120,8 @@ export function changelogLimitProblem(markdown: string): string | undefined {
       return `line ${index + 1} nests more than ${CHANGELOG_LIMITS.nesting} block quotes and list items`;
     if ((listItems += items) > CHANGELOG_LIMITS.listItems)
       return `line ${index + 1} starts list item ${listItems}; a changelog has at most ${CHANGELOG_LIMITS.listItems}`;
-    if (line.trim() === '' || STARTS_ITEM.test(line)) {
-      [paragraphStart, emphasisRuns, openBrackets] = [index, 0, 0];
-    }
+    if (line.trim() === '') [paragraphStart, emphasisRuns, openBrackets] = [index + 1, 0, 0];
+    else if (STARTS_ITEM.test(line)) [paragraphStart, emphasisRuns, openBrackets] = [index, 0, 0];
     let previous = '';
     for (const char of line) {
       if ((char === '*' || char === '_') && char !== previous) emphasisRuns++;
