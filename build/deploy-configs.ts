@@ -83,6 +83,7 @@ ${upstreamBlock(options.origins)}
 # The downloads nginx serves from files are counted from its log: \`access_log <file> depot;\` in
 # your http { } block, then \`npm run depot -- counts import <file>\` (README: Download counts).
 log_format depot '${NGINX_LOG_FORMAT}';
+${DOLLAR_VARIABLE}
 map_hash_max_size 65536;
 map_hash_bucket_size 256;
 ${limit ? clientLimitZone(perMinute) : ''}
@@ -239,7 +240,7 @@ ${OTHER_ENDPOINT_PATHS.flatMap((path) => {
 function pageActions(): string {
   return `    absolute_redirect off;
     if ($depot_page = slash) {
-      add_header cache-control ${quote(CACHE_CONTROL.sitePage)};
+      add_header cache-control ${quoteValue(CACHE_CONTROL.sitePage)};
       return 301 $depot_page_path$is_args$args;
     }
     if ($depot_page = missing) {
@@ -255,9 +256,9 @@ function notFoundLocation(page: RouteEntry, treeDir: string): string {
   return `  location = /_depot/not-found {
     internal;
     default_type ${quote(page.headers['content-type'] ?? 'text/html')};
-${headers.map(([name, value]) => `    add_header ${name} ${quote(value)} always;`).join('\n')}
+${headers.map(([name, value]) => `    add_header ${headerName(name)} ${quoteValue(value)} always;`).join('\n')}
     max_ranges 0;
-    alias ${treeDir}/${page.file};
+    alias ${pathValue(`${treeDir}/${page.file}`)};
   }
 `;
 }
@@ -269,7 +270,7 @@ function limitedLocation(limit: RateLimitPolicy, retryAfter: number): string {
     add_header retry-after ${retryAfter} always;
     add_header access-control-allow-origin * always;
     add_header x-content-type-options nosniff always;
-    return 429 ${quote(JSON.stringify({ error: `Rate limit of ${limit.limit} requests per ${limit.windowSeconds} seconds exceeded; retry in ${retryAfter} seconds` }))};
+    return 429 ${quoteValue(JSON.stringify({ error: `Rate limit of ${limit.limit} requests per ${limit.windowSeconds} seconds exceeded; retry in ${retryAfter} seconds` }))};
   }
 `;
 }
@@ -289,22 +290,22 @@ function routeLocation(
   const coded = entry.encodings !== undefined;
   lines.push(
     `  location = /_depot/${index} {`,
-    `    # ${path}`,
+    `    # ${commentText(path)}`,
     '    internal;',
     `    default_type ${quote(headers['content-type'] ?? 'application/octet-stream')};`,
   );
   if (burst !== null) lines.push(`    limit_req zone=depot_limit burst=${burst} nodelay;`);
-  lines.push(`    if ($request_uri != ${quote(path)}) {`, '      return 418;', '    }');
+  lines.push(`    if ($request_uri != ${quoteValue(path)}) {`, '      return 418;', '    }');
   if (coded) lines.push('    if ($depot_coding = origin) {', '      return 418;', '    }');
   if (tag) lines.push(`    if ($http_if_none_match ~ ${quote(`${tag}|^\\*$`)}) {`, '      return 304;', '    }');
   // nginx sends Accept-Ranges itself where ranges are on.
   for (const name in headers)
     if (name !== 'etag' && name !== 'content-type' && name !== 'accept-ranges')
-      lines.push(`    add_header ${name} ${quote(headers[name]!)} always;`);
+      lines.push(`    add_header ${headerName(name)} ${quoteValue(headers[name]!)} always;`);
   if (tag) lines.push(`    add_header etag ${quote(coded ? `"${tag}$depot_coding_tag"` : `"${tag}"`)} always;`);
   if (coded) lines.push('    add_header content-encoding $depot_coding_name always;');
   if (!('accept-ranges' in headers)) lines.push('    max_ranges 0;');
-  lines.push(`    alias ${treeDir}/${entry.file}${coded ? '$depot_coding_file' : ''};`, '  }');
+  lines.push(`    alias ${pathValue(`${treeDir}/${entry.file}`, coded ? '$depot_coding_file' : '')};`, '  }');
 }
 
 const UNQUOTE = /^"|"$/g;
@@ -331,11 +332,53 @@ http {
 `;
 }
 
-/** A double-quoted nginx string. */
+/**
+ * A double-quoted nginx string, for what nginx takes literally (map keys, regular expressions,
+ * default_type). A line break or other control character cannot be written in one: refused.
+ */
 function quote(text: string): string {
+  refuseControl(text);
   return NEEDS_ESCAPE.test(text) ? `"${text.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"` : `"${text}"`;
 }
 const NEEDS_ESCAPE = /[\\"]/;
+
+/**
+ * A double-quoted nginx string for a directive that expands variables (add_header, return, alias,
+ * an `if` comparison), holding `text` literally: nginx has no escape for `$`, so each one is the
+ * variable DOLLAR_VARIABLE defines (issue 27: a JAR named `x$host.jar` had nginx send the request's
+ * host in Content-Disposition, and `$nope` failed nginx -t). `variables` follows unescaped.
+ */
+function quoteValue(text: string, variables = ''): string {
+  return `${quote(text).slice(0, -1).replaceAll('$', '${depot_dollar}')}${variables}"`;
+}
+const DOLLAR_VARIABLE = `# A literal $ in strings where nginx expands variables (quoteValue).
+geo $depot_dollar {
+  default "$";
+}`;
+
+/** A file path for alias: as written when it is plain (as tree folders are), else quoted by quoteValue. */
+function pathValue(path: string, variables = ''): string {
+  return /^[\w/.+@,=%~-]+$/.test(path) ? `${path}${variables}` : quoteValue(path, variables);
+}
+
+/** A header name as nginx writes it unquoted: a token, as HTTP defines one. */
+function headerName(name: string): string {
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || name.includes('$'))
+    throw new Error(`nginx.conf: ${JSON.stringify(name)} is not a header name`);
+  return name;
+}
+
+/** A manifest path in a comment line: its control characters (none in a URL path) as `?`. */
+const commentText = (text: string) => text.replace(/[\p{Cc}\p{Zl}\p{Zp}]/gu, '?');
+
+/** A config line cannot carry a control character: one in a manifest's path or header is a defect upstream. */
+function refuseControl(text: string): void {
+  const control = /[\p{Cc}\p{Zl}\p{Zp}]/u.exec(text);
+  if (control)
+    throw new Error(
+      `deployment configs: ${JSON.stringify(text)} holds U+${control[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}, which no config line can carry`,
+    );
+}
 
 /**
  * `_redirects` rewrites each path (no query strings: these hosts cannot match them) to its file with
@@ -352,9 +395,15 @@ export function staticHostConfigs(routes: Record<string, RouteEntry>, originUrl:
   for (const path in routes) {
     const entry = routes[path]!;
     if (entry.status !== 200 || path.includes('?')) continue;
+    // One line per rule or header: these files have no quoting, so a control character (none in a
+    // URL path or a header we send) would split a line into two.
+    refuseControl(path);
     redirects.push(`${path} /${entry.file} 200`);
     headers.push(path);
-    for (const name in entry.headers) headers.push(`  ${name}: ${entry.headers[name]}`);
+    for (const name in entry.headers) {
+      refuseControl(`${name}: ${entry.headers[name]}`);
+      headers.push(`  ${name}: ${entry.headers[name]}`);
+    }
   }
   const origin = originUrl.replace(/\/$/, '');
   if (routes[NOT_FOUND_PAGE]) {

@@ -5,7 +5,12 @@ import * as assert from 'uvu/assert';
 import { runBuild } from '../build/build.ts';
 import type { RunningOrigin } from '../server/origin.ts';
 import { loadCatalog } from '../server/versions/catalog.ts';
-import { changelogHtml } from '../server/versions/changelog.ts';
+import {
+  CHANGELOG_LIMITS,
+  acceptChangelog,
+  changelogHtml,
+  changelogLimitProblem,
+} from '../server/versions/changelog.ts';
 import { SHARED_BUILD_CACHE, assertRefusesData, makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
 
 const html = suite('changelogHtml');
@@ -72,7 +77,84 @@ html('the same Markdown always gives the same HTML', () => {
   const markdown = '## 1.0\n\n- one\n- two';
   assert.is(changelogHtml(markdown), changelogHtml(markdown));
 });
+// Issue 27: about 5 KB of nested `>` overflowed the stack (a failed build, feeds answering 500), and
+// 64 KiB of `**_a` took 29 s to render. Beyond the limits a changelog shows as its escaped text, at once.
+const beyond: [string, string][] = [
+  ['about 5 KB of nested block quotes', `${'>'.repeat(5000)} deep <b>`],
+  ['nested list items', `${'- '.repeat(3000)}deep <b>`],
+  ['64 KiB of **_a in one paragraph', '**_a'.repeat(16_384)],
+  ['images nested 3000 deep', `${'!['.repeat(3000)}a${'](b)'.repeat(3000)}`],
+];
+for (const [name, markdown] of beyond) {
+  html(`shows ${name} as escaped text, in well under a second, without throwing`, () => {
+    const started = performance.now();
+    const output = changelogHtml(markdown);
+    assert.ok(performance.now() - started < 1000, `${Math.round(performance.now() - started)} ms`);
+    assert.ok(output.startsWith('<pre>') && output.endsWith('</pre>'), output.slice(0, 60));
+    assert.not.match(output, /<b>|<blockquote|<em|<img/);
+    assert.ok(output.includes('deep &#60;b&#62;') || !markdown.includes('deep'), 'the text, escaped');
+  });
+}
 html.run();
+
+const limits = suite('changelogLimitProblem and acceptChangelog');
+const within: [string, string][] = [
+  [
+    'a long list with emphasis on every item',
+    Array.from({ length: 600 }, (_, i) => `- **Fixed** _${i}_ [x](https://e.org/${i})`).join('\n'),
+  ],
+  ['a thematic break of 40 spaced dashes', `a\n\n${'- '.repeat(40)}\n\nb`],
+  ['lists nested three deep and a quote', '- a\n  - b\n    - c\n\n> quoted\n> > twice'],
+  ['a fenced code block with brackets and stars', '```\n[[[ *** ___ ]]]\n```'],
+  ['a paragraph of 500 emphasis runs', '*a* '.repeat(250)],
+];
+for (const [name, markdown] of within) {
+  limits(`accepts ${name}`, () => {
+    assert.is(changelogLimitProblem(markdown), undefined);
+    assert.is(
+      acceptChangelog(markdown, () => 0),
+      undefined,
+    );
+  });
+}
+const refusedLimits: [string, string, RegExp][] = [
+  ['5 KB of nested >', `${'>'.repeat(5000)} x`, /^line 1 nests more than 32 block quotes and list items$/],
+  ['33 nested list items on line 3', `a\n\n${'- '.repeat(33)}x`, /^line 3 nests more than 32/],
+  ['quotes and lists mixed past 32', `${'> - '.repeat(17)}x`, /^line 1 nests more than 32/],
+  [
+    '2001 list items',
+    Array.from({ length: 2001 }, () => '- a').join('\n'),
+    /^line 2001 starts list item 2001; a changelog has at most 2000$/,
+  ],
+  ['33 [ open at once', `${'['.repeat(33)}a`, /^line 1 opens more than 32 \[ brackets inside each other$/],
+  [
+    '64 KiB of **_a',
+    '**_a'.repeat(16_384),
+    /^the paragraph from line 1 has more than 500 runs of \* or _; separate it/,
+  ],
+  [
+    '501 emphasis runs over several lines of one paragraph',
+    'x\n\n' + '*a*\n'.repeat(251),
+    /^the paragraph from line 3 has more than 500 runs/,
+  ],
+];
+for (const [name, markdown, message] of refusedLimits) {
+  limits(`refuses ${name}, in well under a second`, () => {
+    const started = performance.now();
+    assert.match(changelogLimitProblem(markdown) ?? '', message);
+    assert.match(acceptChangelog(markdown, () => 0) ?? '', message);
+    assert.ok(performance.now() - started < 1000);
+  });
+}
+limits('a render over the CPU budget is refused, naming the time and the limit', () => {
+  let now = 0;
+  const clock = () => (now += CHANGELOG_LIMITS.renderMs + 1);
+  assert.is(
+    acceptChangelog('## 1.0\n\nslow, says the clock', clock),
+    `took ${CHANGELOG_LIMITS.renderMs + 1} ms to render; a changelog renders in at most ${CHANGELOG_LIMITS.renderMs} ms`,
+  );
+});
+limits.run();
 
 const served = suite('changelogs: data/versions/<id>.md, served as Markdown');
 const ctx = {} as { workspace: Workspace; origin: RunningOrigin };
@@ -148,6 +230,17 @@ const refusedCases: [string, (dataDir: string) => Promise<unknown>, RegExp][] = 
     /plugin-\d+-\w+\.md: \(root\): is empty; write the notes or remove the file/,
   ],
   [
+    'with a bidi override',
+    async (dataDir) =>
+      writeFile(join(dataDir, 'versions', `${await firstId(dataDir)}.md`), '## 1.0\n\nx \u202Egnp.jar\n'),
+    /plugin-\d+-\w+\.md: \(root\): contains a format character \(U\+202E\)/,
+  ],
+  [
+    'with a control character',
+    async (dataDir) => writeFile(join(dataDir, 'versions', `${await firstId(dataDir)}.md`), '## 1.0\n\nbell \u0007\n'),
+    /plugin-\d+-\w+\.md: \(root\): contains a control character \(U\+0007\)/,
+  ],
+  [
     'without its record',
     async (dataDir) => writeFile(join(dataDir, 'versions', 'plugin-1-typo.md'), '## notes\n'),
     /plugin-1-typo\.md: a changelog without its record plugin-1-typo\.json/,
@@ -157,3 +250,49 @@ for (const [name, corrupt, message] of refusedCases) {
   refused(`a changelog ${name}`, () => assertRefusesData(corrupt, loadCatalog, message));
 }
 refused.run();
+
+// Changelogs in data/ beyond the render limits (written by hand, or before the limits): the build
+// succeeds and every page and feed shows them as text. Refusing them at load would stop every build,
+// and with it `npm start`, until data/ was edited by hand.
+const beyondLimits = suite('changelogs in data/ beyond the render limits');
+const beyondCtx = {} as { workspace: Workspace; origin: RunningOrigin };
+const NESTED_ID = 'plugin-1768035600000-f8d161e085';
+const EMPHASIS_ID = 'plugin-1768035900000-7e709249d7';
+beyondLimits.before(async () => {
+  beyondCtx.workspace = await makeWorkspace({ build: false });
+  const versions = join(beyondCtx.workspace.dataDir, 'versions');
+  await writeFile(join(versions, `${NESTED_ID}.md`), `${'>'.repeat(5000)} deep\n`);
+  await writeFile(join(versions, `${EMPHASIS_ID}.md`), '**_a'.repeat(16_384));
+});
+beyondLimits.after(async () => {
+  await beyondCtx.origin?.close();
+  await beyondCtx.workspace.remove();
+});
+beyondLimits(
+  'the build succeeds in reasonable time; the feeds answer with the text; the API serves the Markdown',
+  async () => {
+    const started = Date.now();
+    await runBuild({
+      dataDir: beyondCtx.workspace.dataDir,
+      distDir: beyondCtx.workspace.distDir,
+      cacheDir: SHARED_BUILD_CACHE,
+    });
+    assert.ok(Date.now() - started < 60_000, `${Date.now() - started} ms`);
+    beyondCtx.origin = await startTestOrigin(beyondCtx.workspace);
+    // The feed of all releases (precomputed by the build) and a software's in another letter case (answered live).
+    const feeds = { '/api/plugin-versions/feed.atom': 2, '/api/plugin-versions/feed/Spigot.atom': 1 };
+    for (const [path, count] of Object.entries(feeds)) {
+      const response = await fetch(beyondCtx.origin.url + path);
+      const body = await response.text();
+      assert.is(response.status, 200, path);
+      assert.is(body.split('<pre>').length - 1, count, path);
+      assert.ok(body.includes('<pre>&#62;&#62;&#62;'), `${path}: the nested changelog as text`);
+      if (count === 2) assert.ok(body.includes('<pre>**_a**_a'), `${path}: the emphasis changelog as text`);
+    }
+    const answer = (await (await fetch(`${beyondCtx.origin.url}/api/plugin-versions`)).json()) as {
+      versions: Version[];
+    };
+    assert.is(answer.versions.find((v) => v.id === EMPHASIS_ID)?.changelog, '**_a'.repeat(16_384));
+  },
+);
+beyondLimits.run();

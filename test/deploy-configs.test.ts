@@ -1,15 +1,27 @@
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { parse as parseDisposition } from 'content-disposition';
+import { runBuild } from '../build/build.ts';
 import { nginxConfig } from '../build/deploy-configs.ts';
-import { readConfig } from '../server/config.ts';
+import { DEFAULT_DEPLOY, readConfig } from '../server/config.ts';
 import { NOT_FOUND_PAGE } from '../server/tree.ts';
 import { Manifest, currentTreeDir } from '../server/tree.ts';
-import { findProgram, makeWorkspace, type Workspace } from './helpers.ts';
+import {
+  SHARED_BUILD_CACHE,
+  findProgram,
+  freePort,
+  makeWorkspace,
+  pluginJar,
+  startNginx,
+  startTestOrigin,
+  type Workspace,
+} from './helpers.ts';
 
 const ctx = {} as { workspace: Workspace; treeDir: string; manifest: Manifest };
 const setup = async () => {
@@ -65,6 +77,27 @@ hosts("_headers gives each path exactly the origin's headers", async () => {
 hosts.run();
 
 const NGINX = findProgram('nginx');
+
+/** `nginx -t` on a generated config, included in http { } as README's deployment guide does. */
+async function assertNginxAccepts(text: string) {
+  if (!NGINX) return console.warn('nginx not installed: the syntax check is not run');
+  const dir = await mkdtemp(join(tmpdir(), 'depot-nginx-t-'));
+  try {
+    await writeFile(join(dir, 'depot.conf'), text);
+    await writeFile(
+      join(dir, 'nginx.conf'),
+      `pid ${dir}/nginx.pid;\nerror_log ${dir}/error.log;\nevents {}\nhttp {\n  include ${dir}/depot.conf;\n}\n`,
+    );
+    const result = await new Promise<{ code: number; out: string }>((done) =>
+      execFile(NGINX, ['-t', '-p', dir, '-c', join(dir, 'nginx.conf')], (error, stdout, stderr) =>
+        done({ code: error ? 1 : 0, out: stdout + stderr }),
+      ),
+    );
+    assert.is(result.code, 0, result.out);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
 const nginx = suite('nginx.conf');
 nginx.before(setup);
 nginx.after(() => ctx.workspace.remove());
@@ -137,23 +170,7 @@ for (const [name, options, site] of variants.flatMap(([name, options]) => [
     assert.is(text.includes('limit_req'), options.rateLimit !== null);
     assert.is(text.includes('real_ip_header X-Forwarded-For;'), options.realIpFrom.length > 0);
     assert.is(text.includes('error_page 404 /_depot/not-found;'), site, 'page rules only with the site');
-    if (!NGINX) return console.warn('nginx not installed: the syntax check is not run');
-    const dir = await mkdtemp(join(tmpdir(), 'depot-nginx-t-'));
-    try {
-      await writeFile(join(dir, 'depot.conf'), text);
-      await writeFile(
-        join(dir, 'nginx.conf'),
-        `pid ${dir}/nginx.pid;\nerror_log ${dir}/error.log;\nevents {}\nhttp {\n  include ${dir}/depot.conf;\n}\n`,
-      );
-      const result = await new Promise<{ code: number; out: string }>((done) =>
-        execFile(NGINX, ['-t', '-p', dir, '-c', join(dir, 'nginx.conf')], (error, stdout, stderr) =>
-          done({ code: error ? 1 : 0, out: stdout + stderr }),
-        ),
-      );
-      assert.is(result.code, 0, result.out);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    await assertNginxAccepts(text);
   });
 }
 nginx('the deployment settings are checked like every other setting', () => {
@@ -176,3 +193,92 @@ nginx('the deployment settings are checked like every other setting', () => {
   assert.is(readConfig({ DEPLOY_DIST_DIR: '/srv/depot/dist' }).deploy.distDir, '/srv/depot/dist');
 });
 nginx.run();
+
+// Issue 27: file names the character rule allows but nginx reads as syntax. `$host` and `$nope` are
+// variables inside add_header (one expands to the request's Host, the other fails nginx -t); quotes,
+// braces, semicolons and spaces end or split a directive unless quoted.
+const HOSTILE_NAMES = [
+  'Plugin $host.jar',
+  'Evil $nope ${x} $$.jar',
+  'Quoted "name" \'single\' {braces}; semi.jar',
+  'back `tick` #hash ~ %24host & more.jar',
+];
+const names = suite('nginx.conf and _headers: file names with $, quotes, braces and semicolons');
+const named = {} as {
+  workspace: Workspace;
+  treeDir: string;
+  manifest: Manifest;
+  ids: Map<string, string>;
+  port: number;
+  originPort: number;
+};
+names.before(async () => {
+  named.workspace = await makeWorkspace({ build: false });
+  named.ids = new Map();
+  for (const [index, fileName] of HOSTILE_NAMES.entries()) {
+    const bytes = pluginJar(`hostile-name-${index}`);
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    const id = `plugin-${1_800_000_000_000 + index}-${sha256.slice(0, 12)}`;
+    const at = new Date(1_800_000_000_000 + index * 1000).toISOString();
+    await writeFile(join(named.workspace.dataDir, 'jars', `${id}.jar`), bytes);
+    const record = {
+      id,
+      serverSoftware: ['Quilt'],
+      pluginVersion: `9.0.${index}`,
+      javaVersion: '21',
+      proxyVersion: null,
+    };
+    const fields = { fileName, fileSize: bytes.length, sha256, createdAt: at, updatedAt: at, createdBy: 'test' };
+    await writeFile(join(named.workspace.dataDir, 'versions', `${id}.json`), JSON.stringify({ ...record, ...fields }));
+    named.ids.set(fileName, id);
+  }
+  [named.port, named.originPort] = [await freePort(), await freePort()];
+  await runBuild({
+    dataDir: named.workspace.dataDir,
+    distDir: named.workspace.distDir,
+    cacheDir: SHARED_BUILD_CACHE,
+    deploy: { ...DEFAULT_DEPLOY, listen: `127.0.0.1:${named.port}`, origins: [`127.0.0.1:${named.originPort}`] },
+  });
+  named.treeDir = (await currentTreeDir(named.workspace.distDir))!;
+  named.manifest = Manifest.parse(JSON.parse(await readFile(join(named.treeDir, 'manifest.json'), 'utf8')));
+});
+names.after(() => named.workspace.remove());
+
+names('nginx -t accepts the nginx.conf the build wrote', async () => {
+  await assertNginxAccepts(await readFile(join(named.treeDir, 'nginx.conf'), 'utf8'));
+});
+names(
+  "nginx sends each download's Content-Disposition as the origin does: the exact name, nothing expanded",
+  async () => {
+    if (!NGINX) return console.warn('nginx not installed: not run');
+    // The origin behind it, as deployed; downloads are answered from their files (routeLocation).
+    const origin = await startTestOrigin(named.workspace, { port: named.originPort });
+    const nginx = await startNginx(NGINX, join(named.treeDir, 'nginx.conf'), named.port);
+    try {
+      for (const [fileName, id] of named.ids) {
+        const path = `/api/plugin-versions/download/${id}`;
+        const response = await fetch(nginx.url + path, { signal: AbortSignal.timeout(10_000) });
+        await response.arrayBuffer();
+        assert.is(response.status, 200, path);
+        const disposition = response.headers.get('content-disposition')!;
+        assert.is(disposition, named.manifest.routes[path]!.headers['content-disposition'], fileName);
+        assert.is(parseDisposition(disposition).parameters.filename, fileName);
+      }
+      assert.not.match(await nginx.errors(), /\[(emerg|alert|crit)\]/);
+    } finally {
+      await nginx.stop();
+      await origin.close();
+    }
+  },
+);
+names('_headers gives each download its Content-Disposition on one line, as the origin sends it', async () => {
+  const text = await readFile(join(named.treeDir, '_headers'), 'utf8');
+  for (const [fileName, id] of named.ids) {
+    const path = `/api/plugin-versions/download/${id}`;
+    const block = text.slice(text.indexOf(`\n${path}\n`) + 1).split('\n');
+    const line = block.find((l) => l.startsWith('  content-disposition: '))!;
+    assert.is(line, `  content-disposition: ${named.manifest.routes[path]!.headers['content-disposition']}`);
+    assert.is(parseDisposition(line.slice('  content-disposition: '.length)).parameters.filename, fileName);
+  }
+});
+names.run();

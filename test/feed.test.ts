@@ -1,26 +1,33 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DOMParser } from '@xmldom/xmldom';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runBuild } from '../build/build.ts';
 import { DEFAULT_DEPLOY } from '../server/config.ts';
 import type { RunningOrigin } from '../server/origin.ts';
 import { currentTreeDir, openTree, type Tree } from '../server/tree.ts';
-import { FEED_ENTRIES } from '../server/versions/feed.ts';
+import { createCatalog } from '../server/versions/catalog.ts';
+import { FEED_ENTRIES, releaseFeed } from '../server/versions/feed.ts';
+import { htmlText, parseXmlStrictly } from './strict-xml.ts';
 import { SHARED_BUILD_CACHE, makeWorkspace, startTestOrigin, until, type Workspace } from './helpers.ts';
 
 const ATOM = 'http://www.w3.org/2005/Atom';
 const PUBLIC_URL = 'https://plugins.example.org';
-// The demo's oldest version gets a changelog that tries to break out of HTML and of the feed's CDATA.
+// The demo's oldest version gets a changelog that tries to break out of HTML and of the feed's CDATA
+// (twice: the feed library escapes only the first `]]>`).
 const HOSTILE_ID = 'plugin-1768035600000-f8d161e085';
-const HOSTILE = '## 1.0.0\n\nFirst release ]]> done.\n\n<script>alert(1)</script>\n\n<img src=x onerror=alert(1)>\n';
+const HOSTILE =
+  '## 1.0.0\n\nFirst release ]]> done ]]> twice.\n\n<script>alert(1)</script>\n\n<img src=x onerror=alert(1)>\n\n`]]>` in code\n';
+// Issue 27: about 5 KB of nested `>` overflowed the renderer's stack, and every feed answered 500.
+const NESTED_ID = 'plugin-1768035900000-7e709249d7';
+const NESTED = `${'>'.repeat(5000)} deep\n`;
 
 const ctx = {} as { workspace: Workspace; origin: RunningOrigin; tree: Tree };
 const feeds = suite('Atom feeds of releases');
 feeds.before(async () => {
   ctx.workspace = await makeWorkspace({ build: false });
   await writeFile(join(ctx.workspace.dataDir, 'versions', `${HOSTILE_ID}.md`), HOSTILE);
+  await writeFile(join(ctx.workspace.dataDir, 'versions', `${NESTED_ID}.md`), NESTED);
   const deploy = { ...DEFAULT_DEPLOY, publicUrl: PUBLIC_URL };
   await runBuild({
     dataDir: ctx.workspace.dataDir,
@@ -41,11 +48,12 @@ async function readFeed(path: string) {
   const response = await fetch(ctx.origin.url + path);
   assert.is(response.status, 200, path);
   assert.is(response.headers.get('content-type'), 'application/atom+xml; charset=utf-8');
-  const problems: string[] = [];
-  const document = new DOMParser({
-    onError: (level, message) => problems.push(`${level}: ${message}`),
-  }).parseFromString(await response.text(), 'text/xml');
-  assert.equal(problems, [], path);
+  return parseFeed(await response.text(), path);
+}
+
+/** An Atom document parsed strictly: any XML warning or error fails the test. */
+function parseFeed(xml: string, what: string) {
+  const document = parseXmlStrictly(xml, what);
   const root = document.documentElement!;
   assert.is(root.namespaceURI, ATOM);
   assert.is(root.localName, 'feed');
@@ -59,6 +67,7 @@ async function readFeed(path: string) {
     author: child(entry, 'author') && text(child(entry, 'author'), 'name'),
     link: child(entry, 'link')?.getAttribute('href'),
     content: text(entry, 'content') ?? '',
+    summary: text(entry, 'summary') ?? '',
     categories: [...entry.getElementsByTagNameNS(ATOM, 'category')].map((c) => c.getAttribute('term')),
   }));
   return { id: text(root, 'id'), title: text(root, 'title'), updated: text(root, 'updated'), entries };
@@ -89,8 +98,46 @@ feeds('the feed of every release is valid Atom, newest first, each entry with wh
 feeds('a hostile changelog reaches the feed as harmless HTML, and the feed still parses', async () => {
   const feed = await readFeed('/api/plugin-versions/feed.atom');
   const entry = feed.entries.find((e) => e.id?.endsWith(HOSTILE_ID))!;
-  assert.match(entry.content, /First release \]\]> done\./, 'the text survives the CDATA section');
+  // The content is HTML: `]]&gt;` there is the text `]]>`, written so that it cannot end the CDATA section.
+  assert.match(
+    htmlText(entry.content),
+    /First release \]\]> done \]\]> twice\./,
+    'the text survives the CDATA section',
+  );
+  assert.match(htmlText(entry.content), /<code>\]\]><\/code> in code/);
   assert.not.match(entry.content, /<script|onerror|<img/i, entry.content);
+});
+
+feeds('a changelog nested too deep to render shows as its escaped text, and the feeds answer', async () => {
+  const feed = await readFeed('/api/plugin-versions/feed.atom');
+  const entry = feed.entries.find((e) => e.id?.endsWith(NESTED_ID))!;
+  assert.ok(entry.content.startsWith('<pre>&#62;&#62;&#62;'), entry.content.slice(0, 80));
+  assert.is(htmlText(entry.content.slice(0, entry.content.indexOf('</pre>'))), `<pre>${NESTED}`);
+});
+
+feeds('every feed the tree holds parses as strict XML', async () => {
+  const paths = [...ctx.tree.routes].filter(([, route]) => route.headers['content-type']?.includes('atom'));
+  assert.ok(paths.length >= 12, `${paths.length} feeds`);
+  for (const [path] of paths) parseFeed(await (await fetch(ctx.origin.url + path)).text(), path);
+});
+
+feeds('names, versions and file names that try to leave the CDATA section or add markup stay text', () => {
+  // Records as an older tree may hold them, from before the character rule: the feed escapes them anyway.
+  const [first, ...rest] = ctx.tree.catalog.versions;
+  const hostile = {
+    ...first!,
+    fileName: 'a]]>b]]><script>x</script>&amp;.jar',
+    minecraftVersion: '1]]>2]]><b>',
+    createdBy: 'nobody',
+    changelog: '## x ]]> y ]]>\n\n[l](https://e.org/]]>) `]]>` \u0001',
+  };
+  const catalog = createCatalog([hostile, ...rest], [{ id: 'u', username: 'nobody', nickname: 'N ]]> <i>]]>\u0002' }]);
+  const feed = parseFeed(releaseFeed(catalog, PUBLIC_URL), 'hostile records');
+  const entry = feed.entries.find((e) => e.id?.endsWith(first!.id))!;
+  assert.match(htmlText(entry.summary), /Minecraft 1\]\]>2\]\]><b>: a\]\]>b\]\]><script>x<\/script>&amp;\.jar$/);
+  assert.not.match(entry.summary, /<script|<b>/);
+  assert.match(htmlText(entry.content), /Download a\]\]>b\]\]><script>x<\/script>&amp;\.jar/);
+  assert.is(entry.author, 'N ]]> <i>]]>');
 });
 
 feeds("each software's feed lists only its releases; any letter case is answered live, the same bytes", async () => {

@@ -1,12 +1,26 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
-import { request as httpRequest } from 'node:http';
+import { request as httpRequest, validateHeaderValue } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse as parseDisposition } from 'content-disposition';
 import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { RunningOrigin } from '../server/origin.ts';
 import type { RequestLog } from '../server/http/request-log.ts';
 import { createFileStorage } from '../server/storage.ts';
+import { nginxConfig, staticHostConfigs } from '../build/deploy-configs.ts';
+import { dispositionHeader } from '../server/http/disposition.ts';
+import type { RouteEntry } from '../server/tree.ts';
+import { createCatalog, loadCatalog } from '../server/versions/catalog.ts';
+import { acceptChangelog, changelogHtml } from '../server/versions/changelog.ts';
+import { releaseFeed } from '../server/versions/feed.ts';
+import { ChangelogMarkdown, PluginVersionRecord, UserProfile } from '../server/versions/schema.ts';
+import { parseXmlStrictly } from './strict-xml.ts';
 import {
+  findProgram,
   makeAccounts,
   makeWorkspace,
   spawnOrigin,
@@ -463,3 +477,185 @@ fuzz('no request stops the origin or earns a 500; /healthz answers after every b
   assert.ok(Date.now() - started < 45_000);
 });
 fuzz.run();
+
+// Issue 27: hostile changelogs and names. Each is refused with a clear message where it enters, or
+// accepted, and then every output holds: the changelog renders (or shows as text) in bounded time,
+// every feed parses as strict XML, nginx -t accepts the config, and headers are valid.
+const hostilePiece = fc.constantFrom(
+  '>',
+  '> ',
+  '- ',
+  '* ',
+  '1. ',
+  '  ',
+  '\n',
+  '\n\n',
+  '**',
+  '_',
+  '*',
+  '[',
+  '](',
+  ')',
+  '![',
+  '`',
+  '<',
+  '&amp;',
+  ']]>',
+  '$',
+  '$host',
+  '${x}',
+  '"',
+  "'",
+  '{',
+  '}',
+  ';',
+  '#',
+  '\\',
+  'word',
+  ' ',
+  '\u0000',
+  '\u0007',
+  '\u001b',
+  '\u0085',
+  '\u202e',
+  '\u2066',
+  '\u200b',
+  '\ufeff',
+  '\u2028',
+  '\ud800',
+  '\uffff',
+  '👩\u200d💻',
+  'é',
+);
+/** Hostile text: pieces, sometimes one repeated thousands of times (deep nesting, long emphasis runs). */
+const hostileText = (maxPieces: number, maxRepeat: number) =>
+  fc.oneof(
+    fc.array(hostilePiece, { maxLength: maxPieces }).map((pieces) => pieces.join('')),
+    fc
+      .tuple(
+        fc.array(hostilePiece, { minLength: 1, maxLength: 4 }),
+        fc.integer({ min: 1, max: maxRepeat }),
+        hostilePiece,
+      )
+      .map(([unit, times, end]) => unit.join('').repeat(times) + end),
+  );
+
+const hostile = suite('hostile changelogs and names (fast-check)');
+hostile('a changelog is refused with one line, or renders within its limits into a strictly parsed feed', async () => {
+  const workspace = await makeWorkspace({ build: false });
+  const catalog = await loadCatalog(workspace.dataDir);
+  await workspace.remove();
+  const cpu = () => (process.cpuUsage().user + process.cpuUsage().system) / 1000;
+  let accepted = 0;
+  await fc.assert(
+    fc.property(hostileText(400, 20_000), (text) => {
+      const markdown = text.slice(0, 65_536);
+      const parsed = ChangelogMarkdown.safeParse(markdown);
+      if (!parsed.success) {
+        for (const issue of parsed.error.issues) assert.not.match(issue.message, /[\u0000-\u001f\u202a-\u202e]/);
+        return;
+      }
+      const refusal = acceptChangelog(markdown, cpu);
+      if (refusal !== undefined) assert.not.match(refusal, /\n/);
+      else accepted++;
+      const started = performance.now();
+      const html = changelogHtml(markdown);
+      assert.ok(performance.now() - started < 5000, `${Math.round(performance.now() - started)} ms to render`);
+      assert.not.match(html, /<script|onerror|javascript:/i);
+      const [first, ...rest] = catalog.versions;
+      const feed = releaseFeed(
+        createCatalog([{ ...first!, changelog: markdown }, ...rest], [...catalog.users.values()]),
+        'https://e.org',
+      );
+      parseXmlStrictly(feed, JSON.stringify(markdown.slice(0, 80)));
+    }),
+    { numRuns: 150, endOnFailure: true, plugins: [fc.interruptAfterTimeLimit(60_000)] },
+  );
+  assert.ok(accepted > 10, `${accepted} changelogs accepted: the property saw both sides`);
+});
+
+hostile('a name or version is refused naming its field, or every feed, header and nginx.conf holds it', async () => {
+  const workspace = await makeWorkspace({ build: false });
+  const catalog = await loadCatalog(workspace.dataDir);
+  await workspace.remove();
+  const [first, ...rest] = catalog.versions;
+  const fields = ['fileName', 'minecraftVersion', 'proxyVersion', 'createdBy', 'nickname'] as const;
+  const routes: Record<string, RouteEntry> = {};
+  let accepted = 0;
+  await fc.assert(
+    fc.property(fc.constantFrom(...fields), hostileText(12, 40), (field, text) => {
+      const value = field === 'fileName' ? `${text.slice(0, 190)}.jar` : text.slice(0, 32);
+      const { sha512: _sha512, changelog: _changelog, ...record } = first!;
+      const parsed =
+        field === 'nickname'
+          ? UserProfile.safeParse({ id: 'u', username: 'hostile', nickname: value })
+          : PluginVersionRecord.safeParse({ ...record, createdBy: 'hostile', [field]: value });
+      if (!parsed.success) {
+        assert.ok(
+          parsed.error.issues.some((issue) => issue.path[0] === field),
+          field,
+        );
+        for (const issue of parsed.error.issues) assert.not.match(issue.message, /[\u0000-\u001f\u202a-\u202e]/);
+        return;
+      }
+      accepted++;
+      const version = { ...first!, createdBy: 'hostile', ...(field === 'nickname' ? {} : { [field]: value }) };
+      const users = [
+        ...catalog.users.values(),
+        { id: 'u', username: 'hostile', nickname: field === 'nickname' ? value : null },
+      ];
+      parseXmlStrictly(
+        releaseFeed(createCatalog([version, ...rest], users), 'https://e.org'),
+        `${field}: ${JSON.stringify(value)}`,
+      );
+      if (field !== 'fileName') return;
+      const disposition = dispositionHeader('attachment', value);
+      validateHeaderValue('content-disposition', disposition);
+      assert.is(parseDisposition(disposition).parameters.filename, value);
+      routes[`/api/plugin-versions/download/plugin-${Object.keys(routes).length}-x`] = {
+        file: `files/${'0'.repeat(64)}.jar`,
+        status: 200,
+        size: 1,
+        headers: { 'content-type': 'application/java-archive', 'content-disposition': disposition },
+      };
+    }),
+    { numRuns: 300, endOnFailure: true, plugins: [fc.interruptAfterTimeLimit(30_000)] },
+  );
+  assert.ok(
+    accepted > 20 && Object.keys(routes).length > 5,
+    `${accepted} names accepted, ${Object.keys(routes).length} file names`,
+  );
+  // Every accepted file name in one nginx.conf, checked by nginx itself; and _headers, one line per header.
+  const { headers } = staticHostConfigs(routes, 'https://o.example');
+  assert.is(
+    headers.split('\n').filter((line) => line.startsWith('  content-disposition: ')).length,
+    Object.keys(routes).length,
+  );
+  const nginx = findProgram('nginx');
+  if (!nginx) return console.warn('nginx not installed: nginx -t is not run');
+  const text = nginxConfig(routes, {
+    origins: ['127.0.0.1:3000'],
+    listen: '127.0.0.1:8080',
+    realIpFrom: [],
+    originUrl: 'https://o.example',
+    treeDir: '/srv/t',
+    rateLimit: null,
+  });
+  const dir = await mkdtemp(join(tmpdir(), 'depot-fuzz-nginx-'));
+  try {
+    await writeFile(join(dir, 'depot.conf'), text);
+    await writeFile(
+      join(dir, 'nginx.conf'),
+      `pid ${dir}/nginx.pid;\nerror_log ${dir}/error.log;\nevents {}\nhttp {\n  include ${dir}/depot.conf;\n}\n`,
+    );
+    const result = await new Promise<{ code: number; out: string }>((done) =>
+      execFile(nginx, ['-t', '-p', dir, '-c', join(dir, 'nginx.conf')], (error, stdout, stderr) =>
+        done({ code: error ? 1 : 0, out: stdout + stderr }),
+      ),
+    );
+    assert.is(result.code, 0, result.out);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+hostile.run();

@@ -1,5 +1,6 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { parse as parseDisposition } from 'content-disposition';
 import { strToU8, zipSync } from 'fflate';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -125,6 +126,68 @@ const refusalCases: [string, (jar: string, dir: string) => Promise<string[]>, Re
     /--changelog: .*latin1\.md: not valid UTF-8/,
   ],
   [
+    "a changelog of about 5 KB of nested block quotes (it overflowed the renderer's stack)",
+    async (jar, dir) => {
+      const notes = join(dir, 'deep.md');
+      await writeFile(notes, `${'>'.repeat(5000)} deep\n`);
+      return [jar, '--version', '2.0.0', '--java', '21', '--software', 'PaperMC', '--changelog', notes];
+    },
+    /--changelog: .*deep\.md: line 1 nests more than 32 block quotes and list items/,
+  ],
+  [
+    'a changelog of 64 KiB of **_a (29 s to render)',
+    async (jar, dir) => {
+      const notes = join(dir, 'emphasis.md');
+      await writeFile(notes, '**_a'.repeat(16_384));
+      return [jar, '--version', '2.0.0', '--java', '21', '--software', 'PaperMC', '--changelog', notes];
+    },
+    /--changelog: .*emphasis\.md: the paragraph from line 1 has more than 500 runs of \* or _; separate it into paragraphs with blank lines/,
+  ],
+  [
+    'a changelog with a bidi override',
+    async (jar, dir) => {
+      const notes = join(dir, 'bidi.md');
+      await writeFile(notes, '## 2.0.0\n\nFixed \u202Eevil\n');
+      return [jar, '--version', '2.0.0', '--java', '21', '--software', 'PaperMC', '--changelog', notes];
+    },
+    /--changelog: .*bidi\.md: \(root\): contains a format character \(U\+202E\); control characters and bidi overrides are not allowed/,
+  ],
+  [
+    'a proxy version with a control character',
+    async (jar) => [jar, '--version', '2.0.0', '--java', '21', '--software', 'Velocity', '--proxy', '3.4\u0007'],
+    /--proxy: contains a control character \(U\+0007\)/,
+  ],
+  [
+    'a proxy version with "]]>"',
+    async (jar) => [jar, '--version', '2.0.0', '--java', '21', '--software', 'Velocity', '--proxy', '3]]>4]]>'],
+    /--proxy: contains "\]\]>", which is not allowed/,
+  ],
+  [
+    'a Minecraft snapshot name with an escape character',
+    async (jar) => [
+      jar,
+      '--version',
+      '2.0.0',
+      '--java',
+      '21',
+      '--software',
+      'PaperMC',
+      '--minecraft',
+      '24w14a\u001b[2J',
+    ],
+    /--minecraft: contains a control character \(U\+001B\)/,
+  ],
+  [
+    'a Minecraft snapshot name with "]]>"',
+    async (jar) => [jar, '--version', '2.0.0', '--java', '21', '--software', 'PaperMC', '--minecraft', 'a]]>b'],
+    /--minecraft: contains "\]\]>", which is not allowed/,
+  ],
+  [
+    'an uploader name with a zero-width space',
+    async (jar) => [jar, '--version', '2.0.0', '--java', '21', '--software', 'PaperMC', '--by', 'bo\u200bb'],
+    /--by: contains a format character \(U\+200B\)/,
+  ],
+  [
     'an option without its value',
     async (jar) => [jar, '--software', 'PaperMC', '--java', '21', '--version'],
     /Option '--version <value>' argument missing/,
@@ -184,6 +247,19 @@ const nameCases: [string, string, RegExp][] = [
   ['a C1 next-line', 'Evil\u0085Plugin.jar', /contains a control character \(U\+0085\)/],
   ['a C1 CSI', 'Evil\u009b31mPlugin.jar', /"Evil\\u009b31mPlugin\.jar" contains a control character \(U\+009B\)/],
   [
+    'a right-to-left override (x\u202Egnp.jar shows as xraj.png)',
+    'x\u202Egnp.jar',
+    /file name "x\\u202egnp\.jar" contains a format character \(U\+202E\); rename the file$/,
+  ],
+  ['a zero-width space', 'Evil\u200bPlugin.jar', /contains a format character \(U\+200B\)/],
+  ['a byte order mark', '\ufeffEvil.jar', /contains a format character \(U\+FEFF\)/],
+  ['a line separator', 'Evil\u2028Plugin.jar', /contains a line or paragraph separator \(U\+2028\)/],
+  [
+    '"]]>" twice (it ended the feeds\' CDATA sections)',
+    'a]]>b]]>.jar',
+    /file name a\]\]>b\]\]>\.jar contains "\]\]>"; rename the file$/,
+  ],
+  [
     'a backslash (a path separator elsewhere)',
     'Evil\\Plugin.jar',
     /fileName: must be a file name ending in \.jar, without control characters/,
@@ -206,6 +282,7 @@ for (const [name, fileName, message] of nameCases) {
       /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/,
       'the refusal itself carries no control character',
     );
+    assert.not.match(result.stderr, /[\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/, 'nor a format character');
     assert.match(result.stderr.trim(), message);
     assert.equal(await snapshotFiles(ctx.workspace.dataDir), before, 'data/ untouched');
   });
@@ -297,6 +374,28 @@ release('the released JAR downloads with an RFC 6266 filename* for its non-ASCII
   );
   await response.arrayBuffer();
 });
+release(
+  'a file name with $, quotes, braces and semicolons is released and downloads under its exact name',
+  async () => {
+    const name = 'Odd $host "quoted" {a;b} x.jar';
+    const jar = join(ctx.workspace.dir, name);
+    await writeFile(jar, pluginJar('odd-2.1.0'));
+    const result = await runDepot(
+      ['release', jar, '--version', '2.1.0', '--java', '17', '--software', 'Velocity', '--proxy', '3.4 "$x"'],
+      ctx.workspace,
+    );
+    assert.is(result.code, 0, result.stderr);
+    const record = JSON.parse(result.stdout) as { id: string; fileName: string; proxyVersion: string };
+    assert.is(record.fileName, name);
+    assert.is(record.proxyVersion, '3.4 "$x"');
+    const origin = await startTestOrigin(ctx.workspace);
+    const response = await fetch(`${origin.url}/api/plugin-versions/download/${record.id}`);
+    await origin.close();
+    assert.is(response.status, 200);
+    await response.arrayBuffer();
+    assert.is(parseDisposition(response.headers.get('content-disposition')!).parameters.filename, name);
+  },
+);
 release('two releases at once: both land in the served tree', async () => {
   const jars = await Promise.all(
     ['3.0.0', '3.0.1'].map(async (version) => {

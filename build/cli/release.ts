@@ -25,6 +25,14 @@ import { withState } from './state.ts';
 import { presentVersion } from '../../server/versions/present.ts';
 import type { PluginVersion } from '../../server/versions/schema.ts';
 import { highestMinecraft, parseMinecraftList, type MinecraftRange } from '../../server/versions/minecraft.ts';
+import { acceptChangelog } from '../../server/versions/changelog.ts';
+import {
+  describeCharacter,
+  escapeForbidden,
+  forbiddenCharacter,
+  freeTextProblem,
+  refuseForbiddenText,
+} from '../../server/free-text.ts';
 
 export class RefusedError extends Error {}
 
@@ -50,6 +58,11 @@ const ReleaseOptions = z.object({
     .transform((text, ctx): MinecraftRange[] | string => {
       // A snapshot or pre-release name (24w14a, 1.21.5-pre1) is kept as written, as before ranges: it matches only itself.
       if (!/^[\d.x,\s-]+$/.test(text)) {
+        const problem = freeTextProblem(text, { cdata: false });
+        if (problem) {
+          ctx.addIssue({ code: 'custom', message: problem });
+          return z.NEVER;
+        }
         if (text.length <= 32) return text;
         ctx.addIssue({ code: 'custom', message: 'must be a version, a range or a list of them such as 1.20.6-1.21.4' });
         return z.NEVER;
@@ -62,8 +75,13 @@ const ReleaseOptions = z.object({
       return ranges;
     })
     .optional(),
-  proxy: z.string().min(1).max(32).optional(),
-  by: z.string().min(1).max(64).default('operator'),
+  proxy: z
+    .string()
+    .min(1)
+    .max(32)
+    .superRefine(refuseForbiddenText({ cdata: false }))
+    .optional(),
+  by: z.string().min(1).max(64).superRefine(refuseForbiddenText()).default('operator'),
   /** A Markdown file, stored as data/versions/<id>.md. */
   changelog: z.string().min(1).optional(),
   /** Absent: a release. */
@@ -71,15 +89,13 @@ const ReleaseOptions = z.object({
 });
 export type ReleaseOptions = z.output<typeof ReleaseOptions>;
 
-/** C0 and C1 control characters (and DEL): never part of a released file's name. */
-const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
-
-const codePoint = (char: string) => `\\u${char.codePointAt(0)!.toString(16).padStart(4, '0')}`;
-
-/** A path as a refusal shows it: quoted with its control characters escaped, so it stays one harmless line. */
+/**
+ * A path as a refusal shows it: quoted with its control and format characters escaped, so it stays
+ * one harmless line that reads as written.
+ */
 function shownPath(path: string): string {
-  if (!CONTROL_CHARACTER.test(path)) return path;
-  return `"${path.replace(/["\\]/g, '\\$&').replace(new RegExp(CONTROL_CHARACTER.source, 'g'), codePoint)}"`;
+  if (forbiddenCharacter(path) === undefined) return path;
+  return `"${escapeForbidden(path.replace(/["\\]/g, '\\$&'))}"`;
 }
 
 export function parseReleaseArgs(args: string[]): ReleaseOptions {
@@ -108,12 +124,24 @@ export function parseReleaseArgs(args: string[]): ReleaseOptions {
   return parsed.data;
 }
 
-/** `--changelog <file>`: checked as the build checks data/versions/<id>.md, before anything is written. */
+/**
+ * `--changelog <file>`: checked as the build checks data/versions/<id>.md, then rendered once within
+ * the render limits (acceptChangelog), all before anything is written.
+ */
 async function readChangelogOption(file: string): Promise<string> {
-  return readChangelog(file).catch((error: NodeJS.ErrnoException) => {
-    if (error instanceof DataError) throw new RefusedError(`--changelog: ${error.message}`);
+  const markdown = await readChangelog(file).catch((error: NodeJS.ErrnoException) => {
+    if (error instanceof DataError) throw new RefusedError(`--changelog: ${escapeForbidden(error.message)}`);
     throw new RefusedError(`--changelog: cannot read ${shownPath(file)}: ${error.code ?? error.message}`);
   });
+  const problem = acceptChangelog(markdown, cpuMilliseconds);
+  if (problem) throw new RefusedError(`--changelog: ${shownPath(file)}: ${problem}`);
+  return markdown;
+}
+
+/** This process's CPU time: a render's cost, whatever else the machine runs meanwhile. */
+function cpuMilliseconds(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
 }
 
 /**
@@ -134,13 +162,13 @@ export async function releaseJar(
   now: Date,
 ) {
   const file = shownPath(options.file);
-  // The name is served in Content-Disposition and written to logs: refuse it before reading anything.
-  const control = CONTROL_CHARACTER.exec(basename(options.file));
-  if (control) {
-    const code = `U+${control[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
-    throw new RefusedError(
-      `the JAR's file name ${shownPath(basename(options.file))} contains a control character (${code}); rename the file`,
-    );
+  // The name is served in Content-Disposition, feeds, pages and nginx.conf, and written to logs:
+  // refuse it (the character rule) before reading anything.
+  const name = basename(options.file);
+  const forbidden = forbiddenCharacter(name);
+  if (forbidden !== undefined || name.includes(']]>')) {
+    const what = forbidden === undefined ? '"]]>"' : describeCharacter(forbidden);
+    throw new RefusedError(`the JAR's file name ${shownPath(name)} contains ${what}; rename the file`);
   }
   const bytes = await readFile(options.file).catch((error: NodeJS.ErrnoException) => {
     throw new RefusedError(`cannot read ${file}: ${error.code ?? error.message}`);

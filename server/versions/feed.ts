@@ -14,7 +14,8 @@ export const FEED_ENTRIES = 50;
  * Releases as Atom (RFC 4287), newest first: each entry's title names version, channel, softwares
  * and Java; its content is the sanitised changelog and the download link (the library's enclosures
  * guess an image type from the URL, so the link is in the content). Links are absolute, under
- * PUBLIC_URL. Built by the `feed` library, never by hand.
+ * PUBLIC_URL. Built by the `feed` library, never by hand; what it puts in CDATA sections is HTML
+ * made safe for one by feedHtml, since the library escapes only the first `]]>` (issue 27).
  */
 export function releaseFeed(catalog: Catalog, publicUrl: string, software?: ServerSoftware): string {
   const url = (path: string) => new URL(path, publicUrl).href;
@@ -36,20 +37,46 @@ export function releaseFeed(catalog: Catalog, publicUrl: string, software?: Serv
     const user = catalog.users.get(version.createdBy);
     const facts = `${version.serverSoftware.join(', ')} on Java ${version.javaVersion}`;
     feed.addItem({
-      title: `${version.pluginVersion}${channel === 'release' ? '' : ` (${channel})`} for ${facts}`,
+      title: feedHtml(
+        escapeXml(`${version.pluginVersion}${channel === 'release' ? '' : ` (${channel})`} for ${facts}`),
+      ),
       id: url(`/version/${version.id}`),
       link: url(`/version/${version.id}`),
       date: new Date(version.updatedAt),
       published: new Date(version.createdAt),
-      description: `${channel === 'release' ? 'Release' : `A ${channel} version`} for ${facts}${version.minecraftVersion ? `, Minecraft ${describeMinecraft(version)}` : ''}: ${version.fileName}`,
-      content: `${version.changelog === undefined ? '' : changelogHtml(version.changelog)}\n<p><a href="${escapeXml(url(downloadPath(version.id)))}">Download ${escapeXml(version.fileName)}</a></p>`,
+      description: feedHtml(
+        escapeXml(
+          `${channel === 'release' ? 'Release' : `A ${channel} version`} for ${facts}${version.minecraftVersion ? `, Minecraft ${describeMinecraft(version)}` : ''}: ${version.fileName}`,
+        ),
+      ),
+      content: feedHtml(
+        `${version.changelog === undefined ? '' : changelogHtml(version.changelog)}\n<p><a href="${escapeXml(url(downloadPath(version.id)))}">Download ${escapeXml(version.fileName)}</a></p>`,
+      ),
       category: [
         { term: channel, name: `channel: ${channel}` },
         ...version.serverSoftware.map((name) => ({ term: name })),
         { term: `java-${version.javaVersion}`, name: `Java ${version.javaVersion}` },
       ],
-      author: [{ name: user?.nickname ?? user?.username ?? version.createdBy }],
+      author: [{ name: xmlCharacters(user?.nickname ?? user?.username ?? version.createdBy) }],
     });
   }
   return feed.atom1();
 }
+
+/**
+ * HTML for a CDATA section: every `]]>` written `]]&gt;`, the same HTML (in text and in attribute
+ * values alike), so no text can end the section; and no character XML cannot hold.
+ */
+export function feedHtml(html: string): string {
+  return xmlCharacters(html).replaceAll(']]>', ']]&gt;');
+}
+
+/**
+ * Text without the characters XML 1.0 cannot hold (C0 controls but tab and line breaks, lone
+ * surrogates, U+FFFE and U+FFFF), dropped. The character rule keeps them out of data/; a
+ * feed stays well-formed XML even for a record that predates it.
+ */
+export function xmlCharacters(text: string): string {
+  return text.replace(NOT_XML, '');
+}
+const NOT_XML = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { CHANNELS } from './channels.ts';
 import { JAVA_VERSIONS, SERVER_SOFTWARE, findSoftware } from './software.ts';
 import { MINECRAFT_VERSION, highestMinecraft, isValidRange } from './minecraft.ts';
+import { refuseForbiddenText } from '../free-text.ts';
 
 /** Issue 15: the Minecraft versions a build runs on, as inclusive ranges. */
 export const MinecraftRanges = z
@@ -77,13 +78,29 @@ export const Channel = z.enum(CHANNELS, { error: `must be one of ${CHANNELS.join
 /** What a changelog (data/versions/<id>.md) may hold: a release's notes, not a manual. */
 export const CHANGELOG_MAX_BYTES = 64 * 1024;
 
-/** A version's changelog, Markdown; served as written and rendered to sanitised HTML only by changelogHtml. */
+/**
+ * A version's changelog, Markdown; served as written and rendered to sanitised HTML only by
+ * changelogHtml. Its render limits (nesting, emphasis) are checked where a changelog is accepted
+ * (acceptChangelog), not here: one already in data/ that breaks them is shown as plain text.
+ */
 export const ChangelogMarkdown = z
   .string()
   .refine((text) => text.trim() !== '', { error: 'is empty; write the notes or remove the file' })
   .refine((text) => Buffer.byteLength(text) <= CHANGELOG_MAX_BYTES, {
     error: `is longer than ${CHANGELOG_MAX_BYTES} bytes`,
-  });
+  })
+  .superRefine(refuseForbiddenText({ kind: 'markdown' }));
+
+/** A name or note of one line (issue 27): the character rule; `]]>` allowed, since every output escapes it. */
+const LineText = (max: number) => z.string().min(1).max(max).superRefine(refuseForbiddenText());
+
+/** A version or a file name of one line: the character rule, and no `]]>` either (issue 27). */
+const NameText = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .superRefine(refuseForbiddenText({ cdata: false }));
 
 const IsoTimestamp = z.iso.datetime({ precision: 3, error: 'must be an ISO 8601 UTC timestamp with milliseconds' });
 
@@ -97,18 +114,22 @@ export const PluginVersionRecord = z
       .refine((names) => new Set(names).size === names.length, { error: 'lists a server software twice' }),
     pluginVersion: SemVer,
     javaVersion: JavaVersion,
-    minecraftVersion: z.string().min(1).max(32).optional(),
+    minecraftVersion: NameText(32).optional(),
     minecraftVersions: MinecraftRanges.optional(),
-    proxyVersion: z.string().min(1).max(32).nullable().optional(),
+    proxyVersion: NameText(32).nullable().optional(),
     // No path separators, and no C0/C1 control characters: the name goes into Content-Disposition and logs.
-    fileName: z.string().regex(/^[^/\\\u0000-\u001f\u007f-\u009f]{1,200}\.jar$/i, {
-      error: 'must be a file name ending in .jar, without control characters',
-    }),
+    // Nor format characters or `]]>` (the character rule): it reaches feeds, pages and nginx.conf too.
+    fileName: z
+      .string()
+      .regex(/^[^/\\\u0000-\u001f\u007f-\u009f]{1,200}\.jar$/i, {
+        error: 'must be a file name ending in .jar, without control characters',
+      })
+      .superRefine(refuseForbiddenText({ cdata: false })),
     fileSize: z.int().positive(),
     sha256: z.string().regex(/^[0-9a-f]{64}$/, { error: 'must be 64 lowercase hex digits' }),
     createdAt: IsoTimestamp,
     updatedAt: IsoTimestamp,
-    createdBy: z.string().min(1).max(64),
+    createdBy: LineText(64),
     channel: Channel.optional(),
   })
   .superRefine(checkMinecraftVersions);
@@ -127,10 +148,13 @@ export type CatalogVersion = z.infer<typeof CatalogVersion>;
 
 /** SPEC 2.2: a public profile, joined to versions by username. */
 export const UserProfile = z.strictObject({
-  id: z.string().min(1).max(64),
+  id: LineText(64),
   username: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: 'must be 1-64 letters, digits, _ . or -' }),
-  image: z.url({ protocol: /^https?$/ }).optional(),
-  nickname: z.string().max(64).nullable().optional(),
+  image: z
+    .url({ protocol: /^https?$/ })
+    .superRefine(refuseForbiddenText())
+    .optional(),
+  nickname: z.string().max(64).superRefine(refuseForbiddenText()).nullable().optional(),
 });
 export type UserProfile = z.infer<typeof UserProfile>;
 
