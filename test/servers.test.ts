@@ -61,6 +61,10 @@ const refusals: [string[], RegExp][] = [
   [['user', 'add', 'zed', '--image', 'ftp://x'], /image: /],
   [['server', 'add', '--owner', 'nobody'], /--owner: no user "nobody"/],
   [['server', 'add'], /--owner: missing/],
+  [
+    ['server', 'add', '--owner', 'olivia', '--name', 'lobby\u202Egnp'],
+    /--name: contains a format character \(U\+202E\)/,
+  ],
   [['stats', 'add', 'not-a-uuid', '5'], /serverId must be a UUID/],
   [['stats', 'add', '00000000-0000-4000-8000-000000000000', '5'], /no server with id/],
   [['stats', 'add', '@server', 'many'], /players must be an integer from 0 to 1000000/],

@@ -15,6 +15,7 @@ import { runBuild } from '../build.ts';
 import { writeFileAtomic } from '../../server/write-atomic.ts';
 import { RefusedError } from './release.ts';
 import { withState } from './state.ts';
+import { freeTextProblem } from '../../server/free-text.ts';
 
 /**
  * `user add <username> [--nickname N] [--image URL]`: a public profile in data/users.json (it
@@ -58,6 +59,8 @@ export async function addServer(args: string[], config: Config) {
   }
   if (values.name !== undefined && (values.name.length === 0 || values.name.length > 100))
     throw new RefusedError('--name: must be 1 to 100 characters');
+  const nameProblem = values.name === undefined ? undefined : freeTextProblem(values.name);
+  if (nameProblem) throw new RefusedError(`--name: ${nameProblem}`);
   const ingestKey = newSecret('dpk');
   const server = {
     id: randomUUID(),
