@@ -2,10 +2,10 @@ import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { cp, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
@@ -20,15 +20,25 @@ import {
 } from './helpers.ts';
 
 // The user's entry points as written: every file package.json's scripts name exists, and every
-// `npm run` command of README.md's code blocks runs through npm, exactly as README writes it (its
-// placeholders filled in), in a scratch copy of the project.
+// `npm run` command of the code blocks of README.md and of every page of docs/ runs through npm,
+// exactly as the page writes it (its placeholders filled in), in a scratch copy of the project;
+// the links between those pages land on a page and a heading that exist.
 
 const SCRIPTS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> })
   .scripts;
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 
-/** The `npm run ...` commands of README's sh code blocks, continuation lines joined, comments dropped. */
-function readmeCommands(markdown: string): string[] {
+/** README and the pages of docs/ it leads to: what a user reads and copies commands from. */
+const PAGES = [
+  'README.md',
+  ...(existsSync(join(ROOT, 'docs')) ? readdirSync(join(ROOT, 'docs')) : [])
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => `docs/${name}`),
+];
+const TEXT = new Map(PAGES.map((page) => [page, readFileSync(join(ROOT, page), 'utf8')]));
+
+/** The `npm run ...` commands of a page's sh code blocks, continuation lines joined, comments dropped. */
+function pageCommands(markdown: string): string[] {
   const blocks = [...markdown.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
   return blocks
     .flatMap((block) => block.replace(/\\\n\s*/g, '').split('\n'))
@@ -36,7 +46,41 @@ function readmeCommands(markdown: string): string[] {
     .filter((line) => line.startsWith('npm run '));
 }
 
-const COMMANDS = readmeCommands(README);
+const COMMANDS = new Map(PAGES.map((page) => [page, pageCommands(TEXT.get(page)!)]));
+
+/** Each operator command, on the page a reader looks for it: the release in README's first steps too. */
+const DOCUMENTED: [page: string, command: RegExp][] = [
+  ['README.md', /^npm run depot -- release <file\.jar> /],
+  ['docs/operations.md', /^npm run build$/],
+  ['docs/operations.md', /^npm run demo$/],
+  ['docs/operations.md', /^npm run depot -- release /],
+  ['docs/operations.md', /^npm run depot -- user add /],
+  ['docs/operations.md', /^npm run depot -- server add /],
+  ['docs/operations.md', /^npm run depot -- stats add /],
+  ['docs/operations.md', /^npm run depot -- chart-url /],
+  ['docs/operations.md', /^npm run depot -- migrate/],
+  ['docs/operations.md', /^npm run depot -- webhook add /],
+  ['docs/operations.md', /^npm run depot -- webhook list$/],
+  ['docs/operations.md', /^npm run depot -- webhook test /],
+  ['docs/operations.md', /^npm run depot -- webhook remove /],
+  ['docs/operations.md', /^npm run depot -- counts import /],
+  ['docs/operations.md', /^npm run depot -- counts repair$/],
+  ['docs/deployment.md', /^npm run depot -- release "\$JAR"/],
+];
+
+/** A page's text without its code blocks, where `#` starts no heading. */
+const outsideBlocks = (markdown: string) => markdown.replace(/^```[\s\S]*?^```$/gm, '');
+/** A page's text without code (blocks and spans), where `[...](...)` is no link. */
+const prose = (markdown: string) => outsideBlocks(markdown).replace(/`[^`\n]*`/g, '');
+
+/** The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens. */
+const slug = (heading: string) =>
+  heading
+    .replace(/`/g, '')
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-');
 
 const scripts = suite('package.json scripts');
 
@@ -51,29 +95,43 @@ scripts('every file a script names exists', () => {
   assert.ok(named >= Object.keys(SCRIPTS).length - 1, `${named} files found in ${Object.keys(SCRIPTS).length} scripts`);
 });
 
-scripts('every script README runs exists, and README documents each operator command', () => {
-  for (const command of COMMANDS) {
-    const script = command.split(/\s+/)[2]!;
-    assert.ok(script in SCRIPTS, `README runs npm run ${script}, which package.json does not define`);
+scripts('every script README and docs/ run exists, and each operator command is documented on its page', () => {
+  assert.ok(PAGES.length > 1, `docs/ has no page: ${PAGES.join(', ')}`);
+  for (const [page, commands] of COMMANDS) {
+    for (const command of commands) {
+      const script = command.split(/\s+/)[2]!;
+      assert.ok(script in SCRIPTS, `${page} runs npm run ${script}, which package.json does not define`);
+    }
   }
-  for (const pattern of [
-    /^npm run build$/,
-    /^npm run demo$/,
-    /^npm run depot -- release /,
-    /^npm run depot -- user add /,
-    /^npm run depot -- server add /,
-    /^npm run depot -- stats add /,
-    /^npm run depot -- migrate/,
-    /^npm run depot -- webhook add /,
-    /^npm run depot -- webhook list$/,
-    /^npm run depot -- webhook test /,
-    /^npm run depot -- webhook remove /,
-  ]) {
+  for (const [page, pattern] of DOCUMENTED) {
+    const commands = COMMANDS.get(page) ?? [];
     assert.ok(
-      COMMANDS.some((c) => pattern.test(c)),
-      `README's code blocks have no command matching ${pattern}: ${COMMANDS.join(' | ')}`,
+      commands.some((c) => pattern.test(c)),
+      `${page}'s code blocks have no command matching ${pattern}: ${commands.join(' | ')}`,
     );
   }
+});
+
+scripts('every link between README and docs/ lands on a page and a heading that exist', () => {
+  let links = 0;
+  for (const [page, text] of TEXT) {
+    for (const [, target] of prose(text).matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z]+:/.test(target!)) continue; // https:, mailto:: outside the project
+      links++;
+      const [path, anchor] = target!.split('#') as [string, string | undefined];
+      const file = path === '' ? page : join(dirname(page), path);
+      assert.ok(existsSync(join(ROOT, file)), `${page} links to ${target}: no file ${file}`);
+      if (anchor === undefined || !file.endsWith('.md')) continue;
+      const headings = [...outsideBlocks(readFileSync(join(ROOT, file), 'utf8')).matchAll(/^#{1,6} (.+)$/gm)].map((m) =>
+        slug(m[1]!),
+      );
+      assert.ok(
+        headings.includes(anchor),
+        `${page} links to ${target}: ${file} has no heading #${anchor} (${headings.join(', ')})`,
+      );
+    }
+  }
+  assert.ok(links >= PAGES.length, `${links} links found in ${PAGES.length} pages`);
 });
 scripts.run();
 
@@ -89,8 +147,10 @@ type Scratch = {
   env: NodeJS.ProcessEnv;
   values: Record<string, string>;
   redis: RedisServer | null;
-  /** Where README's webhook is pointed: a loopback receiver answering 204, with what it received. */
+  /** Where docs/operations.md's webhook is pointed: a loopback receiver answering 204, with what it received. */
   receiver: { server: Server; received: IncomingHttpHeaders[] };
+  /** The id of the version README's release made. */
+  released: string;
 };
 const ctx = {} as Scratch;
 
@@ -119,14 +179,14 @@ function shell(command: string, env: NodeJS.ProcessEnv = {}): Promise<CliResult>
 
 const quote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
 
-/** README's command with its optional parts included and its placeholders given values (shell-quoted). */
+/** A page's command with its optional parts included and its placeholders given values (shell-quoted). */
 function fillIn(command: string): string {
   const filled = command
     .replace(/\[([^\]]+)\]/g, '$1')
     .split(/\s+/)
     .map((word) => (word in ctx.values ? quote(ctx.values[word]!) : word))
     .join(' ');
-  assert.not.match(filled, /<[^>]+>/, `a README placeholder has no value in this test: ${filled}`);
+  assert.not.match(filled, /<[^>]+>/, `a placeholder of the docs has no value in this test: ${filled}`);
   return filled;
 }
 
@@ -139,7 +199,10 @@ function jsonAfterBanner(stdout: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-const readme = suite("README's commands through npm run");
+/** The commands run (or knowingly skipped) below: every command of every page must be among them. */
+const ran = new Set<string>();
+
+const readme = suite("README's and docs/' commands through npm run");
 readme.before(async () => {
   ctx.dir = await copyProject();
   ctx.redis = REDIS ? await startRedis(REDIS) : null;
@@ -175,6 +238,7 @@ readme.before(async () => {
     'ISO-8601': new Date(Date.now() - 3_600_000).toISOString(),
     ...(ctx.redis ? { 'redis://host:6379': ctx.redis.url } : {}),
     '<url>': `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/depot`,
+    '<access.log>': join(ctx.dir, 'depot.log'),
   };
 });
 readme.after(async () => {
@@ -184,23 +248,30 @@ readme.after(async () => {
   await ctx.workspace.remove();
 });
 
-/** README's one command matching `pattern`, filled in, run; exit 0 asserted. */
-async function runReadme(pattern: RegExp, env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-  const matching = COMMANDS.filter((c) => pattern.test(c));
-  assert.ok(matching.length >= 1, `README has no command matching ${pattern}`);
-  const result = await shell(fillIn(matching[0]!), env);
-  assert.is(result.code, 0, `${matching[0]}\n${result.stderr}`);
+/** The first command of `page` matching `pattern`, as the page writes it. */
+function pageCommand(page: string, pattern: RegExp): string {
+  const matching = (COMMANDS.get(page) ?? []).filter((c) => pattern.test(c));
+  assert.ok(matching.length >= 1, `${page} has no command matching ${pattern}`);
+  return matching[0]!;
+}
+
+/** The first command of `page` matching `pattern`, filled in, run; exit 0 asserted. */
+async function runDocumented(page: string, pattern: RegExp, env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  const command = pageCommand(page, pattern);
+  ran.add(command);
+  const result = await shell(fillIn(command), env);
+  assert.is(result.code, 0, `${page}: ${command}\n${result.stderr}`);
   return result;
 }
 
 readme('npm run build', async () => {
-  const result = await runReadme(/^npm run build$/);
+  const result = await runDocumented('docs/operations.md', /^npm run build$/);
   assert.match(result.stdout, /\[build\] swap: .*current ->/);
   assert.ok(existsSync(join(ctx.dir, 'dist', 'current', 'manifest.json')));
 });
 
 readme('npm run demo', async () => {
-  const result = await runReadme(/^npm run demo$/);
+  const result = await runDocumented('docs/operations.md', /^npm run demo$/);
   assert.match(result.stdout, /demo data: 14 versions, 3 users/);
   const files = await readdir(join(ctx.dir, 'data', 'versions'));
   assert.is(files.filter((name) => name.endsWith('.json')).length, 14);
@@ -208,12 +279,13 @@ readme('npm run demo', async () => {
 });
 
 readme('npm run depot -- release <file.jar> --version 1.4.0 --java 21 --software PaperMC,Folia [...]', async () => {
-  const record = jsonAfterBanner((await runReadme(/^npm run depot -- release <file\.jar>/)).stdout);
+  const record = jsonAfterBanner((await runDocumented('README.md', /^npm run depot -- release <file\.jar>/)).stdout);
   assert.is(record.pluginVersion, '1.4.0');
   assert.is(record.javaVersion, '21');
   assert.equal(record.serverSoftware, ['PaperMC', 'Folia']);
   assert.is(record.fileName, 'ReadmePlugin-1.4.0.jar');
   assert.is(record.channel, 'beta');
+  ctx.released = record.id as string;
   assert.ok(existsSync(join(ctx.dir, 'data', 'versions', `${record.id}.json`)));
   assert.is(
     readFileSync(join(ctx.dir, 'data', 'versions', `${record.id}.md`), 'utf8'),
@@ -225,20 +297,21 @@ readme('npm run depot -- release "$JAR" --version "$VERSION" ... (the CI release
   const jar = join(ctx.dir, 'CiPlugin.jar');
   await writeFile(jar, pluginJar('ci-1.4.1'));
   const record = jsonAfterBanner(
-    (await runReadme(/^npm run depot -- release "\$JAR"/, { JAR: jar, VERSION: '1.4.1' })).stdout,
+    (await runDocumented('docs/deployment.md', /^npm run depot -- release "\$JAR"/, { JAR: jar, VERSION: '1.4.1' }))
+      .stdout,
   );
   assert.is(record.pluginVersion, '1.4.1');
   assert.is(record.fileName, 'CiPlugin.jar');
 });
 
 readme('npm run depot -- user add <username> [--nickname N] [--image URL]', async () => {
-  const user = jsonAfterBanner((await runReadme(/^npm run depot -- user add /)).stdout);
+  const user = jsonAfterBanner((await runDocumented('docs/operations.md', /^npm run depot -- user add /)).stdout);
   assert.equal(Object.keys(user).sort(), ['id', 'token', 'username']);
   assert.is(user.username, 'olivia');
 });
 
 readme('npm run depot -- server add --owner <username> [--private] [--name N]', async () => {
-  const server = jsonAfterBanner((await runReadme(/^npm run depot -- server add /)).stdout);
+  const server = jsonAfterBanner((await runDocumented('docs/operations.md', /^npm run depot -- server add /)).stdout);
   assert.is(server.owner, 'olivia');
   assert.is(server.private, true);
   assert.type(server.ingestKey, 'string');
@@ -246,26 +319,31 @@ readme('npm run depot -- server add --owner <username> [--private] [--name N]', 
 });
 
 readme('npm run depot -- stats add <serverId> <players> [--at ISO-8601]', async () => {
-  const sample = jsonAfterBanner((await runReadme(/^npm run depot -- stats add /)).stdout);
+  const sample = jsonAfterBanner((await runDocumented('docs/operations.md', /^npm run depot -- stats add /)).stdout);
   assert.equal(sample, { serverId: ctx.values['<serverId>'], at: ctx.values['ISO-8601'], players: 42 });
 });
 
 readme('npm run depot -- migrate [--to redis://host:6379]', async () => {
-  if (!ctx.redis) return console.warn('  (skipped: no redis-server)');
-  const report = jsonAfterBanner((await runReadme(/^npm run depot -- migrate/)).stdout) as {
+  if (!ctx.redis) {
+    ran.add(pageCommand('docs/operations.md', /^npm run depot -- migrate/));
+    return console.warn('  (skipped: no redis-server)');
+  }
+  const report = jsonAfterBanner((await runDocumented('docs/operations.md', /^npm run depot -- migrate/)).stdout) as {
     copied: Record<string, number>;
   };
   assert.equal(report.copied, { servers: 1, tokens: 1, samples: 1, webhooks: 0, deliveries: 0 });
 });
 readme('npm run depot -- webhook add <url> [--format discord] [--events release]', async () => {
-  const webhook = jsonAfterBanner((await runReadme(/^npm run depot -- webhook add /)).stdout);
+  const webhook = jsonAfterBanner((await runDocumented('docs/operations.md', /^npm run depot -- webhook add /)).stdout);
   assert.equal(Object.keys(webhook).sort(), ['createdAt', 'events', 'format', 'id', 'secret', 'url']);
   assert.equal([webhook.url, webhook.format, webhook.events], [ctx.values['<url>'], 'discord', ['release']]);
   ctx.values['<id>'] = webhook.id as string;
 });
 
 readme('npm run depot -- webhook list', async () => {
-  const { webhooks } = jsonAfterBanner((await runReadme(/^npm run depot -- webhook list$/)).stdout) as {
+  const { webhooks } = jsonAfterBanner(
+    (await runDocumented('docs/operations.md', /^npm run depot -- webhook list$/)).stdout,
+  ) as {
     webhooks: { id: string; pending: number; lastOutcome: unknown }[];
   };
   assert.equal(
@@ -275,13 +353,54 @@ readme('npm run depot -- webhook list', async () => {
 });
 
 readme('npm run depot -- webhook test <id>', async () => {
-  const ping = jsonAfterBanner((await runReadme(/^npm run depot -- webhook test /)).stdout);
+  const ping = jsonAfterBanner((await runDocumented('docs/operations.md', /^npm run depot -- webhook test /)).stdout);
   assert.equal([ping.webhook, ping.event, ping.state], [ctx.values['<id>'], 'ping', 'delivered']);
   assert.is(ctx.receiver.received.at(-1)?.['x-depot-delivery'], ping.delivery);
 });
 
 readme('npm run depot -- webhook remove <id>', async () => {
-  const removed = jsonAfterBanner((await runReadme(/^npm run depot -- webhook remove /)).stdout);
+  const removed = jsonAfterBanner(
+    (await runDocumented('docs/operations.md', /^npm run depot -- webhook remove /)).stdout,
+  );
   assert.equal(removed, { id: ctx.values['<id>'], removed: true });
+});
+
+readme('npm run depot -- chart-url <serverId> [--days 7] [--expires 30d]', async () => {
+  const minted = jsonAfterBanner((await runDocumented('docs/operations.md', /^npm run depot -- chart-url /)).stdout);
+  assert.is(minted.serverId, ctx.values['<serverId>']);
+  assert.match(String(minted.url), /\/api\/servers\/[0-9a-f-]+\/chart\/players\?.*days=7.*&exp=\d+&sig=[\w-]+$/);
+  const days = (Date.parse(String(minted.expires)) - Date.now()) / 86_400_000;
+  assert.ok(days > 29.9 && days <= 30, `expires ${String(minted.expires)}`);
+});
+
+readme('npm run depot -- counts import <access.log>', async () => {
+  // One download of README's release, as nginx's `depot` log_format writes it (docs/api.md).
+  const [, day, month, year, time] = new Date().toUTCString().replace(',', '').split(' ');
+  const request = `GET /api/plugin-versions/download/${ctx.released} HTTP/1.1`;
+  await writeFile(
+    ctx.values['<access.log>']!,
+    `203.0.113.9 - - [${day}/${month}/${year}:${time} +0000] "${request}" 200 512 "-" "curl/8.5.0" "-"\n`,
+  );
+  const report = jsonAfterBanner(
+    (await runDocumented('docs/operations.md', /^npm run depot -- counts import /)).stdout,
+  );
+  assert.equal([report.lines, report.downloads, report.counted], [1, 1, 1]);
+});
+
+readme('npm run depot -- counts repair', async () => {
+  const report = jsonAfterBanner(
+    (await runDocumented('docs/operations.md', /^npm run depot -- counts repair$/)).stdout,
+  );
+  assert.equal(report, { journals: 1, repaired: [], dropped: 0 });
+});
+
+readme('every npm run command of README and docs/ was run above', () => {
+  for (const [page, commands] of COMMANDS) {
+    for (const command of commands) {
+      // Minutes of load on a shared machine, with wrk and nginx: the benchmarks are run on their own.
+      if (/^npm run bench\b/.test(command)) continue;
+      assert.ok(ran.has(command), `${page} shows \`${command}\`, which no case of this file runs`);
+    }
+  }
 });
 readme.run();
