@@ -79,11 +79,20 @@ html('the same Markdown always gives the same HTML', () => {
 });
 // Issue 27: about 5 KB of nested `>` overflowed the stack (a failed build, feeds answering 500), and
 // 64 KiB of `**_a` took 29 s to render. Beyond the limits a changelog shows as its escaped text, at once.
+const DEEP_BY_TABS = Array.from({ length: 62 }, (_, k) => `${'\t'.repeat(16 * k)}${'- '.repeat(32)}deep <b>\n`).join(
+  '',
+);
+const DEEP_BY_SPACES = Array.from({ length: 44 }, (_, k) => `${' '.repeat(64 * k)}${'- '.repeat(32)}deep <b>\n`).join(
+  '',
+);
 const beyond: [string, string][] = [
   ['about 5 KB of nested block quotes', `${'>'.repeat(5000)} deep <b>`],
   ['nested list items', `${'- '.repeat(3000)}deep <b>`],
   ['64 KiB of **_a in one paragraph', '**_a'.repeat(16_384)],
   ['images nested 3000 deep', `${'!['.repeat(3000)}a${'](b)'.repeat(3000)}`],
+  // Lists nested by indentation across lines, each line within 32 markers: 2,000 deep, no marker count sees it.
+  ['lists nested 2,000 deep across tab-indented lines', DEEP_BY_TABS],
+  ['lists nested deep across space-indented lines', DEEP_BY_SPACES],
 ];
 for (const [name, markdown] of beyond) {
   html(`shows ${name} as escaped text, in well under a second, without throwing`, () => {
@@ -127,6 +136,13 @@ const refusedLimits: [string, string, RegExp][] = [
     /^line 2001 starts list item 2001; a changelog has at most 2000$/,
   ],
   ['33 [ open at once', `${'['.repeat(33)}a`, /^line 1 opens more than 32 \[ brackets inside each other$/],
+  ['lists nested across tab-indented lines', DEEP_BY_TABS, /^line 2 nests more than 32 block quotes and list items$/],
+  [
+    'lists nested across space-indented lines',
+    DEEP_BY_SPACES,
+    /^line 2 nests more than 32 block quotes and list items$/,
+  ],
+  ['a list item indented 66 spaces', `- a\n\n${' '.repeat(66)}- b`, /^line 3 nests more than 32/],
   [
     '64 KiB of **_a',
     '**_a'.repeat(16_384),

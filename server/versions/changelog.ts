@@ -138,16 +138,20 @@ export function changelogLimitProblem(markdown: string): string | undefined {
 }
 
 /**
- * Block quotes and list markers at the start of `line` (`depth`, counted up to one more than `cap`)
- * and of them the list markers (`items`), as the parser could open them. A thematic break where the
+ * Block quotes and list markers at the start of `line`, and the list items above whose content its
+ * indentation reaches (`depth`, counted up to one more than `cap`), and of them the list markers on
+ * the line (`items`), as the parser could open them. A thematic break where the
  * first marker stands (`- - -`) opens no list.
  */
 function containers(line: string, cap: number): { depth: number; items: number } {
   let depth = 0;
   let items = 0;
-  for (let at = 0; at < line.length && depth <= cap;) {
+  let columns = 0;
+  for (let at = 0; at < line.length && depth + Math.floor(columns / 2) <= cap;) {
     const char = line[at]!;
-    if (char === ' ' || char === '\t') at++;
+    // A line stays inside the list items of the lines above only when indented to their content,
+    // at least 2 columns per item: so 2 columns of leading indentation may stand for one container.
+    if (char === ' ' || char === '\t') [columns, at] = [columns + (depth === 0 ? (char === '\t' ? 4 : 1) : 0), at + 1];
     else if (char === '>') [depth, at] = [depth + 1, at + 1];
     else {
       LIST_MARKER.lastIndex = at;
@@ -156,5 +160,5 @@ function containers(line: string, cap: number): { depth: number; items: number }
       [depth, items, at] = [depth + 1, items + 1, at + marker[0].length];
     }
   }
-  return { depth, items };
+  return { depth: depth + Math.floor(columns / 2), items };
 }
