@@ -14,7 +14,7 @@ import {
   versionsDir,
   type Catalog,
 } from '../../server/versions/catalog.ts';
-import { catalogVersion, jarDigests } from '../../server/versions/integrity.ts';
+import { catalogVersion, jarDigests } from '../../server/versions/catalog-version.ts';
 import { inspectJar } from '../../server/versions/jar.ts';
 import { Channel, JavaVersion, PluginVersionRecord, SemVer, ServerSoftwareName } from '../../server/versions/schema.ts';
 import { runBuild } from '../build.ts';
