@@ -7,14 +7,8 @@ import type { Config } from '../../server/config.ts';
 import { readLogLine } from '../../server/downloads/access-log.ts';
 import { repairJournals } from '../../server/downloads/repair.ts';
 import { currentTreeDir, openTree } from '../../server/tree.ts';
-import {
-  countedOf,
-  downloadStore,
-  isCountable,
-  SEEN_DAYS,
-  type Counted,
-  type Download,
-} from '../../server/downloads/store.ts';
+import { countedOf, type Counted, type Download } from '../../server/downloads/counted.ts';
+import { downloadStore, isCountable, SEEN_DAYS } from '../../server/downloads/store.ts';
 import type { Catalog } from '../../server/versions/catalog.ts';
 import { RefusedError } from './release.ts';
 import { withState } from './state.ts';

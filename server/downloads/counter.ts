@@ -9,7 +9,8 @@ import { throttledLog } from '../throttled-log.ts';
 import type { RouteEntry } from '../tree.ts';
 import { findSoftware } from '../versions/software.ts';
 import { DigestSet, seenDigest } from './digest-set.ts';
-import { countField, type Counted, type DownloadStore } from './store.ts';
+import type { Counted } from './counted.ts';
+import { countField, type DownloadStore } from './store.ts';
 import { downloadPath } from '../versions/present.ts';
 import { PLUGIN_VERSION_ID } from '../versions/schema.ts';
 
