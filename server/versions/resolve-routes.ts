@@ -1,13 +1,13 @@
 import { getRouterParam, type H3, type H3Event } from 'h3';
 import type { AppContext } from '../context.ts';
-import { CACHE_CONTROL } from '../http/cache.ts';
+import { CACHE_CONTROL, NOT_FOUND_HEADERS } from '../http/cache.ts';
 import { notFound } from '../http/errors.ts';
 import { sendJson } from '../http/json.ts';
 import { validateQuery } from '../http/validate.ts';
 import type { Catalog } from './catalog.ts';
+import { sendJar } from './jar-answer.ts';
 import { presentVersion } from './present.ts';
 import { explainNoBuild, resolveBuild, type Resolved } from './resolve.ts';
-import { NOT_FOUND_HEADERS, sendJar } from './routes.ts';
 import { JavaVersion, ResolveQuery, ServerSoftwareName } from './schema.ts';
 
 /**

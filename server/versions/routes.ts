@@ -1,15 +1,14 @@
 import { H3, HTTPError, getRouterParam, type H3Event } from 'h3';
 import type { AppContext } from '../context.ts';
-import { CACHE_CONTROL, PUBLIC_HEADERS } from '../http/cache.ts';
+import { CACHE_CONTROL, NOT_FOUND_HEADERS } from '../http/cache.ts';
 import { notFound } from '../http/errors.ts';
 import { sendDocument, sendJson } from '../http/json.ts';
 import { MEDIA_TYPES } from '../http/media-types.ts';
-import { sendRepresentation } from '../http/send.ts';
 import { validateQuery } from '../http/validate.ts';
-import { jarFile } from '../tree.ts';
 import type { Catalog } from './catalog.ts';
 import type { Channel } from './channels.ts';
 import { releaseFeed } from './feed.ts';
+import { sendJar } from './jar-answer.ts';
 import { pickLatest } from './latest.ts';
 import { presentVersion, presentVersionList } from './present.ts';
 import {
@@ -24,12 +23,8 @@ import {
 } from './schema.ts';
 import type { JavaVersion as JavaVersionNumber, ServerSoftware } from './software.ts';
 import { checkForUpdate } from './update-check.ts';
-import { dispositionHeader } from '../http/disposition.ts';
 import { resolveRoutes } from './resolve-routes.ts';
-import { JAR_EXPOSED_HEADERS, integrityHeaders } from './integrity.ts';
 import { integrityRoutes } from './integrity-routes.ts';
-
-export const NOT_FOUND_HEADERS = { 'cache-control': CACHE_CONTROL.notFound };
 
 /** SPEC 4.1-4.6, mounted at /api/plugin-versions, and the update check. */
 export function versionRoutes(ctx: AppContext): H3 {
@@ -131,29 +126,3 @@ export function latestNamed(
 
 const sendFeed = (event: H3Event, atom: string) =>
   sendDocument(event, atom, MEDIA_TYPES.atom, CACHE_CONTROL.versionList);
-
-/** A JAR answer; `latest` (and resolve) ones also name the immutable copy they are (Content-Location). */
-export function sendJar(
-  ctx: AppContext,
-  event: H3Event,
-  version: CatalogVersion,
-  cacheControl: string,
-  latest: boolean,
-) {
-  ctx.downloads.countJar(event, version.id);
-  return sendRepresentation(event, {
-    status: 200,
-    headers: {
-      'content-type': 'application/java-archive',
-      'content-disposition': dispositionHeader('attachment', version.fileName),
-      'cache-control': cacheControl,
-      etag: `"${version.sha256}"`,
-      'accept-ranges': 'bytes',
-      ...PUBLIC_HEADERS,
-      'access-control-expose-headers': JAR_EXPOSED_HEADERS,
-      ...integrityHeaders(version, latest),
-    },
-    size: version.fileSize,
-    body: { path: jarFile(ctx.tree().dir, version.sha256) },
-  });
-}
