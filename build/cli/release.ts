@@ -21,6 +21,7 @@ import { runBuild } from '../build.ts';
 import { writeFileAtomic } from '../../server/write-atomic.ts';
 import type { Delivery } from '../../server/webhooks/schema.ts';
 import { webhookStore } from '../../server/webhooks/store.ts';
+import { RefusedError } from './refused.ts';
 import { withState } from './state.ts';
 import { presentVersion } from '../../server/versions/present.ts';
 import type { PluginVersion } from '../../server/versions/schema.ts';
@@ -33,8 +34,6 @@ import {
   freeTextProblem,
   refuseForbiddenText,
 } from '../../server/free-text.ts';
-
-export class RefusedError extends Error {}
 
 const ReleaseOptions = z.object({
   file: z.string({
