@@ -1,6 +1,6 @@
 import { H3, getRouterParam, type H3Event } from 'h3';
 import type { AppContext } from '../context.ts';
-import { HOUR } from '../charts/time.ts';
+import { HOUR } from '../duration.ts';
 import { sha256Hex } from '../digest.ts';
 import { CACHE_CONTROL, PUBLIC_HEADERS, SVG_SECURITY_POLICY } from '../http/cache.ts';
 import { forbidden } from '../http/auth.ts';

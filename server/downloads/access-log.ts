@@ -1,6 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
-import { DAY } from '../charts/time.ts';
+import { DAY } from '../duration.ts';
 import { clientKey } from '../http/client-address.ts';
 import { findSoftware } from '../versions/software.ts';
 import { JAR_ROUTE, LOCATION_ID } from './counter.ts';

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { getRouterParam, type H3Event } from 'h3';
 import type { ServerRequest } from 'srvx';
-import { DAY } from '../charts/time.ts';
+import { DAY } from '../duration.ts';
 import { guarded } from '../http/after-response.ts';
 import { requestClient } from '../http/client-address.ts';
 import { throttledLog } from '../throttled-log.ts';

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { parseFile } from '../data-files.ts';
-import { DAY } from '../charts/time.ts';
+import { DAY } from '../duration.ts';
 import type { Counted } from './counted.ts';
 import { DigestSet, digestHex, type Digest } from './digest-set.ts';
 import { journalOf } from './journal.ts';
