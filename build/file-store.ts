@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { z } from 'zod';
-import { BrandSourceRecord, sourceFile } from '../server/brands/sources.ts';
+import { BrandSourceRecord, sourceFile } from '../server/brands/source-record.ts';
 import { parseFile, readJsonFile } from '../server/data-files.ts';
 import { ENCODINGS, ENCODING_EXTENSIONS } from '../server/http/compress.ts';
 import { FILES_DIR, TREES_DIR } from '../server/tree.ts';

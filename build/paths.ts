@@ -1,6 +1,6 @@
 import { BRANDS, BRAND_NAMES, COMMON_SIZES, brandImagePath } from '../server/brands/brands.ts';
 import { RASTER_FORMAT_NAMES, type OutputFormat } from '../server/brands/formats.ts';
-import { brandKey, type BrandSourceRecord } from '../server/brands/sources.ts';
+import { brandKey, type BrandSourceRecord } from '../server/brands/source-record.ts';
 import type { Catalog } from '../server/versions/catalog.ts';
 import { CHANNELS } from '../server/versions/channels.ts';
 import { downloadPath, feedPath, updateCheckPath } from '../server/versions/present.ts';

@@ -6,8 +6,9 @@ import { readJsonFile } from '../server/data-files.ts';
 import { ROOT, digestSources } from './source-files.ts';
 import { FILES_DIR, TREE_NAME, type CatalogFile, type RouteEntry } from '../server/tree.ts';
 import { splitManifest } from '../server/manifest-text.ts';
-import type { BrandSourceRecord } from '../server/brands/sources.ts';
-import type { Catalog, DataFileMemory } from '../server/versions/catalog.ts';
+import type { BrandSourceRecord } from '../server/brands/source-record.ts';
+import type { Catalog } from '../server/versions/catalog.ts';
+import type { DataFileMemory } from '../server/data-file-memory.ts';
 import { changeSets, diffCatalogs, readsChange, type AnswerChanges } from '../server/answer-inputs.ts';
 
 /** What an answer's bytes are made by besides data/: the server, the build, and the packages they run on. */

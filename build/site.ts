@@ -10,7 +10,7 @@ import { ROOT, digestSources, listFiles } from './source-files.ts';
 import { writeTreeFile } from './tree-file.ts';
 import type { FileStore } from './file-store.ts';
 import { sha256Hex } from '../server/digest.ts';
-import type { DataFileMemory } from '../server/versions/catalog.ts';
+import type { DataFileMemory } from '../server/data-file-memory.ts';
 import { MEDIA_TYPES } from '../server/http/media-types.ts';
 import { allOrFirstError } from '../server/settle.ts';
 

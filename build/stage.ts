@@ -1,7 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
-import { sourceFile, type BrandSourceRecord, type LoadedBrandSource } from '../server/brands/sources.ts';
+import { sourceFile, type BrandSourceRecord } from '../server/brands/source-record.ts';
+import type { LoadedBrandSource } from '../server/brands/sources.ts';
 import { jarPath, type Catalog } from '../server/versions/catalog.ts';
 import type { CatalogFile } from '../server/tree.ts';
 import type { FileStore } from './file-store.ts';

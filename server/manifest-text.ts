@@ -1,5 +1,4 @@
 import { DataError } from './data-files.ts';
-import type { ManifestHead } from './tree.ts';
 
 /**
  * manifest.json as the build writes it: JSON whose head (format, source) is the first line and
@@ -12,8 +11,11 @@ import type { ManifestHead } from './tree.ts';
 /** A route's entry: as rendered, or the text of one read from a manifest, kept as written. */
 export type EntryOrText<E> = E | string;
 
-/** The text of a manifest with `routes` in their order, each entry one line. */
-export function manifestText<E>(head: ManifestHead, routes: Iterable<[string, EntryOrText<E>]>) {
+/**
+ * The text of a manifest with `routes` in their order, each entry one line. The head is the tree's
+ * (ManifestHead, in tree.ts): this file knows the layout of the text, not what the head holds.
+ */
+export function manifestText<E>(head: Readonly<Record<string, unknown>>, routes: Iterable<[string, EntryOrText<E>]>) {
   const lines: string[] = [];
   for (const [path, entry] of routes)
     lines.push(`${JSON.stringify(path)}:${typeof entry === 'string' ? entry : JSON.stringify(entry)}`);

@@ -8,7 +8,7 @@ import { DataError, parseFile, readJsonFile } from './data-files.ts';
 import { describeIssues } from './describe-issues.ts';
 import { parseJson, splitManifest } from './manifest-text.ts';
 import { CatalogVersion, UserProfiles } from './versions/schema.ts';
-import { BrandSourceRecord, brandKey } from './brands/sources.ts';
+import { BrandSourceRecord, brandKey } from './brands/source-record.ts';
 import { AnswerChanges, changeSets, isSitePath, readsChange } from './answer-inputs.ts';
 
 /**

@@ -10,7 +10,7 @@ import { RUNS_PLUGINS_OF } from '../server/versions/compat.ts';
 import { describeMinecraft, parseMinecraftList, supportsMinecraft } from '../server/versions/minecraft.ts';
 import { explainNoBuild, resolveBuild } from '../server/versions/resolve.ts';
 import { PluginVersionRecord, type CatalogVersion } from '../server/versions/schema.ts';
-import { catalogVersion } from '../server/versions/integrity.ts';
+import { catalogVersion } from '../server/versions/catalog-version.ts';
 import { JAVA_VERSIONS, SERVER_SOFTWARE, type JavaVersion, type ServerSoftware } from '../server/versions/software.ts';
 import { checkAnswer } from './openapi-conformance.ts';
 import { ROOT, liveContext, makeWorkspace, type Workspace } from './helpers.ts';

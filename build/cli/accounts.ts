@@ -13,7 +13,7 @@ import { createCatalog, loadUsers, type Catalog } from '../../server/versions/ca
 import { UserProfile, UserProfiles } from '../../server/versions/schema.ts';
 import { runBuild } from '../build.ts';
 import { writeFileAtomic } from '../../server/write-atomic.ts';
-import { RefusedError } from './release.ts';
+import { RefusedError } from './refused.ts';
 import { withState } from './state.ts';
 import { freeTextProblem } from '../../server/free-text.ts';
 

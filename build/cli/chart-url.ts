@@ -3,7 +3,7 @@ import { ServerId } from '../../server/charts/schema.ts';
 import { serverStore } from '../../server/charts/servers.ts';
 import { ChartUrlBody, chartUrlKeys, mintChartUrl } from '../../server/charts/signed-url.ts';
 import type { Config } from '../../server/config.ts';
-import { RefusedError } from './release.ts';
+import { RefusedError } from './refused.ts';
 import { withState } from './state.ts';
 
 const NUMBERS = ['days', 'width', 'height'] as const;

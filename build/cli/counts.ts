@@ -2,21 +2,15 @@ import { constants, createReadStream } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { DAY } from '../../server/charts/time.ts';
+import { DAY } from '../../server/duration.ts';
 import type { Config } from '../../server/config.ts';
 import { readLogLine } from '../../server/downloads/access-log.ts';
 import { repairJournals } from '../../server/downloads/repair.ts';
 import { currentTreeDir, openTree } from '../../server/tree.ts';
-import {
-  countedOf,
-  downloadStore,
-  isCountable,
-  SEEN_DAYS,
-  type Counted,
-  type Download,
-} from '../../server/downloads/store.ts';
+import { countedOf, type Counted, type Download } from '../../server/downloads/counted.ts';
+import { downloadStore, isCountable, SEEN_DAYS } from '../../server/downloads/store.ts';
 import type { Catalog } from '../../server/versions/catalog.ts';
-import { RefusedError } from './release.ts';
+import { RefusedError } from './refused.ts';
 import { withState } from './state.ts';
 
 /** Why a download read from a log is left out (the tally it goes to), or null when it counts. */

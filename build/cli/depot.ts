@@ -2,6 +2,7 @@ import { readConfig } from '../../server/config.ts';
 import { DataError } from '../../server/data-files.ts';
 import { sweepLeftovers } from '../../server/sweep-leftovers.ts';
 import { BuildLockTimeoutError } from '../build-lock.ts';
+import { RefusedError } from './refused.ts';
 
 // Each command imports what it runs when it runs: the release's build loads the whole app (about
 // 250 modules), which `depot help` or `stats add` should not wait for.
@@ -67,7 +68,7 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   } catch (error) {
     if (
-      error instanceof (await release()).RefusedError ||
+      error instanceof RefusedError ||
       error instanceof DataError ||
       error instanceof BuildLockTimeoutError ||
       String((error as NodeJS.ErrnoException).code).startsWith('ERR_PARSE_ARGS')

@@ -8,7 +8,7 @@ import { redactUrl } from '../../server/redis.ts';
 import { CACHE_PREFIX, createFileStorage, redisKey, type Storage } from '../../server/storage.ts';
 import { TokenRecord } from '../../server/users.ts';
 import { Delivery, WebhookRecord } from '../../server/webhooks/schema.ts';
-import { RefusedError } from './release.ts';
+import { RefusedError } from './refused.ts';
 import { withState } from './state.ts';
 
 /** What the embedded store holds that Redis must get; caches (charts, brand images) fill again by themselves. */

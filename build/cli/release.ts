@@ -14,13 +14,14 @@ import {
   versionsDir,
   type Catalog,
 } from '../../server/versions/catalog.ts';
-import { catalogVersion, jarDigests } from '../../server/versions/integrity.ts';
+import { catalogVersion, jarDigests } from '../../server/versions/catalog-version.ts';
 import { inspectJar } from '../../server/versions/jar.ts';
 import { Channel, JavaVersion, PluginVersionRecord, SemVer, ServerSoftwareName } from '../../server/versions/schema.ts';
 import { runBuild } from '../build.ts';
 import { writeFileAtomic } from '../../server/write-atomic.ts';
 import type { Delivery } from '../../server/webhooks/schema.ts';
 import { webhookStore } from '../../server/webhooks/store.ts';
+import { RefusedError } from './refused.ts';
 import { withState } from './state.ts';
 import { presentVersion } from '../../server/versions/present.ts';
 import type { PluginVersion } from '../../server/versions/schema.ts';
@@ -33,8 +34,6 @@ import {
   freeTextProblem,
   refuseForbiddenText,
 } from '../../server/free-text.ts';
-
-export class RefusedError extends Error {}
 
 const ReleaseOptions = z.object({
   file: z.string({

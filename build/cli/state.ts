@@ -1,7 +1,7 @@
 import type { Config } from '../../server/config.ts';
 import { redactUrl, redisReady } from '../../server/redis.ts';
 import { openStateStore, type StateStore } from '../../server/storage.ts';
-import { RefusedError } from './release.ts';
+import { RefusedError } from './refused.ts';
 
 /**
  * The state the origins share (STORAGE_DIR, or Redis with REDIS_URL), for one CLI command: Redis

@@ -14,7 +14,7 @@ import {
 } from '../../server/webhooks/schema.ts';
 import { shownWebhookUrl } from '../../server/webhooks/shown-url.ts';
 import { outboxKey, webhookStore } from '../../server/webhooks/store.ts';
-import { RefusedError } from './release.ts';
+import { RefusedError } from './refused.ts';
 import { withState } from './state.ts';
 
 const AddOptions = z.object({

@@ -1,20 +1,21 @@
 import { H3, getRouterParam, type H3Event } from 'h3';
 import type { AppContext } from '../context.ts';
-import { HOUR } from '../charts/time.ts';
+import { HOUR } from '../duration.ts';
 import { sha256Hex } from '../digest.ts';
-import { CACHE_CONTROL, PUBLIC_HEADERS, SVG_SECURITY_POLICY } from '../http/cache.ts';
+import { CACHE_CONTROL, NOT_FOUND_HEADERS, PUBLIC_HEADERS, SVG_SECURITY_POLICY } from '../http/cache.ts';
 import { forbidden } from '../http/auth.ts';
 import { notFound } from '../http/errors.ts';
 import { sendJson } from '../http/json.ts';
 import { sendRepresentation } from '../http/send.ts';
 import { strongEtag } from '../http/etag.ts';
-import { validateParams, validateQuery } from '../http/validate.ts';
-import { latestNamed } from '../versions/routes.ts';
+import { validateNamedParams, validateParams, validateQuery } from '../http/validate.ts';
+import { requireLatest } from '../versions/require-latest.ts';
 import { drawBadge, metric, scaledForPng } from './draw.ts';
 import {
   BADGE_FORMATS,
   BadgeFormatName,
   BadgeQuery,
+  LatestBadgePath,
   LatestBadgeQuery,
   PlayersBadgePath,
   type Badge,
@@ -33,12 +34,12 @@ export function badgeRoutes(ctx: AppContext): H3 {
   const latest = async (event: H3Event) => {
     const format = formatOf(event);
     const { style, channel = 'release' } = await validateQuery(event, LatestBadgeQuery);
-    const { version, software, java } = latestNamed(
-      ctx,
-      getRouterParam(event, 'serverSoftware', { decode: true }) ?? '',
-      getRouterParam(event, 'javaVersion', { decode: true }),
-      channel,
+    const { serverSoftware: software, javaVersion: java } = await validateNamedParams(
+      event,
+      LatestBadgePath,
+      NOT_FOUND_HEADERS,
     );
+    const version = requireLatest(ctx.tree().catalog, software, java, channel);
     const label = java === undefined ? software : `${software} Java ${java}`;
     const versionChannel = version.channel ?? 'release';
     const color = versionChannel === 'release' ? 'blue' : versionChannel === 'beta' ? 'orange' : 'red';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import 'zod-openapi';
 import { ServerId } from '../charts/schema.ts';
-import { ChannelQuery } from '../versions/schema.ts';
+import { ChannelQuery, JavaVersion, ServerSoftwareName } from '../versions/schema.ts';
 
 export const BADGE_FORMATS = ['svg', 'png', 'json'] as const;
 export type BadgeFormat = (typeof BADGE_FORMATS)[number];
@@ -21,6 +21,9 @@ export const BadgeQuery = z.object({
     .meta({ description: "shields.io's badge style" }),
 });
 export const LatestBadgeQuery = BadgeQuery.extend(ChannelQuery.shape);
+
+/** The path of the latest-version badge: a software and maybe a Java version, each 404 when it does not exist (as the latest endpoints). */
+export const LatestBadgePath = z.object({ serverSoftware: ServerSoftwareName, javaVersion: JavaVersion.optional() });
 
 /** The path of the players badge: a server id (400 when not a UUID, as the charts) and a format. */
 export const PlayersBadgePath = z.object({ id: ServerId, format: z.string() });

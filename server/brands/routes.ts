@@ -10,7 +10,7 @@ import { BRAND_NAMES, brandImagePath, findBrand, findVariant, variantsOf, type B
 import { CONTENT_TYPES, ENCODER_REVISION, type OutputFormat } from './formats.ts';
 import { isOriginal, type ImageRequest } from './render.ts';
 import { BrandQuery, MAX_SIZE, SizedFileName, VariantFileName } from './schema.ts';
-import { brandKey, sourceFile } from './sources.ts';
+import { brandKey, sourceFile } from './source-record.ts';
 import { sha256Hex } from '../digest.ts';
 import { dispositionHeader } from '../http/disposition.ts';
 

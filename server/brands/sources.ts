@@ -1,33 +1,16 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
 import { DataError } from '../data-files.ts';
 import { sha256Hex } from '../digest.ts';
-import { BRANDS, BRAND_NAMES, type BrandName, type VariantSpec } from './brands.ts';
-import type { DataFileMemory } from '../versions/catalog.ts';
+import type { DataFileMemory } from '../data-file-memory.ts';
+import { BRANDS, BRAND_NAMES, type VariantSpec } from './brands.ts';
+import type { BrandSourceRecord, CheckedBrandSource } from './source-record.ts';
 import { loadSharp } from './sharp.ts';
 
 /** Limits on source artwork: big enough to downscale from, small enough to decode safely. */
 export const SOURCE_LIMITS = { minRasterWidth: 1024, maxSide: 8192, maxPixels: 40_000_000 } as const;
 
-/** One variant's source as the tree records it (catalog.json); aliases point at the same bytes. */
-export const BrandSourceRecord = z.strictObject({
-  brand: z.enum(BRAND_NAMES as [BrandName, ...BrandName[]]),
-  variant: z.string().min(1),
-  format: z.enum(['png', 'svg']),
-  width: z.int().positive(),
-  height: z.int().positive(),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/),
-});
-export type BrandSourceRecord = z.infer<typeof BrandSourceRecord>;
-
-export const brandKey = (brand: string, variant: string) => `${brand}/${variant}`;
-export const sourceFile = (source: Pick<BrandSourceRecord, 'sha256' | 'format'>) =>
-  `files/${source.sha256}.${source.format}`;
-
 export type LoadedBrandSource = BrandSourceRecord & { bytes: Uint8Array };
-/** What checking a source found, remembered between builds with the file's identity and digest. */
-export type CheckedBrandSource = Pick<BrandSourceRecord, 'format' | 'width' | 'height' | 'sha256'>;
 
 /**
  * Reads data/brands/<brand>/<file> for every variant of SPEC 2.8 and checks each: it decodes, its

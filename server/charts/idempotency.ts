@@ -3,7 +3,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import { z } from 'zod';
 import { sha256Hex } from '../digest.ts';
 import { StorageUnavailableError, redisKey, type Storage } from '../storage.ts';
-import { DAY } from './time.ts';
+import { DAY } from '../duration.ts';
 
 /** An ingestion's Idempotency-Key is remembered this long per server. */
 const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;

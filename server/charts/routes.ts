@@ -21,7 +21,7 @@ import { MEDIA_TYPES } from '../http/media-types.ts';
 import { ChartQuery, ServerPath } from './schema.ts';
 import type { ServerRecord } from './servers.ts';
 import { sha256Hex } from '../digest.ts';
-import { DAY } from './time.ts';
+import { DAY } from '../duration.ts';
 
 const MAX_BODY_BYTES = 256 * 1024;
 /** SPEC 8: charts are cached for 5 minutes. */

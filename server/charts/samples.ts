@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { StorageUnavailableError, redisKey, withKeyLock, type Storage } from '../storage.ts';
 import type { HourBucket } from './aggregate.ts';
-import { DAY, HOUR } from './time.ts';
+import { DAY, HOUR } from '../duration.ts';
 
 export const RETENTION_DAYS = 365;
 

@@ -1,10 +1,10 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
-import { DAY } from '../charts/time.ts';
+import { DAY } from '../duration.ts';
 import { clientKey } from '../http/client-address.ts';
 import { findSoftware } from '../versions/software.ts';
 import { JAR_ROUTE, LOCATION_ID } from './counter.ts';
-import type { Download } from './store.ts';
+import type { Download } from './counted.ts';
 
 /** The log format the generated nginx.conf defines as `depot`: nginx's `combined`, then the answer's Content-Location. */
 export const NGINX_LOG_FORMAT =

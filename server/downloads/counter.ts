@@ -2,14 +2,14 @@ import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { getRouterParam, type H3Event } from 'h3';
 import type { ServerRequest } from 'srvx';
-import { DAY } from '../charts/time.ts';
+import { DAY } from '../duration.ts';
 import { guarded } from '../http/after-response.ts';
 import { requestClient } from '../http/client-address.ts';
 import { throttledLog } from '../throttled-log.ts';
-import type { RouteEntry } from '../tree.ts';
 import { findSoftware } from '../versions/software.ts';
 import { DigestSet, seenDigest } from './digest-set.ts';
-import { countField, type Counted, type DownloadStore } from './store.ts';
+import type { Counted } from './counted.ts';
+import { countField, type DownloadStore } from './store.ts';
 import { downloadPath } from '../versions/present.ts';
 import { PLUGIN_VERSION_ID } from '../versions/schema.ts';
 
@@ -33,6 +33,12 @@ export type CounterOptions = {
   enabled: boolean;
   warn?: (line: string) => void;
 };
+
+/**
+ * Of a precomputed answer's route entry (the tree's RouteEntry), what tells a JAR and its version:
+ * its file and its headers. Only these, so counting does not depend on the tree's format.
+ */
+type TreeAnswer = { file: string; headers: Readonly<Record<string, string>> };
 
 /**
  * Counts JAR downloads after their answer. A JAR answer registers a 'finish' listener on Node's
@@ -109,8 +115,8 @@ export function createDownloadCounter(options: CounterOptions) {
   };
 
   /** What a tree's JAR route counts under (null: not a JAR route), worked out once per route of a tree. */
-  const treeTargets = new WeakMap<RouteEntry, { versionId: string; field: string } | null>();
-  const treeTarget = (pathname: string, entry: RouteEntry) => {
+  const treeTargets = new WeakMap<TreeAnswer, { versionId: string; field: string } | null>();
+  const treeTarget = (pathname: string, entry: TreeAnswer) => {
     let target = treeTargets.get(entry);
     if (target !== undefined) return target;
     const match = entry.file.endsWith('.jar') ? JAR_ROUTE.exec(pathname) : null;
@@ -133,7 +139,7 @@ export function createDownloadCounter(options: CounterOptions) {
       countAfter(event, versionId, countField(versionId, software === undefined ? undefined : findSoftware(software)));
     }),
     /** A precomputed answer of the static tree: counted when it is a JAR route. */
-    countTreeAnswer: guarded('downloads', (event: H3Event, pathname: string, entry: RouteEntry) => {
+    countTreeAnswer: guarded('downloads', (event: H3Event, pathname: string, entry: TreeAnswer) => {
       if (!options.enabled) return;
       const target = treeTarget(pathname, entry);
       if (target) countAfter(event, target.versionId, target.field);

@@ -25,6 +25,9 @@ export const CACHE_CONTROL = {
   privateChart: 'private, max-age=300',
 } as const;
 
+/** A public 404's own headers: cached briefly, as CACHE_CONTROL.notFound says. */
+export const NOT_FOUND_HEADERS = { 'cache-control': CACHE_CONTROL.notFound };
+
 /** On every public answer: any web page may read it and its rate limit fields (CORS), and browsers never sniff its type. */
 export const PUBLIC_HEADERS = {
   'access-control-allow-origin': '*',

@@ -1,6 +1,5 @@
 import { join } from 'node:path';
 import type { H3Event, Middleware } from 'h3';
-import type { DownloadCounter } from '../downloads/counter.ts';
 import type { RouteEntry, Tree } from '../tree.ts';
 import type { FileCache } from './file-cache.ts';
 import { ENCODING_EXTENSIONS, chooseEncoding, type Encoding } from './compress.ts';
@@ -11,7 +10,8 @@ export type TreeSource = {
   tree: () => Tree;
   files: FileCache;
   renderAlways?: boolean | undefined;
-  downloads?: DownloadCounter;
+  /** The download counter (downloads/counter.ts): a precomputed JAR answer is counted once sent. */
+  downloads?: { countTreeAnswer: (event: H3Event, pathname: string, entry: RouteEntry) => void };
 };
 
 /** Larger files are streamed from disk on every request instead of held in memory. */

@@ -1,6 +1,7 @@
 import { HTTPError, getValidatedQuery, getValidatedRouterParams, type H3Event } from 'h3';
 import { z } from 'zod';
 import 'zod-openapi';
+import { notFound } from './errors.ts';
 
 /** A failed validation as h3 reports it (Standard Schema issues). */
 type ValidationFailure = {
@@ -28,6 +29,17 @@ export function validateQuery<T extends z.ZodType>(event: H3Event, schema: T) {
 /** The route's parameters (decoded once), validated the same way. */
 export function validateParams<T extends z.ZodType>(event: H3Event, schema: T) {
   return getValidatedRouterParams(event, schema, { decode: true, onError: (failure) => invalidInput(failure, 'path') });
+}
+
+/**
+ * Route parameters that name what is asked for (a software, a Java version): a name that names
+ * nothing is a 404 (SPEC 7), not a 400, with the first issue's message, which says what exists.
+ */
+export function validateNamedParams<T extends z.ZodType>(event: H3Event, schema: T, headers?: Record<string, string>) {
+  return getValidatedRouterParams(event, schema, {
+    decode: true,
+    onError: (failure) => notFound(failure.issues[0]!.message, undefined, headers),
+  });
 }
 
 /**

@@ -4,8 +4,8 @@ import { basename, join } from 'node:path';
 import pLimit from 'p-limit';
 import { DataError, parseFile, readJsonFile } from '../data-files.ts';
 import { allOrFirstError } from '../settle.ts';
-import type { CheckedBrandSource } from '../brands/sources.ts';
-import { catalogVersion, jarDigests, type JarDigests } from './integrity.ts';
+import type { DataFileMemory, RememberedKind, RememberedValues } from '../data-file-memory.ts';
+import { catalogVersion, jarDigests, type JarDigests } from './catalog-version.ts';
 import { compareNewestFirst, indexLatest, type LatestIndex } from './latest.ts';
 import {
   CHANGELOG_MAX_BYTES,
@@ -48,28 +48,6 @@ export async function loadUsers(dataDir: string): Promise<UserProfile[]> {
   });
   return parseFile(UserProfiles, raw, file);
 }
-
-/** What a remembered file of data/ held, by kind: a JAR's digests, a record, a changelog's text. */
-export type RememberedValues = {
-  jars: JarDigests;
-  records: PluginVersionRecord;
-  changelogs: string;
-  brands: CheckedBrandSource;
-  /** The build's own sources (server/, build/, site/): their sha256, for the digests of the code. */
-  sources: string;
-};
-export type RememberedKind = keyof RememberedValues;
-
-/**
- * Files of data/ already read and validated, by the identity of their file (device, inode, size,
- * modification and change times): a file that did not change since need not be read again. Files
- * are named as in their folder (`<id>.json` and `<id>.md` in versions/, `<id>.jar` in jars/,
- * `<brand>/<file>` in brands/).
- */
-export type DataFileMemory = {
-  recall<K extends RememberedKind>(kind: K, name: string, file: Stats): RememberedValues[K] | undefined;
-  remember<K extends RememberedKind>(kind: K, name: string, file: Stats, value: RememberedValues[K]): void;
-};
 
 /**
  * Reads and validates data/: every record, its JAR (present, same size and sha256; its sha512 is

@@ -1,6 +1,6 @@
 import { H3, HTTPError, getRouterParam, type H3Event } from 'h3';
 import type { AppContext } from '../context.ts';
-import { CACHE_CONTROL } from '../http/cache.ts';
+import { CACHE_CONTROL, NOT_FOUND_HEADERS } from '../http/cache.ts';
 import { notFound } from '../http/errors.ts';
 import { sendDocument, sendJson } from '../http/json.ts';
 import { MEDIA_TYPES } from '../http/media-types.ts';
@@ -11,8 +11,6 @@ import { PLUGIN_VERSION_ID } from './schema.ts';
 /** Hex digits of each algorithm's digest, and the pattern of its hex (any letter case: admins paste what their tool prints). */
 const HEX_LENGTH: Record<HashAlgorithm, number> = { sha256: 64, sha512: 128 };
 const HEX: Record<HashAlgorithm, RegExp> = { sha256: /^[0-9a-fA-F]{64}$/, sha512: /^[0-9a-fA-F]{128}$/ };
-
-const NOT_FOUND_HEADERS = { 'cache-control': CACHE_CONTROL.notFound };
 
 /** Sidecars and lookup by hash, mounted at /api/plugin-versions beside versionRoutes. */
 export function integrityRoutes(ctx: AppContext): H3 {

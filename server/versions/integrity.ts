@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import { PUBLIC_HEADERS } from '../http/cache.ts';
 import type { Catalog } from './catalog.ts';
+import type { JarDigests } from './catalog-version.ts';
 import { downloadPath } from './present.ts';
-import type { CatalogVersion, PluginVersionRecord } from './schema.ts';
+import type { CatalogVersion } from './schema.ts';
 
 /**
  * Integrity of the JARs (issue 15): sha512 beside sha256, RFC 9530 Repr-Digest on every JAR answer,
@@ -11,25 +11,6 @@ import type { CatalogVersion, PluginVersionRecord } from './schema.ts';
  */
 export const HASH_ALGORITHMS = ['sha256', 'sha512'] as const;
 export type HashAlgorithm = (typeof HASH_ALGORITHMS)[number];
-
-export type JarDigests = { sha256: string; sha512: string };
-
-/** Both digests of a JAR's bytes in one pass over them, lowercase hex. */
-export function jarDigests(bytes: Uint8Array): JarDigests {
-  return {
-    sha256: createHash('sha256').update(bytes).digest('hex'),
-    sha512: createHash('sha512').update(bytes).digest('hex'),
-  };
-}
-
-/**
- * A record as the catalog holds it: with its sha512 and its changelog. One constructor, so a
- * loaded and a just-released version have the same keys in the same order (catalog.json is compared
- * as text from one build to the next).
- */
-export function catalogVersion(record: PluginVersionRecord, sha512: string, changelog?: string): CatalogVersion {
-  return { ...record, sha512, ...(changelog === undefined ? {} : { changelog }) };
-}
 
 /** RFC 9530 Repr-Digest: structured-field byte sequences, base64 of the raw digests. */
 export function reprDigest(version: JarDigests): string {

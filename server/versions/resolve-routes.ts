@@ -1,14 +1,14 @@
-import { getRouterParam, type H3, type H3Event } from 'h3';
+import type { H3, H3Event } from 'h3';
 import type { AppContext } from '../context.ts';
-import { CACHE_CONTROL } from '../http/cache.ts';
+import { CACHE_CONTROL, NOT_FOUND_HEADERS } from '../http/cache.ts';
 import { notFound } from '../http/errors.ts';
 import { sendJson } from '../http/json.ts';
-import { validateQuery } from '../http/validate.ts';
+import { validateNamedParams, validateQuery } from '../http/validate.ts';
 import type { Catalog } from './catalog.ts';
+import { sendJar } from './jar-answer.ts';
 import { presentVersion } from './present.ts';
 import { explainNoBuild, resolveBuild, type Resolved } from './resolve.ts';
-import { NOT_FOUND_HEADERS, sendJar } from './routes.ts';
-import { JavaVersion, ResolveQuery, ServerSoftwareName } from './schema.ts';
+import { ResolveQuery, SoftwarePath } from './schema.ts';
 
 /**
  * Issue 15: compatible resolution, beside SPEC 4.1-4.6 on the same app: the best build a server
@@ -38,15 +38,9 @@ export function resolveRoutes(app: H3, ctx: AppContext): void {
  */
 async function findResolved(ctx: AppContext, event: H3Event): Promise<{ catalog: Catalog; resolved: Resolved }> {
   const { channel = 'release', minecraft } = await validateQuery(event, ResolveQuery);
-  const software = ServerSoftwareName.safeParse(getRouterParam(event, 'software', { decode: true }) ?? '');
-  if (!software.success)
-    throw notFound(software.error.issues[0]?.message ?? 'Unknown server software', undefined, NOT_FOUND_HEADERS);
-  const rawJava = getRouterParam(event, 'java', { decode: true });
-  const java = rawJava === undefined ? undefined : JavaVersion.safeParse(rawJava);
-  if (java && !java.success)
-    throw notFound(java.error.issues[0]?.message ?? 'Unknown Java version', undefined, NOT_FOUND_HEADERS);
+  const { software, java } = await validateNamedParams(event, SoftwarePath, NOT_FOUND_HEADERS);
   const { catalog } = ctx.tree();
-  const query = { software: software.data, java: java?.data, minecraft, channel };
+  const query = { software, java, minecraft, channel };
   const resolved = resolveBuild(catalog.versions, query);
   if (!resolved) throw notFound(explainNoBuild(catalog.versions, query), undefined, NOT_FOUND_HEADERS);
   return { catalog, resolved };

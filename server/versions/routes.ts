@@ -1,35 +1,29 @@
-import { H3, HTTPError, getRouterParam, type H3Event } from 'h3';
+import { H3, getRouterParam, type H3Event } from 'h3';
 import type { AppContext } from '../context.ts';
-import { CACHE_CONTROL, PUBLIC_HEADERS } from '../http/cache.ts';
+import { CACHE_CONTROL, NOT_FOUND_HEADERS } from '../http/cache.ts';
 import { notFound } from '../http/errors.ts';
 import { sendDocument, sendJson } from '../http/json.ts';
 import { MEDIA_TYPES } from '../http/media-types.ts';
-import { sendRepresentation } from '../http/send.ts';
-import { validateQuery } from '../http/validate.ts';
-import { jarFile } from '../tree.ts';
+import { validateNamedParams, validateParams, validateQuery } from '../http/validate.ts';
 import type { Catalog } from './catalog.ts';
 import type { Channel } from './channels.ts';
 import { releaseFeed } from './feed.ts';
-import { pickLatest } from './latest.ts';
+import { sendJar } from './jar-answer.ts';
 import { presentVersion, presentVersionList } from './present.ts';
+import { requireLatest } from './require-latest.ts';
 import {
   ChannelQuery,
-  CurrentVersion,
-  JavaVersion,
   ListQuery,
   PLUGIN_VERSION_ID,
-  ServerSoftwareName,
+  SoftwarePath,
+  UpdateCheckPath,
   type CatalogVersion,
   type UpdateCheck,
 } from './schema.ts';
 import type { JavaVersion as JavaVersionNumber, ServerSoftware } from './software.ts';
 import { checkForUpdate } from './update-check.ts';
-import { dispositionHeader } from '../http/disposition.ts';
 import { resolveRoutes } from './resolve-routes.ts';
-import { JAR_EXPOSED_HEADERS, integrityHeaders } from './integrity.ts';
 import { integrityRoutes } from './integrity-routes.ts';
-
-export const NOT_FOUND_HEADERS = { 'cache-control': CACHE_CONTROL.notFound };
 
 /** SPEC 4.1-4.6, mounted at /api/plugin-versions, and the update check. */
 export function versionRoutes(ctx: AppContext): H3 {
@@ -49,11 +43,9 @@ export function versionRoutes(ctx: AppContext): H3 {
   app.get('/download/latest/:software', latestDownload);
   app.get('/download/latest/:software/:java', latestDownload);
   app.get('/feed.atom', (event) => sendFeed(event, releaseFeed(ctx.tree().catalog, ctx.publicUrl)));
-  app.get('/feed/:software.atom', (event) => {
-    const software = ServerSoftwareName.safeParse(getRouterParam(event, 'software', { decode: true }) ?? '');
-    if (!software.success)
-      throw notFound(software.error.issues[0]?.message ?? 'Unknown server software', undefined, NOT_FOUND_HEADERS);
-    return sendFeed(event, releaseFeed(ctx.tree().catalog, ctx.publicUrl, software.data));
+  app.get('/feed/:software.atom', async (event) => {
+    const { software } = await validateNamedParams(event, SoftwarePath, NOT_FOUND_HEADERS);
+    return sendFeed(event, releaseFeed(ctx.tree().catalog, ctx.publicUrl, software));
   });
   app.get('/download/:id', (event) => {
     const id = getRouterParam(event, 'id', { decode: true }) ?? '';
@@ -65,19 +57,18 @@ export function versionRoutes(ctx: AppContext): H3 {
   // Sidecars (`/download/<id>.sha256`) and lookup by hash: their own routes, matched before `/download/:id`.
   app.mount('', integrityRoutes(ctx));
   app.get('/update-check/:software/:java/:current', async (event) => {
-    const current = CurrentVersion.safeParse(getRouterParam(event, 'current', { decode: true }) ?? '');
-    if (!current.success) throw new HTTPError({ status: 400, message: `current ${current.error.issues[0]!.message}` });
+    const { current } = await validateParams(event, UpdateCheckPath);
     const { catalog, version: latest, software, channel } = await findLatest(ctx, event);
     const { status, behind } = checkForUpdate(catalog.versions, {
       software,
       java: latest.javaVersion,
       channel,
-      current: current.data,
+      current,
       latest,
     });
     const answer: UpdateCheck = {
       status,
-      current: current.data,
+      current,
       latest: presentVersion(catalog, latest, false),
       behind,
     };
@@ -95,65 +86,13 @@ type Latest = {
   channel: Channel;
 };
 
-/** The latest version a request names, by its route's `software` and `java` and its `?channel=` (400 naming the allowed values). */
+/** The latest version a request names: its `?channel=` (400 naming the allowed values), then its route's `software` and `java` (404 naming what exists). */
 async function findLatest(ctx: AppContext, event: H3Event): Promise<Latest> {
   const channel = (await validateQuery(event, ChannelQuery)).channel ?? 'release';
-  const software = getRouterParam(event, 'software', { decode: true }) ?? '';
-  return latestNamed(ctx, software, getRouterParam(event, 'java', { decode: true }), channel);
-}
-
-/**
- * The latest version of a software, and Java version when named, on a channel (the latest
- * endpoints and badges): an unknown software or Java version answers 404 naming what exists, then
- * SPEC's 404 when none matches.
- */
-export function latestNamed(
-  ctx: AppContext,
-  rawSoftware: string,
-  rawJava: string | undefined,
-  channel: Channel,
-): Latest {
-  const software = ServerSoftwareName.safeParse(rawSoftware);
-  if (!software.success)
-    throw notFound(software.error.issues[0]?.message ?? 'Unknown server software', undefined, NOT_FOUND_HEADERS);
-  const java = rawJava === undefined ? undefined : JavaVersion.safeParse(rawJava);
-  if (java && !java.success)
-    throw notFound(java.error.issues[0]?.message ?? 'Unknown Java version', undefined, NOT_FOUND_HEADERS);
+  const { software, java } = await validateNamedParams(event, SoftwarePath, NOT_FOUND_HEADERS);
   const { catalog } = ctx.tree();
-  const version = pickLatest(catalog.latest, software.data, java?.data, channel);
-  if (!version) {
-    const name = java ? `${software.data} on Java ${java.data}` : software.data;
-    const within = channel === 'release' ? '' : ` in the ${channel} channel`;
-    throw notFound(`No plugin version found for ${name}${within}`, undefined, NOT_FOUND_HEADERS);
-  }
-  return { catalog, version, software: software.data, java: java?.data, channel };
+  return { catalog, version: requireLatest(catalog, software, java, channel), software, java, channel };
 }
 
 const sendFeed = (event: H3Event, atom: string) =>
   sendDocument(event, atom, MEDIA_TYPES.atom, CACHE_CONTROL.versionList);
-
-/** A JAR answer; `latest` (and resolve) ones also name the immutable copy they are (Content-Location). */
-export function sendJar(
-  ctx: AppContext,
-  event: H3Event,
-  version: CatalogVersion,
-  cacheControl: string,
-  latest: boolean,
-) {
-  ctx.downloads.countJar(event, version.id);
-  return sendRepresentation(event, {
-    status: 200,
-    headers: {
-      'content-type': 'application/java-archive',
-      'content-disposition': dispositionHeader('attachment', version.fileName),
-      'cache-control': cacheControl,
-      etag: `"${version.sha256}"`,
-      'accept-ranges': 'bytes',
-      ...PUBLIC_HEADERS,
-      'access-control-expose-headers': JAR_EXPOSED_HEADERS,
-      ...integrityHeaders(version, latest),
-    },
-    size: version.fileSize,
-    body: { path: jarFile(ctx.tree().dir, version.sha256) },
-  });
-}

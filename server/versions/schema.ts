@@ -267,6 +267,12 @@ export const UpdateCheck = z
   });
 export type UpdateCheck = z.infer<typeof UpdateCheck>;
 
+/** The software and, on the routes that name one, the Java version a path names (404 for one that does not exist). */
+export const SoftwarePath = z.object({ software: ServerSoftwareName, java: JavaVersion.optional() });
+
+/** `:current` of the update check, the version the plugin runs (400 when too long). */
+export const UpdateCheckPath = z.object({ current: CurrentVersion });
+
 /** Issue 15: `?minecraft=` on the list. */
 export const ListQuery = z.object({ minecraft: MinecraftVersion.optional() });
 

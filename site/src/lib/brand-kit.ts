@@ -9,7 +9,7 @@ import {
 } from '../../../server/brands/brands.ts';
 import { RASTER_FORMAT_NAMES } from '../../../server/brands/formats.ts';
 import { MAX_SIZE } from '../../../server/brands/schema.ts';
-import { brandKey, type BrandSourceRecord } from '../../../server/brands/sources.ts';
+import { brandKey, type BrandSourceRecord } from '../../../server/brands/source-record.ts';
 import type { ServerSoftware } from '../../../server/versions/software.ts';
 
 /**

@@ -1,0 +1,42 @@
+import type { H3Event } from 'h3';
+import { PUBLIC_HEADERS } from '../http/cache.ts';
+import { dispositionHeader } from '../http/disposition.ts';
+import { sendRepresentation } from '../http/send.ts';
+import { jarFile } from '../tree.ts';
+import { JAR_EXPOSED_HEADERS, integrityHeaders } from './integrity.ts';
+import type { CatalogVersion } from './schema.ts';
+
+/** What a JAR answer reads: the tree its bytes are in, and the counter that counts it. */
+type JarSource = {
+  tree: () => { dir: string };
+  downloads: { countJar: (event: H3Event, versionId: string) => void };
+};
+
+/**
+ * A JAR answer, by id, latest or resolve; `latest` (and resolve) ones also name the immutable copy
+ * they are (Content-Location).
+ */
+export function sendJar(
+  ctx: JarSource,
+  event: H3Event,
+  version: CatalogVersion,
+  cacheControl: string,
+  latest: boolean,
+) {
+  ctx.downloads.countJar(event, version.id);
+  return sendRepresentation(event, {
+    status: 200,
+    headers: {
+      'content-type': 'application/java-archive',
+      'content-disposition': dispositionHeader('attachment', version.fileName),
+      'cache-control': cacheControl,
+      etag: `"${version.sha256}"`,
+      'accept-ranges': 'bytes',
+      ...PUBLIC_HEADERS,
+      'access-control-expose-headers': JAR_EXPOSED_HEADERS,
+      ...integrityHeaders(version, latest),
+    },
+    size: version.fileSize,
+    body: { path: jarFile(ctx.tree().dir, version.sha256) },
+  });
+}
