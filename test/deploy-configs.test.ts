@@ -1,10 +1,9 @@
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
+import { assertNginxAccepts } from './nginx-check.ts';
 import * as assert from 'uvu/assert';
 import { parse as parseDisposition } from 'content-disposition';
 import { runBuild } from '../build/build.ts';
@@ -78,26 +77,6 @@ hosts.run();
 
 const NGINX = findProgram('nginx');
 
-/** `nginx -t` on a generated config, included in http { } as README's deployment guide does. */
-async function assertNginxAccepts(text: string) {
-  if (!NGINX) return console.warn('nginx not installed: the syntax check is not run');
-  const dir = await mkdtemp(join(tmpdir(), 'depot-nginx-t-'));
-  try {
-    await writeFile(join(dir, 'depot.conf'), text);
-    await writeFile(
-      join(dir, 'nginx.conf'),
-      `pid ${dir}/nginx.pid;\nerror_log ${dir}/error.log;\nevents {}\nhttp {\n  include ${dir}/depot.conf;\n}\n`,
-    );
-    const result = await new Promise<{ code: number; out: string }>((done) =>
-      execFile(NGINX, ['-t', '-p', dir, '-c', join(dir, 'nginx.conf')], (error, stdout, stderr) =>
-        done({ code: error ? 1 : 0, out: stdout + stderr }),
-      ),
-    );
-    assert.is(result.code, 0, result.out);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 const nginx = suite('nginx.conf');
 nginx.before(setup);
 nginx.after(() => ctx.workspace.remove());
