@@ -27,7 +27,7 @@ function notCountable({ day, versionId, software }: Download, catalog: Catalog, 
 const BATCH = 5000;
 
 /**
- * `counts import <access.log>`: the JAR downloads nginx served, from its access log (README: the
+ * `counts import <access.log>`: the JAR downloads nginx served, from its access log (docs/api.md: the
  * `depot` log_format), into the counts the origins keep, deduplicated with them per client, version
  * and day: importing a log again, or a download the origin counted too, adds nothing. Lines older
  * than the days whose clients are remembered (SEEN_DAYS) are left out, so that stays true; so are

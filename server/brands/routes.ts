@@ -40,7 +40,7 @@ export function brandRoutes(ctx: AppContext): H3 {
   });
   app.get('/brand/:brand/:variant/:file', (event) => {
     const brand = requireBrand(getRouterParam(event, 'brand', { decode: true }));
-    // Names are case-insensitive (README): /brand/PAPERMC/LIGHT/64.PNG is /brand/papermc/light/64.png.
+    // Names are case-insensitive (docs/api.md: Brand images): /brand/PAPERMC/LIGHT/64.PNG is /brand/papermc/light/64.png.
     const file = (getRouterParam(event, 'file', { decode: true }) ?? '').toLowerCase();
     if (!SizedFileName.safeParse(file).success)
       throw notFound(

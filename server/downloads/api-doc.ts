@@ -15,7 +15,7 @@ export const DOWNLOAD_PATHS: ZodOpenApiPathsObject = {
       tags: ['plugin versions'],
       summary: 'Download counts per version and software, and per UTC day for the last 365 days',
       description:
-        'Counts the JARs the origin served (direct, latest and resolve downloads), each client address once per version and day; a download served by a static host or CDN in front is not counted (README). Counts reach the store within about a second of the download.',
+        'Counts the JARs the origin served (direct, latest and resolve downloads), each client address once per version and day; a download served by a static host or CDN in front is not counted (docs/api.md: Download counts). Counts reach the store within about a second of the download.',
       responses: {
         '200': {
           description: 'JSON',

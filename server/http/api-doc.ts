@@ -22,11 +22,7 @@ export const HEADER_COMPONENTS = {
     { type: 'string', pattern: '^"[^"]+"$' },
     true,
   ),
-  CacheControl: header(
-    'How long the answer may be kept (README: Cache-Control per endpoint)',
-    { type: 'string' },
-    true,
-  ),
+  CacheControl: header('How long the answer may be kept (docs/api.md: Endpoints)', { type: 'string' }, true),
   Vary: header('Accept-Encoding on JSON and SVG answers, which come as br, gzip or identity'),
   RateLimitPolicy: header('IETF RateLimit-Policy: "default";q=<requests>;w=<window seconds>'),
   RateLimit: header('IETF RateLimit: "default";r=<requests left>;t=<seconds to the next window>'),

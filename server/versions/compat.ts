@@ -2,7 +2,7 @@ import type { ServerSoftware } from './software.ts';
 
 /**
  * Issue 15: which softwares' plugins a server runs, best first: its own builds, then those of the
- * softwares it is built on. The one table of compatible resolution; README's API section gives
+ * softwares it is built on. The one table of compatible resolution; docs/api.md gives
  * the source of each edge. Conservative: an edge is here only where the fork's own documentation
  * promises the parent's plugins run (Leaf does not promise Purpur's API; Quilt is a mod loader).
  */

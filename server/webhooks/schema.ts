@@ -18,7 +18,7 @@ export const WebhookUrl = z
     error: 'must not carry a user name or password (put a token in the path or query instead)',
   });
 
-/** A webhook as stored: its secret in clear, since the origin signs each body with it (README: protect the store). */
+/** A webhook as stored: its secret in clear, since the origin signs each body with it (docs/operations.md: Where secrets live). */
 export const WebhookRecord = z.strictObject({
   id: WebhookId,
   url: WebhookUrl,
