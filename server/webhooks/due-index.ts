@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { StorageUnavailableError, redisKey, type Storage } from '../storage.ts';
+import { StorageUnavailableError, redisKey, unavailable, type Storage } from '../storage.ts';
 import { DeliveryId, WebhookId } from './schema.ts';
 
 /** An outbox entry as the due index files it: its webhook, its id, and when it is next due (ms). */
@@ -78,7 +78,6 @@ export function fileDueIndex(storage: Storage): DueIndex {
 export function redisDueIndex(redis: Redis): DueIndex {
   const setOf = (webhookId: string) => redisKey(`webhook-due:${webhookId}`);
   const WEBHOOKS = redisKey('webhook-due-webhooks');
-  const unavailable = (error: unknown) => Promise.reject(new StorageUnavailableError(error));
   const replies = async (pipeline: ReturnType<Redis['pipeline']>) => {
     const answers = (await pipeline.exec().catch(unavailable)) ?? [];
     return answers.map(([error, reply]) => {
