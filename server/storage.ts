@@ -122,9 +122,7 @@ function atomicFileDriver(base: string): LockingDriver {
         retries: wait ? { retries: Math.ceil(LOCK_WAIT_MS / 50), minTimeout: 5, maxTimeout: 50, factor: 1.5 } : 0,
         // A lock that could not be kept fresh (the disk stalled): the write under it goes on; log, never throw from a timer.
         onCompromised: (error) => console.error(`[storage] lock on ${key} lost: ${error.message}`),
-      }).catch((error: NodeJS.ErrnoException) =>
-        !wait && error.code === 'ELOCKED' ? null : unavailable(error),
-      );
+      }).catch((error: NodeJS.ErrnoException) => (!wait && error.code === 'ELOCKED' ? null : unavailable(error)));
       return release && (() => release().catch(() => {}));
     },
   };
@@ -218,9 +216,7 @@ function failingAsUnavailable(driver: Driver): Driver {
     'clear',
   ] as const) {
     const call = driver[name] as ((...args: unknown[]) => Promise<unknown>) | undefined;
-    if (call)
-      wrapped[name] = (...args: unknown[]) =>
-        Promise.resolve(call(...args)).catch(unavailable);
+    if (call) wrapped[name] = (...args: unknown[]) => Promise.resolve(call(...args)).catch(unavailable);
   }
   return wrapped as unknown as Driver;
 }
