@@ -33,6 +33,22 @@ export class StorageUnavailableError extends Error {
   }
 }
 
+/**
+ * A Redis command failed: the one mapping of the stores that talk to Redis directly (scripts,
+ * sets, leases). Use as `.catch(unavailable)`.
+ */
+export function unavailable(error: unknown): Promise<never> {
+  return Promise.reject(new StorageUnavailableError(error));
+}
+
+/**
+ * As `unavailable`, but a reply of Redis itself to a script (ReplyError: the script failed) is a
+ * bug to report and stays as it is; anything else (down, timed out) is unavailable.
+ */
+export function unavailableUnlessScriptFailed(error: unknown): Promise<never> {
+  return error instanceof Error && error.name === 'ReplyError' ? Promise.reject(error) : unavailable(error);
+}
+
 /** Render caches live under this prefix in every store (Redis: `depot:cache:...`), apart from records. */
 export const CACHE_PREFIX = 'cache';
 
@@ -106,9 +122,7 @@ function atomicFileDriver(base: string): LockingDriver {
         retries: wait ? { retries: Math.ceil(LOCK_WAIT_MS / 50), minTimeout: 5, maxTimeout: 50, factor: 1.5 } : 0,
         // A lock that could not be kept fresh (the disk stalled): the write under it goes on; log, never throw from a timer.
         onCompromised: (error) => console.error(`[storage] lock on ${key} lost: ${error.message}`),
-      }).catch((error: NodeJS.ErrnoException) =>
-        !wait && error.code === 'ELOCKED' ? null : Promise.reject(new StorageUnavailableError(error)),
-      );
+      }).catch((error: NodeJS.ErrnoException) => (!wait && error.code === 'ELOCKED' ? null : unavailable(error)));
       return release && (() => release().catch(() => {}));
     },
   };
@@ -202,9 +216,7 @@ function failingAsUnavailable(driver: Driver): Driver {
     'clear',
   ] as const) {
     const call = driver[name] as ((...args: unknown[]) => Promise<unknown>) | undefined;
-    if (call)
-      wrapped[name] = (...args: unknown[]) =>
-        Promise.resolve(call(...args)).catch((error: unknown) => Promise.reject(new StorageUnavailableError(error)));
+    if (call) wrapped[name] = (...args: unknown[]) => Promise.resolve(call(...args)).catch(unavailable);
   }
   return wrapped as unknown as Driver;
 }

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { StorageUnavailableError, redisKey } from '../storage.ts';
+import { redisKey, unavailableUnlessScriptFailed } from '../storage.ts';
 import { digestHex } from './digest-set.ts';
 import type { Counted } from './counted.ts';
 
@@ -85,9 +85,5 @@ export async function countInRedis(
       redisKey(sketches),
       ...pairs,
     )
-    .catch((error: unknown) =>
-      Promise.reject(
-        error instanceof Error && error.name === 'ReplyError' ? error : new StorageUnavailableError(error),
-      ),
-    );
+    .catch(unavailableUnlessScriptFailed);
 }
