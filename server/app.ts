@@ -12,6 +12,7 @@ import { servePages } from './pages.ts';
 import { openApiDocument } from './openapi.ts';
 import { OPENAPI_PATH } from './openapi-path.ts';
 import { versionRoutes } from './versions/routes.ts';
+import { VERSIONS_ROOT } from './versions/paths.ts';
 import { brandRoutes } from './brands/routes.ts';
 import { chartRoutes } from './charts/routes.ts';
 import { downloadRoutes } from './downloads/routes.ts';
@@ -26,7 +27,7 @@ export function createApi(ctx: AppContext, edge: Middleware[] = []): H3 {
   for (const middleware of edge) app.use(middleware);
   app.use(answerUnrouted(ENDPOINTS));
   app.mount('', downloadRoutes(ctx));
-  app.mount('/api/plugin-versions', versionRoutes(ctx));
+  app.mount(VERSIONS_ROOT, versionRoutes(ctx));
   app.mount('', brandRoutes(ctx));
   app.mount('', chartRoutes(ctx));
   app.mount('', badgeRoutes(ctx));

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { parseFile } from '../data-files.ts';
 import { StorageUnavailableError, redisKey, withKeyLock, type Storage } from '../storage.ts';
 import { SECONDS_PER, type DurationUnit } from '../duration.ts';
+import { playersChartPath } from './paths.ts';
 import { CHART_BACKGROUNDS, CHART_FORMATS, CHART_RANGES, CHART_THEMES, ChartQuery } from './schema.ts';
 
 const ranged = (name: keyof typeof CHART_RANGES) => {
@@ -83,7 +84,7 @@ function signedText(serverId: string, query: ChartQuery, exp: number): string {
     format,
     exp: String(exp),
   });
-  return `/api/servers/${serverId}/chart/players?${params}`;
+  return playersChartPath(serverId, params);
 }
 
 const hmac = (key: string, text: string) => createHmac('sha256', key).update(text).digest();
@@ -105,7 +106,7 @@ export function signChartUrl(options: {
   for (const [name, value] of Object.entries(given)) params.set(name, value);
   params.set('exp', String(exp));
   params.set('sig', hmac(keys[0]!, signedText(serverId, query, exp)).toString('base64url'));
-  return `${baseUrl.replace(/\/$/, '')}/api/servers/${serverId}/chart/players?${params}`;
+  return `${baseUrl.replace(/\/$/, '')}${playersChartPath(serverId, params)}`;
 }
 
 const DEFAULT_EXPIRY_SECONDS = 30 * SECONDS_PER.d;
