@@ -33,7 +33,7 @@ export const PAGE_RULES = {
     java: oneOf([...JAVA_VERSIONS, HISTORY_ALL]),
   }),
   /** The pages' scripts and styles, as Astro names them. */
-  asset: pathRule('/_site/:file', { file: '.+' }),
+  asset: pathRule('/_site/:file', { file: '[^?]+' }),
 } as const;
 
 /** /versions, or /versions/<software|all>/<java|all> (lowercase software). */
