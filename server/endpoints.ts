@@ -4,10 +4,12 @@ import { BRAND_RULES } from './brands/paths.ts';
 import { CHART_RULES } from './charts/paths.ts';
 
 /**
- * SPEC 8's exemption lives in these routes: a brand image and a server's chart charge the rate
- * limit themselves (chargeLimit). (The clean brand links are not documented, so never limited.)
+ * SPEC 8's exemption lives in these routes: brand images (both forms) and a server's chart charge
+ * the rate limit themselves (chargeLimit).
  */
-const CHARGED_BY_ROUTE = [BRAND_RULES.image.template, CHART_RULES.players.template];
+const CHARGED_BY_ROUTE = [BRAND_RULES.image, BRAND_RULES.sizedLink, BRAND_RULES.variantLink, CHART_RULES.players].map(
+  (rule) => rule.template,
+);
 
 /** The service's endpoint table, read off its OpenAPI paths once; the app hands it to the edge. */
 export const ENDPOINTS = createEndpointTable(OPENAPI_PATHS, CHARGED_BY_ROUTE);
