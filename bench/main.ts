@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { runBuild } from '../build/build.ts';
 import { sha256Hex } from '../server/digest.ts';
 import { PluginVersionRecord } from '../server/versions/schema.ts';
-import { downloadPath } from '../server/versions/present.ts';
+import { downloadPath } from '../server/versions/paths.ts';
 import { SERVER_SOFTWARE } from '../server/versions/software.ts';
 import { currentTreeDir, openTree } from '../server/tree.ts';
 import { ROOT, findProgram, startProcess } from '../test/processes.ts';

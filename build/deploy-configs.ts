@@ -6,7 +6,8 @@ import type { RateLimitPolicy } from '../server/http/rate-limit-policy.ts';
 import { countsWhenPrecomputed } from '../server/endpoints.ts';
 import { CACHE_CONTROL } from '../server/http/cache.ts';
 import { NOT_FOUND_PAGE, type RouteEntry } from '../server/tree.ts';
-import { ENDPOINT_PREFIXES, HISTORY_SEGMENTS, OTHER_ENDPOINT_PATHS, canonicalPagePath } from '../server/pages.ts';
+import { HISTORY_SEGMENTS, OTHER_ENDPOINT_PATHS, canonicalPagePath } from '../server/pages.ts';
+import { ENDPOINT_PREFIXES } from '../server/page-paths.ts';
 
 /** Cloudflare Pages' cap on `_redirects` (docs/deployment.md: its 100 `_headers` rules are far fewer than our paths). */
 const CLOUDFLARE_PAGES_REDIRECTS = 2000;

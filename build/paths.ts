@@ -1,9 +1,11 @@
-import { BRANDS, BRAND_NAMES, COMMON_SIZES, brandImagePath } from '../server/brands/brands.ts';
+import { BRANDS, BRAND_NAMES, COMMON_SIZES } from '../server/brands/brands.ts';
+import { BRAND_RULES, brandImagePath, brandQueryPath } from '../server/brands/paths.ts';
+import { latestBadgePath } from '../server/badges/paths.ts';
 import { RASTER_FORMAT_NAMES, type OutputFormat } from '../server/brands/formats.ts';
 import { brandKey, type BrandSourceRecord } from '../server/brands/source-record.ts';
 import type { Catalog } from '../server/versions/catalog.ts';
 import { CHANNELS } from '../server/versions/channels.ts';
-import { downloadPath, feedPath, updateCheckPath } from '../server/versions/present.ts';
+import { VERSION_RULES, downloadPath, feedPath, latestPath, updateCheckPath } from '../server/versions/paths.ts';
 import { listIntegrityPaths } from '../server/versions/integrity.ts';
 import { pickLatest } from '../server/versions/latest.ts';
 import { JAVA_VERSIONS, SERVER_SOFTWARE } from '../server/versions/software.ts';
@@ -26,16 +28,15 @@ const withChannels = (path: string) => [path, ...CHANNELS.map((channel) => `${pa
  * depot never released is compared live); and the latest badges (listLatestBadgePaths).
  */
 export function listVersionPaths(catalog: Catalog): string[] {
-  const paths = ['/api/plugin-versions'];
+  const paths = [VERSION_RULES.list.pattern];
   for (const software of SERVER_SOFTWARE) {
     // SPEC 4.1: the dedicated lowercase paths; other letter cases are answered by the origin.
     const name = software.toLowerCase();
-    for (const kind of ['latest', 'download/latest']) {
-      paths.push(...withChannels(`/api/plugin-versions/${kind}/${name}`));
-      for (const java of JAVA_VERSIONS) paths.push(...withChannels(`/api/plugin-versions/${kind}/${name}/${java}`));
+    for (const kind of ['latest', 'download/latest'] as const) {
+      for (const java of [undefined, ...JAVA_VERSIONS]) paths.push(...withChannels(latestPath(kind, name, java)));
     }
   }
-  paths.push(feedPath(), ...SERVER_SOFTWARE.map(feedPath));
+  paths.push(feedPath(), ...SERVER_SOFTWARE.map((software) => feedPath(software)));
   for (const version of catalog.versions) paths.push(downloadPath(version.id));
   // Each version's .sha256/.sha512 sidecars and its lookups by hash.
   paths.push(...listIntegrityPaths(catalog));
@@ -54,8 +55,7 @@ export function listLatestBadgePaths(catalog: Catalog): string[] {
     const name = software.toLowerCase();
     for (const java of [undefined, ...JAVA_VERSIONS]) {
       if (!pickLatest(catalog.latest, software, java)) continue;
-      const path = java === undefined ? `/api/badges/latest/${name}` : `/api/badges/latest/${name}/${java}`;
-      paths.push(`${path}.svg`, `${path}.json`);
+      paths.push(latestBadgePath(name, java, 'svg'), latestBadgePath(name, java, 'json'));
     }
   }
   return paths;
@@ -93,7 +93,7 @@ function updateCheckPaths(catalog: Catalog): Set<string> {
  * defaults left out, with and without `download=true`), which static servers answer from the map.
  */
 export function listBrandPaths(brands: ReadonlyMap<string, BrandSourceRecord>): string[] {
-  const paths = ['/api/image/brand', ...BRAND_NAMES.map((brand) => `/api/image/brand/${brand}`)];
+  const paths = [BRAND_RULES.list.pattern, ...BRAND_NAMES.map((brand) => BRAND_RULES.image.build({ brand }))];
   for (const brand of BRAND_NAMES) {
     for (const variant of Object.keys(BRANDS[brand])) {
       const source = brands.get(brandKey(brand, variant))!;
@@ -108,9 +108,9 @@ export function listBrandPaths(brands: ReadonlyMap<string, BrandSourceRecord>): 
           if (variant !== 'default') query.set('variant', variant);
           if (size !== undefined) query.set('size', String(size));
           if (format !== undefined) query.set('format', format);
-          if (query.size > 0) paths.push(`/api/image/brand/${brand}?${query}`);
+          if (query.size > 0) paths.push(brandQueryPath(brand, query));
           query.set('download', 'true');
-          paths.push(`/api/image/brand/${brand}?${query}`);
+          paths.push(brandQueryPath(brand, query));
         }
       }
     }

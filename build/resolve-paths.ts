@@ -1,7 +1,7 @@
 import type { Catalog } from '../server/versions/catalog.ts';
 import { CHANNELS } from '../server/versions/channels.ts';
 import { MINECRAFT_VERSION } from '../server/versions/minecraft.ts';
-import { resolvePath } from '../server/versions/present.ts';
+import { resolvePath } from '../server/versions/paths.ts';
 import { JAVA_VERSIONS, SERVER_SOFTWARE } from '../server/versions/software.ts';
 
 /**

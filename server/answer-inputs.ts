@@ -5,7 +5,13 @@ import { indexLatest, pickLatest, type LatestIndex } from './versions/latest.ts'
 import type { CatalogVersion } from './versions/schema.ts';
 import { JAVA_VERSIONS, SERVER_SOFTWARE, findSoftware } from './versions/software.ts';
 import { OPENAPI_PATH } from './openapi-path.ts';
-import { findByHash, type HashAlgorithm } from './versions/integrity.ts';
+import { findByHash } from './versions/integrity.ts';
+import { VERSION_RULES, type HashAlgorithm } from './versions/paths.ts';
+import { BADGE_RULES } from './badges/paths.ts';
+import { BRAND_RULES } from './brands/paths.ts';
+import { CHART_RULES } from './charts/paths.ts';
+import { isUnderEndpointPrefix } from './page-paths.ts';
+import { matchFirst } from './http/path-rule.ts';
 
 /**
  * What an API answer is made from, and what changed between two trees' data as the answers read
@@ -120,24 +126,35 @@ export const changeSets = (changes: AnswerChanges) => ({
 export const isEmptyChange = (changes: AnswerChanges) =>
   !changes.all && changes.shown.length === 0 && changes.groups.length === 0;
 
-const VERSION_FILE = /^\/api\/plugin-versions\/download\/(plugin-[^/.]+)(?:\.sha(?:256|512))?$/;
-const BY_HASH = /^\/api\/plugin-versions\/by-hash\/(sha256|sha512)\/([0-9a-f]+)$/;
+/** A version's JAR and its checksum files. */
+const VERSION_FILES = [VERSION_RULES.download, VERSION_RULES.sha256, VERSION_RULES.sha512];
 /** A software's latest, its JAR and its update checks, with or without a Java version. */
-const SOFTWARE_PATH =
-  /^\/api\/plugin-versions\/(?:latest|download\/latest|update-check)\/([a-z]+)(?:\/(8|11|17|21))?(?:[/?]|$)/;
-const SOFTWARE_FEED = /^\/api\/plugin-versions\/feed\/([a-z]+)\.atom$/;
+const SOFTWARE_PATHS = [
+  VERSION_RULES.latest,
+  VERSION_RULES.latestOnJava,
+  VERSION_RULES.downloadLatest,
+  VERSION_RULES.downloadLatestOnJava,
+  VERSION_RULES.updateCheck,
+];
 /** A software's latest badge, with or without a Java version: the inputs of its latest answer. */
-const LATEST_BADGE = /^\/api\/badges\/latest\/([a-z]+)(?:\/(8|11|17|21))?\.(?:svg|json)$/;
-const RESOLVE_PATH = /^\/api\/plugin-versions\/(?:download\/)?resolve\/([a-z]+)(?:\/(\d+))?(?:\?|$)/;
+const LATEST_BADGES = [BADGE_RULES.latest, BADGE_RULES.latestOnJava];
+const RESOLVE_PATHS = [
+  VERSION_RULES.resolve,
+  VERSION_RULES.resolveOnJava,
+  VERSION_RULES.downloadResolve,
+  VERSION_RULES.downloadResolveOnJava,
+];
+const BRAND_PATHS = Object.values(BRAND_RULES);
+const onJava = (java: string | undefined): JavaFilter => (java === undefined ? undefined : { exact: java });
 
 /**
  * A resolve answer shows the versions of the softwares its server runs builds for (RUNS_PLUGINS_OF,
  * lowercase) that run on its Java version (when it names one), and no users; undefined for other paths.
  */
 export function resolveInputsOf(path: string): { chain: string[]; java: string | undefined } | undefined {
-  const match = RESOLVE_PATH.exec(path);
-  const software = findSoftware(match?.[1] ?? '');
-  return software && { chain: RUNS_PLUGINS_OF[software].map((name) => name.toLowerCase()), java: match?.[2] };
+  const match = matchFirst(RESOLVE_PATHS, path);
+  const software = findSoftware(match?.software ?? '');
+  return software && { chain: RUNS_PLUGINS_OF[software].map((name) => name.toLowerCase()), java: match?.java };
 }
 
 /**
@@ -149,11 +166,11 @@ export function readsChange(
   changes: ChangeSets,
   answer: { status: () => number; catalog: () => Catalog },
 ): boolean {
-  const file = VERSION_FILE.exec(path);
-  if (file) return changes.records.has(file[1]!);
-  const byHash = BY_HASH.exec(path);
+  const file = matchFirst(VERSION_FILES, path);
+  if (file) return changes.records.has(file.id!);
+  const byHash = VERSION_RULES.byHash.match(path);
   if (byHash) {
-    const version = findByHash(answer.catalog(), byHash[1] as HashAlgorithm, byHash[2]!);
+    const version = findByHash(answer.catalog(), byHash.algorithm as HashAlgorithm, byHash.hash);
     return version === undefined || changes.shown.has(version.id);
   }
   const resolve = resolveInputsOf(path);
@@ -162,15 +179,16 @@ export function readsChange(
     const java = answer.status() === 404 || resolve.java === undefined ? undefined : { atMost: resolve.java };
     return resolve.chain.some((software) => changes.groups.has(groupKey(software, java)));
   }
-  if (path === OPENAPI_PATH || path === '/api/charts/example') return false;
-  if (path.startsWith('/api/image/brand') || path.startsWith('/brand/')) return changes.brands;
-  const software = SOFTWARE_PATH.exec(path) ?? LATEST_BADGE.exec(path);
-  if (software)
-    return changes.groups.has(groupKey(software[1]!, software[2] === undefined ? undefined : { exact: software[2] }));
-  const feed = SOFTWARE_FEED.exec(path)?.[1];
+  if (path === OPENAPI_PATH || CHART_RULES.example.match(path)) return false;
+  if (matchFirst(BRAND_PATHS, path)) return changes.brands;
+  const software = matchFirst(SOFTWARE_PATHS, path);
+  if (software) return changes.groups.has(groupKey(software.software!, onJava(software.java)));
+  const badge = matchFirst(LATEST_BADGES, path);
+  if (badge) return changes.groups.has(groupKey(badge.serverSoftware!, onJava(badge.javaVersion)));
+  const feed = VERSION_RULES.softwareFeed.match(path)?.software;
   if (feed) return changes.users || changes.groups.has(groupKey(feed, undefined));
   return changes.all;
 }
 
 /** A page of the human site (not an API answer or a brand image): a release's first tree carries the previous site's. */
-export const isSitePath = (path: string) => !path.startsWith('/api/') && !path.startsWith('/brand/');
+export const isSitePath = (path: string) => !isUnderEndpointPrefix(path);

@@ -10,8 +10,9 @@ import { limitRequests, type RateLimiter } from './http/rate-limit.ts';
 import { serveTree } from './http/static.ts';
 import { servePages } from './pages.ts';
 import { openApiDocument } from './openapi.ts';
-import { OPENAPI_PATH } from './openapi-path.ts';
+import { OPERATION_RULES } from './url-grammar.ts';
 import { versionRoutes } from './versions/routes.ts';
+import { VERSIONS_ROOT } from './versions/paths.ts';
 import { brandRoutes } from './brands/routes.ts';
 import { chartRoutes } from './charts/routes.ts';
 import { downloadRoutes } from './downloads/routes.ts';
@@ -26,12 +27,12 @@ export function createApi(ctx: AppContext, edge: Middleware[] = []): H3 {
   for (const middleware of edge) app.use(middleware);
   app.use(answerUnrouted(ENDPOINTS));
   app.mount('', downloadRoutes(ctx));
-  app.mount('/api/plugin-versions', versionRoutes(ctx));
+  app.mount(VERSIONS_ROOT, versionRoutes(ctx));
   app.mount('', brandRoutes(ctx));
   app.mount('', chartRoutes(ctx));
   app.mount('', badgeRoutes(ctx));
-  app.get(OPENAPI_PATH, (event) => sendJson(event, openApiDocument(), CACHE_CONTROL.apiDocument));
-  app.get('/healthz', () => {
+  app.get(OPERATION_RULES.document.pattern, (event) => sendJson(event, openApiDocument(), CACHE_CONTROL.apiDocument));
+  app.get(OPERATION_RULES.health.pattern, () => {
     const body = JSON.stringify({ status: 'ok', tree: basename(ctx.tree().dir) });
     return new Response(body, { headers: { ...HEALTH_HEADERS, 'content-length': String(Buffer.byteLength(body)) } });
   });

@@ -1,13 +1,24 @@
-import { createEndpointTable, isChargedByRoute } from './http/endpoints.ts';
+import { createEndpointTable } from './http/endpoints.ts';
 import { OPENAPI_PATHS } from './openapi.ts';
+import { BRAND_RULES } from './brands/paths.ts';
+import { CHART_RULES } from './charts/paths.ts';
+
+/**
+ * SPEC 8's exemption lives in these routes: brand images (both forms) and a server's chart charge
+ * the rate limit themselves (chargeLimit).
+ */
+const CHARGED_BY_ROUTE = [BRAND_RULES.image, BRAND_RULES.sizedLink, BRAND_RULES.variantLink, CHART_RULES.players].map(
+  (rule) => rule.template,
+);
 
 /** The service's endpoint table, read off its OpenAPI paths once; the app hands it to the edge. */
-export const ENDPOINTS = createEndpointTable(OPENAPI_PATHS);
+export const ENDPOINTS = createEndpointTable(OPENAPI_PATHS, CHARGED_BY_ROUTE);
 
 /**
  * Does a precomputed answer at this path count against SPEC 8's limit? Limited endpoints do, except
  * those whose routes charge for themselves (SPEC 8: cached images do not count). Static servers in front read this.
  */
 export function countsWhenPrecomputed(path: string): boolean {
-  return ENDPOINTS.findOperation('GET', path)?.limited === true && !isChargedByRoute(path);
+  const operation = ENDPOINTS.findOperation('GET', path);
+  return operation?.limited === true && !operation.chargedByRoute;
 }

@@ -6,6 +6,7 @@ import { CACHE_CONTROL } from './http/cache.ts';
 import { sendTreeEntry, type TreeSource } from './http/static.ts';
 import { NOT_FOUND_PAGE } from './tree.ts';
 import { SERVER_SOFTWARE, findSoftware, type ServerSoftware } from './versions/software.ts';
+import { HISTORY_ALL as ALL, historyPagePath, isUnderEndpointPrefix } from './page-paths.ts';
 
 /** Names people type for a server software on the pages (/versions/paper/21): pages only, the API keeps SPEC 2.3's names. */
 export const SOFTWARE_ALIASES: Readonly<Record<string, ServerSoftware>> = {
@@ -16,23 +17,15 @@ export const SOFTWARE_ALIASES: Readonly<Record<string, ServerSoftware>> = {
   bungee: 'BungeeCord',
 };
 
-/** The history's "every software" and "every Java version" segment (site/src/lib/versions.ts). */
-const ALL = 'all';
-
-/** Paths under these are the API's and the brand images' (server/brands/routes.ts), never pages. */
-export const ENDPOINT_PREFIXES = ['/api/', '/brand/'] as const;
-
-/** The documented endpoints outside ENDPOINT_PREFIXES (/healthz): for configs that list them one by one. */
-export const OTHER_ENDPOINT_PATHS = Object.keys(OPENAPI_PATHS).filter(
-  (path) => !ENDPOINT_PREFIXES.some((prefix) => path.startsWith(prefix)),
-);
+/** The documented endpoints outside the endpoint prefixes (page-paths.ts; /healthz): for configs that list them one by one. */
+export const OTHER_ENDPOINT_PATHS = Object.keys(OPENAPI_PATHS).filter((path) => !isUnderEndpointPrefix(path));
 
 /**
  * A path of the human site: everything but the API, the brand images and the other documented
  * endpoints. Its errors are HTML pages; the API's stay JSON (SPEC 7).
  */
 export function isPagePath(path: string): boolean {
-  return !ENDPOINT_PREFIXES.some((prefix) => path.startsWith(prefix)) && !ENDPOINTS.findEndpoint(path);
+  return !isUnderEndpointPrefix(path) && !ENDPOINTS.findEndpoint(path);
 }
 
 /**
@@ -47,7 +40,7 @@ export function canonicalPagePath(path: string): string | undefined {
   const software = name === undefined ? undefined : historySoftware(name);
   if (section === 'versions' && software) {
     const rest = java.length ? java.join('/') : ALL;
-    canonical = software === ALL && rest === ALL ? '/versions' : `/versions/${software}/${rest}`;
+    canonical = historyPagePath(software === ALL ? undefined : software, rest === ALL ? undefined : rest);
   }
   return canonical === path ? undefined : canonical;
 }

@@ -4,7 +4,7 @@ import { suite } from 'uvu';
 import { listVersionPaths } from '../build/paths.ts';
 import { namedMinecraftVersions } from '../build/resolve-paths.ts';
 import { resolveInputsOf } from '../server/answer-inputs.ts';
-import { byHashPath } from '../server/versions/integrity.ts';
+import { byHashPath } from '../server/versions/paths.ts';
 import { presentVersion } from '../server/versions/present.ts';
 import type { CatalogVersion } from '../server/versions/schema.ts';
 import { SERVER_SOFTWARE } from '../server/versions/software.ts';

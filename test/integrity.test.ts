@@ -8,8 +8,8 @@ import * as assert from 'uvu/assert';
 import { createApi } from '../server/app.ts';
 import type { RunningOrigin } from '../server/origin.ts';
 import { Manifest, currentTreeDir, openTree, type Tree } from '../server/tree.ts';
-import { HASH_ALGORITHMS, byHashPath, checksumPath, listIntegrityPaths } from '../server/versions/integrity.ts';
-import { downloadPath } from '../server/versions/present.ts';
+import { listIntegrityPaths } from '../server/versions/integrity.ts';
+import { HASH_ALGORITHMS, byHashPath, checksumPath, downloadPath } from '../server/versions/paths.ts';
 import {
   findProgram,
   freePort,

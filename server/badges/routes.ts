@@ -11,6 +11,7 @@ import { strongEtag } from '../http/etag.ts';
 import { validateNamedParams, validateParams, validateQuery } from '../http/validate.ts';
 import { requireLatest } from '../versions/require-latest.ts';
 import { drawBadge, metric, scaledForPng } from './draw.ts';
+import { BADGE_RULES } from './paths.ts';
 import {
   BADGE_FORMATS,
   BadgeFormatName,
@@ -45,10 +46,10 @@ export function badgeRoutes(ctx: AppContext): H3 {
     const color = versionChannel === 'release' ? 'blue' : versionChannel === 'beta' ? 'orange' : 'red';
     return sendBadge(ctx, event, { label, message: `v${version.pluginVersion}`, color }, format, style);
   };
-  app.get('/api/badges/latest/:serverSoftware.:format', latest);
-  app.get('/api/badges/latest/:serverSoftware/:javaVersion.:format', latest);
+  app.get(BADGE_RULES.latest.pattern, latest);
+  app.get(BADGE_RULES.latestOnJava.pattern, latest);
 
-  app.get('/api/badges/downloads.:format', async (event) => {
+  app.get(BADGE_RULES.downloads.pattern, async (event) => {
     const format = formatOf(event);
     const { style } = await validateQuery(event, BadgeQuery);
     // Kept a few seconds, closed days summed once: a badge request costs no parse of the history.
@@ -56,7 +57,7 @@ export function badgeRoutes(ctx: AppContext): H3 {
     return sendBadge(ctx, event, { label: 'downloads', message: metric(total), color: 'brightgreen' }, format, style);
   });
 
-  app.get('/api/badges/players/:id.:format', async (event) => {
+  app.get(BADGE_RULES.players.pattern, async (event) => {
     const format = formatOf(event);
     const { style } = await validateQuery(event, BadgeQuery);
     const { id } = await validateParams(event, PlayersBadgePath);

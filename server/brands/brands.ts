@@ -50,8 +50,3 @@ export function findBrand(name: string): BrandName | undefined {
 
 /** The sizes the build precomputes for every variant and format. */
 export const COMMON_SIZES = [16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024] as const;
-
-/** The clean static link of an image, also the manifest key the query form is answered from. */
-export function brandImagePath(brand: string, variant: string, format: string, size?: number): string {
-  return size === undefined ? `/brand/${brand}/${variant}.${format}` : `/brand/${brand}/${variant}/${size}.${format}`;
-}

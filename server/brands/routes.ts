@@ -6,7 +6,8 @@ import { sendJson } from '../http/json.ts';
 import { isNotModified, sendRepresentation } from '../http/send.ts';
 import { validateQuery } from '../http/validate.ts';
 import { chargeLimit } from '../http/rate-limit.ts';
-import { BRAND_NAMES, brandImagePath, findBrand, findVariant, variantsOf, type BrandName } from './brands.ts';
+import { BRAND_NAMES, findBrand, findVariant, variantsOf, type BrandName } from './brands.ts';
+import { BRAND_RULES, brandImagePath } from './paths.ts';
 import { CONTENT_TYPES, ENCODER_REVISION, type OutputFormat } from './formats.ts';
 import { isOriginal, type ImageRequest } from './render.ts';
 import { BrandQuery, MAX_SIZE, SizedFileName, VariantFileName } from './schema.ts';
@@ -19,14 +20,14 @@ type ImageAnswer = { brand: BrandName; variant: string; size?: number; format?: 
 /** SPEC 4.7 and 4.8, plus the clean static links the build precomputes. */
 export function brandRoutes(ctx: AppContext): H3 {
   const app = new H3();
-  app.get('/api/image/brand', (event) =>
+  app.get(BRAND_RULES.list.pattern, (event) =>
     sendJson(
       event,
       { brands: Object.fromEntries(BRAND_NAMES.map((b) => [b, variantsOf(b)])) },
       CACHE_CONTROL.brandList,
     ),
   );
-  app.get('/api/image/brand/:brand', async (event) => {
+  app.get(BRAND_RULES.image.pattern, async (event) => {
     const brand = requireBrand(getRouterParam(event, 'brand', { decode: true }));
     const query = await validateQuery(event, BrandQuery);
     const variant = (query.variant ?? 'default').toLowerCase();
@@ -38,7 +39,7 @@ export function brandRoutes(ctx: AppContext): H3 {
       download: query.download ?? false,
     });
   });
-  app.get('/brand/:brand/:variant/:file', (event) => {
+  app.get(BRAND_RULES.sizedLink.pattern, (event) => {
     const brand = requireBrand(getRouterParam(event, 'brand', { decode: true }));
     // Names are case-insensitive (docs/api.md: Brand images): /brand/PAPERMC/LIGHT/64.PNG is /brand/papermc/light/64.png.
     const file = (getRouterParam(event, 'file', { decode: true }) ?? '').toLowerCase();
@@ -52,7 +53,7 @@ export function brandRoutes(ctx: AppContext): H3 {
     const variant = (getRouterParam(event, 'variant', { decode: true }) ?? '').toLowerCase();
     return answerImage(ctx, event, { brand, variant, size: Number(size), format, download: false });
   });
-  app.get('/brand/:brand/:file', (event) => {
+  app.get(BRAND_RULES.variantLink.pattern, (event) => {
     const brand = requireBrand(getRouterParam(event, 'brand', { decode: true }));
     const file = (getRouterParam(event, 'file', { decode: true }) ?? '').toLowerCase();
     if (!VariantFileName.safeParse(file).success)

@@ -19,6 +19,7 @@ import { ChartUrlBody, PlayersChartQuery, chartSignatureMatches, mintChartUrl } 
 import { describeIssues } from '../describe-issues.ts';
 import { MEDIA_TYPES } from '../http/media-types.ts';
 import { ChartQuery, ServerPath } from './schema.ts';
+import { CHART_RULES } from './paths.ts';
 import type { ServerRecord } from './servers.ts';
 import { sha256Hex } from '../digest.ts';
 import { DAY } from '../duration.ts';
@@ -30,13 +31,13 @@ const CHART_TTL_SECONDS = 300;
 /** SPEC 4.9 and 4.10, and player-count ingestion (DESIGN: POST /api/servers/:id/stats). */
 export function chartRoutes(ctx: AppContext): H3 {
   const app = new H3();
-  app.get('/api/charts/example', async (event) => {
+  app.get(CHART_RULES.example.pattern, async (event) => {
     const query = await validateQuery(event, ChartQuery);
     const series = aggregate(exampleBuckets(query.days, EXAMPLE_NOW), { days: query.days, now: EXAMPLE_NOW });
     return sendChart(event, await chartBytes(ctx, series, query), query.format, CACHE_CONTROL.chart);
   });
 
-  app.get('/api/servers/:id/chart/players', async (event) => {
+  app.get(CHART_RULES.players.pattern, async (event) => {
     const { exp, sig, ...query } = await validateQuery(event, PlayersChartQuery);
     const server = await findServer(ctx, event);
     const signed = exp !== undefined || sig !== undefined;
@@ -68,7 +69,7 @@ export function chartRoutes(ctx: AppContext): H3 {
   });
 
   const warnDiskFull = throttledLog((line) => console.error(line), ctx.now);
-  app.post('/api/servers/:id/stats', async (event) => {
+  app.post(CHART_RULES.stats.pattern, async (event) => {
     const server = await findServer(ctx, event);
     const key = bearerToken(event);
     if (!key) throw unauthorized("Send the server's ingest key as Authorization: Bearer <key>");
@@ -119,7 +120,7 @@ export function chartRoutes(ctx: AppContext): H3 {
     return new Response(null, { status: 204, headers: answered });
   });
 
-  app.post('/api/servers/:id/chart-urls', async (event) => {
+  app.post(CHART_RULES.chartUrls.pattern, async (event) => {
     const server = await findServer(ctx, event);
     const token = bearerToken(event);
     if (!token) throw unauthorized("Send the server owner's token as Authorization: Bearer <token>");

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { parseFile } from '../data-files.ts';
 import type { Storage } from '../storage.ts';
 import { SECONDS_PER, type DurationUnit } from '../duration.ts';
+import { playersChartPath } from './paths.ts';
 import { fileUrlKey } from './url-key-file.ts';
 import { redisUrlKey } from './url-key-redis.ts';
 import { CHART_BACKGROUNDS, CHART_FORMATS, CHART_RANGES, CHART_THEMES, ChartQuery } from './schema.ts';
@@ -85,7 +86,7 @@ function signedText(serverId: string, query: ChartQuery, exp: number): string {
     format,
     exp: String(exp),
   });
-  return `/api/servers/${serverId}/chart/players?${params}`;
+  return playersChartPath(serverId, params);
 }
 
 const hmac = (key: string, text: string) => createHmac('sha256', key).update(text).digest();
@@ -107,7 +108,7 @@ export function signChartUrl(options: {
   for (const [name, value] of Object.entries(given)) params.set(name, value);
   params.set('exp', String(exp));
   params.set('sig', hmac(keys[0]!, signedText(serverId, query, exp)).toString('base64url'));
-  return `${baseUrl.replace(/\/$/, '')}/api/servers/${serverId}/chart/players?${params}`;
+  return `${baseUrl.replace(/\/$/, '')}${playersChartPath(serverId, params)}`;
 }
 
 const DEFAULT_EXPIRY_SECONDS = 30 * SECONDS_PER.d;

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { DAY } from '../duration.ts';
 import { clientKey } from '../http/client-address.ts';
 import { findSoftware } from '../versions/software.ts';
-import { JAR_ROUTE, LOCATION_ID } from './counter.ts';
+import { locationId, matchJarRoute } from './counter.ts';
 import type { Download } from './counted.ts';
 
 /** The log format the generated nginx.conf defines as `depot`: nginx's `combined`, then the answer's Content-Location. */
@@ -59,13 +59,13 @@ export function readLogLine(line: string): LogEntry {
   if (!fields.success) return { kind: 'malformed' };
   const entry = fields.data;
   if (entry.method !== 'GET' || (entry.status !== 200 && entry.status !== 206)) return { kind: 'other' };
-  const route = JAR_ROUTE.exec(entry.target.split('?')[0]!);
+  const route = matchJarRoute(entry.target);
   if (!route) return { kind: 'other' };
-  const versionId = route[2] ?? LOCATION_ID.exec(entry.location ?? '')?.[1];
+  const versionId = route.id ?? locationId(entry.location);
   if (!versionId) return { kind: 'unattributed' };
   let software;
-  if (route[1] !== undefined) {
-    software = findSoftware(decodeURIComponentOr(route[1]));
+  if (route.software !== undefined) {
+    software = findSoftware(decodeURIComponentOr(route.software));
     if (!software) return { kind: 'other' };
   }
   return {

@@ -6,11 +6,12 @@ import {
   RATE_LIMIT_HEADERS,
   STORAGE_UNAVAILABLE,
 } from '../http/api-doc.ts';
-import { DOWNLOADS_PATH, DownloadCounts } from './counts.ts';
+import { DownloadCounts } from './counts.ts';
+import { DOWNLOAD_RULES } from './paths.ts';
 
 /** Issue 17: download counts. */
 export const DOWNLOAD_PATHS: ZodOpenApiPathsObject = {
-  [DOWNLOADS_PATH]: {
+  [DOWNLOAD_RULES.counts.template]: {
     get: {
       tags: ['plugin versions'],
       summary: 'Download counts per version and software, and per UTC day for the last 365 days',

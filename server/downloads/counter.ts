@@ -10,20 +10,25 @@ import { findSoftware } from '../versions/software.ts';
 import { DigestSet, seenDigest } from './digest-set.ts';
 import type { Counted } from './counted.ts';
 import { countField, type DownloadStore } from './store.ts';
-import { downloadPath } from '../versions/present.ts';
-import { PLUGIN_VERSION_ID } from '../versions/schema.ts';
+import { JAR_RULES, VERSION_RULES } from '../versions/paths.ts';
+import { matchFirst } from '../http/path-rule.ts';
 
 /** How often counted downloads go to the store, in one batch. */
 export const FLUSH_MS = 1000;
 /** Downloads waiting for the store at most; more are dropped (and said) while the store is down. */
 const MAX_WAITING = 50_000;
 
-/** A version's id as it stands inside a path. */
-const ID = PLUGIN_VERSION_ID.source.slice(1, -1);
-/** A JAR route: by id, or latest/resolve per software (the version is its Content-Location). */
-export const JAR_ROUTE = new RegExp(`^${downloadPath('')}(?:(?:latest|resolve)/([^/]+)(?:/[^/]+)?|(${ID}))$`);
-/** A Content-Location naming a version's own download (downloadPath). */
-export const LOCATION_ID = new RegExp(`^${downloadPath('')}(${ID})$`);
+/**
+ * A JAR route: by id, or latest/resolve per software (the version is its Content-Location, a
+ * version's own download). Its version's id (by id) or its software's name (raw, as in the path).
+ */
+export function matchJarRoute(path: string): { id?: string; software?: string } | undefined {
+  return matchFirst(JAR_RULES, path);
+}
+
+/** The version a Content-Location names: its own download's id. */
+export const locationId = (location: string | undefined) =>
+  location === undefined ? undefined : VERSION_RULES.download.match(location)?.id;
 
 export type CounterOptions = {
   store: DownloadStore;
@@ -119,9 +124,9 @@ export function createDownloadCounter(options: CounterOptions) {
   const treeTarget = (pathname: string, entry: TreeAnswer) => {
     let target = treeTargets.get(entry);
     if (target !== undefined) return target;
-    const match = entry.file.endsWith('.jar') ? JAR_ROUTE.exec(pathname) : null;
-    const versionId = match && (match[2] ?? LOCATION_ID.exec(entry.headers['content-location'] ?? '')?.[1]);
-    const software = match?.[1] === undefined ? undefined : findSoftware(decodeURIComponent(match[1]));
+    const match = entry.file.endsWith('.jar') ? matchJarRoute(pathname) : undefined;
+    const versionId = match && (match.id ?? locationId(entry.headers['content-location']));
+    const software = match?.software === undefined ? undefined : findSoftware(decodeURIComponent(match.software));
     target = versionId ? { versionId, field: countField(versionId, software) } : null;
     treeTargets.set(entry, target);
     return target;

@@ -5,8 +5,6 @@ import { PLUGIN_VERSION_ID } from '../versions/schema.ts';
 import { SERVER_SOFTWARE, type ServerSoftware } from '../versions/software.ts';
 import type { DayCount } from './store.ts';
 
-export const DOWNLOADS_PATH = '/api/plugin-versions/downloads';
-
 /** The daily series covers this many UTC days, today (so far) last. */
 export const SERIES_DAYS = 365;
 

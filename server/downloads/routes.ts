@@ -2,12 +2,13 @@ import { H3 } from 'h3';
 import type { AppContext } from '../context.ts';
 import { CACHE_CONTROL } from '../http/cache.ts';
 import { sendJson } from '../http/json.ts';
-import { DOWNLOADS_PATH, summarise } from './counts.ts';
+import { summarise } from './counts.ts';
+import { DOWNLOAD_RULES } from './paths.ts';
 
 /** Issue 17: the download counts, read live from the store (the answer is cached 5 minutes downstream). */
 export function downloadRoutes(ctx: AppContext): H3 {
   const app = new H3();
-  app.get(DOWNLOADS_PATH, async (event) => {
+  app.get(DOWNLOAD_RULES.counts.pattern, async (event) => {
     const catalog = ctx.tree().catalog;
     const counts = summarise(
       await ctx.downloads.read(),

@@ -8,6 +8,11 @@ export type Operation = {
   limited: boolean;
   /** Anyone may call it, so any web page may read its answers (CORS): it names no security. */
   public: boolean;
+  /**
+   * SPEC 8's exemption: its route charges the rate limit itself (chargeLimit), since precomputed
+   * and cached images and owners' private charts do not count.
+   */
+  chargedByRoute: boolean;
 };
 
 type Endpoint = { allow: string; operations: ReadonlyMap<string, Operation> };
@@ -43,9 +48,9 @@ export type EndpointTable = {
 /**
  * Every documented path (`{id}` is one segment) with its operations, in a rou3 tree: it is looked up
  * on every request. The document is the one list of endpoints: methods (405, Allow), the rate limit
- * and CORS all read it.
+ * and CORS all read it. `chargedByRoute` names the documented paths whose routes charge the limit.
  */
-export function createEndpointTable(paths: DocumentedPaths): EndpointTable {
+export function createEndpointTable(paths: DocumentedPaths, chargedByRoute: readonly string[] = []): EndpointTable {
   const router = createRouter<Endpoint>();
   for (const [template, item] of Object.entries(paths)) {
     const operations = new Map<string, Operation>();
@@ -55,6 +60,7 @@ export function createEndpointTable(paths: DocumentedPaths): EndpointTable {
         operations.set(method.toUpperCase(), {
           limited: '429' in (operation.responses ?? {}) && operation['x-rate-limit'] !== 'per-server-key',
           public: !operation.security,
+          chargedByRoute: chargedByRoute.includes(template),
         });
     }
     const methods = [...operations.keys()].flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]));
@@ -124,12 +130,4 @@ export function answerOptions(endpoints: EndpointTable) {
       : PRIVATE_HEADERS;
     return new Response(null, { status: 204, headers: { allow: endpoint.allow, ...cors } });
   };
-}
-
-/**
- * SPEC 8's exemption lives in these routes: brand images and server charts charge the rate limit
- * themselves (chargeLimit), since precomputed and cached images and owners' private charts do not count.
- */
-export function isChargedByRoute(path: string): boolean {
-  return path.startsWith('/api/image/brand/') || path.startsWith('/brand/') || path.endsWith('/chart/players');
 }

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { requestClient } from './client-address.ts';
 import { throttledLog } from '../throttled-log.ts';
-import { isChargedByRoute, type EndpointTable } from './endpoints.ts';
+import type { EndpointTable } from './endpoints.ts';
 import type { RateLimitPolicy } from './rate-limit-policy.ts';
 import type { RequestLimit } from './event-context.ts';
 
@@ -155,9 +155,10 @@ export function limitRequests(
   endpoints: EndpointTable,
 ): Middleware {
   return (event, next) => {
-    if (!endpoints.findOperation(event.req.method, event.url.pathname)?.limited) return next();
+    const operation = endpoints.findOperation(event.req.method, event.url.pathname);
+    if (!operation?.limited) return next();
     const window = limiter.windowOf(requestClient(event, trustProxy).key);
-    if (isChargedByRoute(event.url.pathname)) return chargedByRoute(event, next, limiter, window);
+    if (operation.chargedByRoute) return chargedByRoute(event, next, limiter, window);
     const charge = limiter.take(window);
     if (!(charge instanceof Promise)) return admit(event, charge, next);
     return charge.then((state) => admit(event, state, next));

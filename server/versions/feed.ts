@@ -4,7 +4,8 @@ import { escapeXml } from '../escape-xml.ts';
 import { changelogHtml } from './changelog.ts';
 import { channelOf } from './channels.ts';
 import { describeMinecraft } from './minecraft.ts';
-import { downloadPath, feedPath } from './present.ts';
+import { downloadPath, feedPath } from './paths.ts';
+import { historyPagePath, versionPagePath } from '../page-paths.ts';
 import type { ServerSoftware } from './software.ts';
 
 /** How many releases a feed lists, newest first: readers poll it, so it stays small at 10,000 versions. */
@@ -26,7 +27,7 @@ export function releaseFeed(catalog: Catalog, publicUrl: string, software?: Serv
     title: software ? `Plugin releases for ${software}` : 'Plugin releases',
     description: `Every plugin release${software ? ` for ${software}` : ''}, newest first, with its changelog`,
     id: url(feedPath(software)),
-    link: url(software ? `/versions/${software.toLowerCase()}/all` : '/versions'),
+    link: url(historyPagePath(software?.toLowerCase(), undefined)),
     feedLinks: { atom: url(feedPath(software)) },
     // The newest change, so the same releases always give the same bytes (and ETag).
     updated: new Date(versions.reduce((newest, v) => (v.updatedAt > newest ? v.updatedAt : newest), '1970-01-01')),
@@ -40,8 +41,8 @@ export function releaseFeed(catalog: Catalog, publicUrl: string, software?: Serv
       title: feedHtml(
         escapeXml(`${version.pluginVersion}${channel === 'release' ? '' : ` (${channel})`} for ${facts}`),
       ),
-      id: url(`/version/${version.id}`),
-      link: url(`/version/${version.id}`),
+      id: url(versionPagePath(version.id)),
+      link: url(versionPagePath(version.id)),
       date: new Date(version.updatedAt),
       published: new Date(version.createdAt),
       description: feedHtml(

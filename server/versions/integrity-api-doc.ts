@@ -8,7 +8,7 @@ import {
   RATE_LIMIT_HEADERS,
   errorAnswer,
 } from '../http/api-doc.ts';
-import { HASH_ALGORITHMS, type HashAlgorithm } from './integrity.ts';
+import { HASH_ALGORITHMS, type HashAlgorithm } from './paths.ts';
 import { LatestVersion, PLUGIN_VERSION_ID } from './schema.ts';
 
 // Issue 15: checksum sidecars and lookup by hash, declared beside SPEC 4.1-4.6 (VERSION_PATHS).

@@ -4,7 +4,8 @@ import { CACHE_CONTROL, NOT_FOUND_HEADERS } from '../http/cache.ts';
 import { notFound } from '../http/errors.ts';
 import { sendDocument, sendJson } from '../http/json.ts';
 import { MEDIA_TYPES } from '../http/media-types.ts';
-import { HASH_ALGORITHMS, checksumLine, findByHash, type HashAlgorithm } from './integrity.ts';
+import { checksumLine, findByHash } from './integrity.ts';
+import { HASH_ALGORITHMS, VERSION_RULES, VERSIONS_ROOT, type HashAlgorithm } from './paths.ts';
 import { presentVersion } from './present.ts';
 import { PLUGIN_VERSION_ID } from './schema.ts';
 
@@ -16,14 +17,14 @@ const HEX: Record<HashAlgorithm, RegExp> = { sha256: /^[0-9a-fA-F]{64}$/, sha512
 export function integrityRoutes(ctx: AppContext): H3 {
   const app = new H3();
   for (const algorithm of HASH_ALGORITHMS) {
-    app.get(`/download/:id.${algorithm}`, (event) => {
+    app.get(VERSION_RULES[algorithm].under(VERSIONS_ROOT), (event) => {
       const id = getRouterParam(event, 'id', { decode: true }) ?? '';
       const version = PLUGIN_VERSION_ID.test(id) ? ctx.tree().catalog.byId.get(id) : undefined;
       if (!version) throw notFound(`No plugin version with id ${JSON.stringify(id)}`, undefined, NOT_FOUND_HEADERS);
       return sendDocument(event, checksumLine(version, algorithm), MEDIA_TYPES.txt, CACHE_CONTROL.versionFile);
     });
   }
-  app.get('/by-hash/:algorithm/:hash', (event: H3Event) => {
+  app.get(VERSION_RULES.byHash.under(VERSIONS_ROOT), (event: H3Event) => {
     const algorithm = getRouterParam(event, 'algorithm', { decode: true }) ?? '';
     const hash = getRouterParam(event, 'hash', { decode: true }) ?? '';
     if (!(HASH_ALGORITHMS as readonly string[]).includes(algorithm))

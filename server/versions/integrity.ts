@@ -1,7 +1,7 @@
 import { PUBLIC_HEADERS } from '../http/cache.ts';
 import type { Catalog } from './catalog.ts';
 import type { JarDigests } from './catalog-version.ts';
-import { downloadPath } from './present.ts';
+import { HASH_ALGORITHMS, byHashPath, checksumPath, downloadPath, type HashAlgorithm } from './paths.ts';
 import type { CatalogVersion } from './schema.ts';
 
 /**
@@ -9,8 +9,6 @@ import type { CatalogVersion } from './schema.ts';
  * `sha256sum -c` sidecars and lookup by hash. The digests are derived from the JAR by the build,
  * never stored in data/.
  */
-export const HASH_ALGORITHMS = ['sha256', 'sha512'] as const;
-export type HashAlgorithm = (typeof HASH_ALGORITHMS)[number];
 
 /** RFC 9530 Repr-Digest: structured-field byte sequences, base64 of the raw digests. */
 export function reprDigest(version: JarDigests): string {
@@ -22,9 +20,6 @@ export function reprDigest(version: JarDigests): string {
 export function checksumLine(version: CatalogVersion, algorithm: HashAlgorithm): string {
   return `${version[algorithm]}  ${version.fileName}\n`;
 }
-
-export const checksumPath = (id: string, algorithm: HashAlgorithm) => `${downloadPath(id)}.${algorithm}`;
-export const byHashPath = (algorithm: HashAlgorithm, hex: string) => `/api/plugin-versions/by-hash/${algorithm}/${hex}`;
 
 /** Every precomputed integrity URL: per version, both sidecars and both lookups. */
 export function listIntegrityPaths(catalog: Catalog): string[] {

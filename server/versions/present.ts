@@ -3,20 +3,7 @@ import { channelOf } from './channels.ts';
 import { isLatestMap } from './latest.ts';
 import { supportsMinecraft } from './minecraft.ts';
 import type { CatalogVersion, PluginVersion } from './schema.ts';
-import type { ServerSoftware } from './software.ts';
-
-/** The Atom feed of every release, or of one software's. */
-export function feedPath(software?: ServerSoftware): string {
-  return software ? `/api/plugin-versions/feed/${software.toLowerCase()}.atom` : '/api/plugin-versions/feed.atom';
-}
-
-export const downloadPath = (id: string) => `/api/plugin-versions/download/${id}`;
-/** Issue 15: `kind` is `resolve` (metadata) or `download/resolve`. */
-export const resolvePath = (kind: 'resolve' | 'download/resolve', software: string, java?: string) =>
-  `/api/plugin-versions/${kind}/${software}${java === undefined ? '' : `/${java}`}`;
-/** `current` as a plugin sends it: a semantic version's characters (`+` too) need no escaping in a path. */
-export const updateCheckPath = (software: string, java: string, current: string) =>
-  `/api/plugin-versions/update-check/${software}/${java}/${current}`;
+import { downloadPath } from './paths.ts';
 
 /**
  * SPEC 2.1 on the wire. Adds sha256, sha512, downloadUrl, channel and the changelog (Markdown, when there is

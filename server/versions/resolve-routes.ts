@@ -9,6 +9,7 @@ import { sendJar } from './jar-answer.ts';
 import { presentVersion } from './present.ts';
 import { explainNoBuild, resolveBuild, type Resolved } from './resolve.ts';
 import { ResolveQuery, SoftwarePath } from './schema.ts';
+import { VERSION_RULES, VERSIONS_ROOT } from './paths.ts';
 
 /**
  * Issue 15: compatible resolution, beside SPEC 4.1-4.6 on the same app: the best build a server
@@ -25,10 +26,10 @@ export function resolveRoutes(app: H3, ctx: AppContext): void {
   };
   const download = async (event: H3Event) =>
     sendJar(ctx, event, (await findResolved(ctx, event)).resolved.version, CACHE_CONTROL.latest, true);
-  app.get('/resolve/:software', metadata);
-  app.get('/resolve/:software/:java', metadata);
-  app.get('/download/resolve/:software', download);
-  app.get('/download/resolve/:software/:java', download);
+  app.get(VERSION_RULES.resolve.under(VERSIONS_ROOT), metadata);
+  app.get(VERSION_RULES.resolveOnJava.under(VERSIONS_ROOT), metadata);
+  app.get(VERSION_RULES.downloadResolve.under(VERSIONS_ROOT), download);
+  app.get(VERSION_RULES.downloadResolveOnJava.under(VERSIONS_ROOT), download);
 }
 
 /**

@@ -22,13 +22,14 @@ import {
 } from './schema.ts';
 import type { JavaVersion as JavaVersionNumber, ServerSoftware } from './software.ts';
 import { checkForUpdate } from './update-check.ts';
+import { VERSION_RULES, VERSIONS_ROOT } from './paths.ts';
 import { resolveRoutes } from './resolve-routes.ts';
 import { integrityRoutes } from './integrity-routes.ts';
 
 /** SPEC 4.1-4.6, mounted at /api/plugin-versions, and the update check. */
 export function versionRoutes(ctx: AppContext): H3 {
   const app = new H3();
-  app.get('/', async (event) => {
+  app.get(VERSION_RULES.list.under(VERSIONS_ROOT), async (event) => {
     const { minecraft } = await validateQuery(event, ListQuery);
     return sendJson(event, presentVersionList(ctx.tree().catalog, minecraft), CACHE_CONTROL.versionList);
   });
@@ -38,16 +39,18 @@ export function versionRoutes(ctx: AppContext): H3 {
   };
   const latestDownload = async (event: H3Event) =>
     sendJar(ctx, event, (await findLatest(ctx, event)).version, CACHE_CONTROL.latest, true);
-  app.get('/latest/:software', latestMetadata);
-  app.get('/latest/:software/:java', latestMetadata);
-  app.get('/download/latest/:software', latestDownload);
-  app.get('/download/latest/:software/:java', latestDownload);
-  app.get('/feed.atom', (event) => sendFeed(event, releaseFeed(ctx.tree().catalog, ctx.publicUrl)));
-  app.get('/feed/:software.atom', async (event) => {
+  app.get(VERSION_RULES.latest.under(VERSIONS_ROOT), latestMetadata);
+  app.get(VERSION_RULES.latestOnJava.under(VERSIONS_ROOT), latestMetadata);
+  app.get(VERSION_RULES.downloadLatest.under(VERSIONS_ROOT), latestDownload);
+  app.get(VERSION_RULES.downloadLatestOnJava.under(VERSIONS_ROOT), latestDownload);
+  app.get(VERSION_RULES.feed.under(VERSIONS_ROOT), (event) =>
+    sendFeed(event, releaseFeed(ctx.tree().catalog, ctx.publicUrl)),
+  );
+  app.get(VERSION_RULES.softwareFeed.under(VERSIONS_ROOT), async (event) => {
     const { software } = await validateNamedParams(event, SoftwarePath, NOT_FOUND_HEADERS);
     return sendFeed(event, releaseFeed(ctx.tree().catalog, ctx.publicUrl, software));
   });
-  app.get('/download/:id', (event) => {
+  app.get(VERSION_RULES.download.under(VERSIONS_ROOT), (event) => {
     const id = getRouterParam(event, 'id', { decode: true }) ?? '';
     const version = PLUGIN_VERSION_ID.test(id) ? ctx.tree().catalog.byId.get(id) : undefined;
     if (!version) throw notFound(`No plugin version with id ${JSON.stringify(id)}`, undefined, NOT_FOUND_HEADERS);
@@ -56,7 +59,7 @@ export function versionRoutes(ctx: AppContext): H3 {
   resolveRoutes(app, ctx);
   // Sidecars (`/download/<id>.sha256`) and lookup by hash: their own routes, matched before `/download/:id`.
   app.mount('', integrityRoutes(ctx));
-  app.get('/update-check/:software/:java/:current', async (event) => {
+  app.get(VERSION_RULES.updateCheck.under(VERSIONS_ROOT), async (event) => {
     const { current } = await validateParams(event, UpdateCheckPath);
     const { catalog, version: latest, software, channel } = await findLatest(ctx, event);
     const { status, behind } = checkForUpdate(catalog.versions, {

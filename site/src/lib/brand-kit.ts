@@ -3,10 +3,10 @@ import {
   BRAND_NAMES,
   COMMON_SIZES,
   FLATTEN_COLOURS,
-  brandImagePath,
   type BrandName,
   type VariantSpec,
 } from '../../../server/brands/brands.ts';
+import { brandImagePath } from '../../../server/brands/paths.ts';
 import { RASTER_FORMAT_NAMES } from '../../../server/brands/formats.ts';
 import { MAX_SIZE } from '../../../server/brands/schema.ts';
 import { brandKey, type BrandSourceRecord } from '../../../server/brands/source-record.ts';

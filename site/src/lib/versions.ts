@@ -2,7 +2,9 @@ import { runsOnJava } from '../../../server/versions/compat.ts';
 import type { Catalog } from '../../../server/versions/catalog.ts';
 import { changelogHtml } from '../../../server/versions/changelog.ts';
 import { channelOf } from '../../../server/versions/channels.ts';
-import { BRAND_NAMES, brandImagePath } from '../../../server/brands/brands.ts';
+import { BRAND_NAMES } from '../../../server/brands/brands.ts';
+import { brandImagePath } from '../../../server/brands/paths.ts';
+import { HISTORY_ALL, historyPagePath, versionPagePath } from '../../../server/page-paths.ts';
 import { BRAND_SOFTWARE } from './brand-kit.ts';
 import { pickLatest } from '../../../server/versions/latest.ts';
 import { presentVersion } from '../../../server/versions/present.ts';
@@ -60,12 +62,11 @@ function preReleaseOf(catalog: Catalog, software: ServerSoftware) {
 /** A page of the version history: every version, or those of one software and/or Java version. */
 export type HistoryFilter = { software: ServerSoftware | undefined; java: JavaVersion | undefined };
 
-export const ALL = 'all';
+export const ALL = HISTORY_ALL;
 
 /** /versions, or /versions/<software|all>/<java|all>: static pages, so the filter works without JavaScript. */
 export function historyPath({ software, java }: HistoryFilter): string {
-  if (!software && !java) return '/versions';
-  return `/versions/${software?.toLowerCase() ?? ALL}/${java ?? ALL}`;
+  return historyPagePath(software?.toLowerCase(), java);
 }
 
 /** Every filtered page but the unfiltered one (that is /versions). */
@@ -121,7 +122,7 @@ export function versionPages(catalog: Catalog): PluginVersion[] {
 
 /** The page of one version: its permanent link. */
 export function versionPath(version: { id: string }): string {
-  return `/version/${version.id}`;
+  return versionPagePath(version.id);
 }
 
 /**
