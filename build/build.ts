@@ -6,36 +6,30 @@ import { DEFAULT_DEPLOY, DEFAULT_RATE_LIMIT, type DeployOptions } from '../serve
 import type { RateLimitPolicy } from '../server/http/rate-limit.ts';
 import { createCatalog, loadCatalog, type Catalog } from '../server/versions/catalog.ts';
 import { sha256Hex } from '../server/digest.ts';
-import {
-  DELTA_VERSIONS_MAX,
-  TREES_DIR,
-  currentTreeDir,
-  readManifestSource,
-  type ManifestHead,
-  type RouteEntry,
-  type TreeDelta,
-} from '../server/tree.ts';
-import { diffCatalogs, isEmptyChange, type AnswerChanges } from '../server/answer-inputs.ts';
-import { manifestText, type EntryOrText } from '../server/manifest-text.ts';
+import { TREES_DIR, brandMap, type ManifestHead, type RouteEntry } from '../server/tree/format.ts';
+import { deltaHead } from '../server/tree/delta.ts';
+import { NO_ROUTES } from '../server/tree/routes.ts';
+import { currentTreeDir, readManifestSource } from '../server/tree/open.ts';
+import { diffCatalogs, isEmptyChange, type AnswerChanges } from '../server/tree/answer-inputs.ts';
+import { manifestText, type EntryOrText } from '../server/tree/manifest-text.ts';
 import { loadBrandSources, type LoadedBrandSource } from '../server/brands/sources.ts';
 import type { AppContext } from '../server/context.ts';
 import { OPENAPI_PATH } from '../server/openapi-path.ts';
-import { brandMap } from '../server/tree.ts';
 import { listBrandPaths, listVersionPaths } from './paths.ts';
 import { acquireBuildLock } from './build-lock.ts';
 import { buildSite, siteKey, siteSourceDigest } from './site.ts';
 import { catalogFileText, stageTree } from './stage.ts';
 import {
   BUILD_RECORD,
-  answerCodeDigest,
   readBuiltTree,
   readPreviousTree,
   reusedAnswers,
   type BuildRecord,
   type BuiltTree,
-} from './previous-tree.ts';
+} from '../server/tree/previous.ts';
+import { answerCodeDigest } from './source-files.ts';
 import { VERIFIED_DATA, openVerifiedData } from './verified-data.ts';
-import { removeAbandonedStaging, swapTree } from './swap.ts';
+import { removeAbandonedStaging, swapTree } from '../server/tree/swap.ts';
 import { STORE_DIR, openFileStore, removeUnusedFiles, type FileStore } from './file-store.ts';
 
 /** Bump when the tree's layout or any answer's bytes change for the same data/. */
@@ -199,7 +193,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   try {
     await stage(apiStaging);
     const [{ createAppContext }, { createByteCache }, { createFileStorage, createMemoryStorage }] = await answering;
-    const tree = { dir: apiStaging, catalog, brands, routes: new Map(), source };
+    const tree = { dir: apiStaging, catalog, brands, routes: NO_ROUTES, source };
     // The build answers only finite, public routes: state (servers, samples) starts empty.
     const ctx = createAppContext(createMemoryStorage(), {
       tree: () => tree,
@@ -317,8 +311,12 @@ async function swapFirstTree(
   const staging = await newStagingDir(distDir);
   try {
     await stageStep(step, tree.store, staging, tree.dataDir, tree.catalog, tree.catalogText, []);
-    const delta = { base: record.base, changes, site: record.site !== null, ...deltaCatalog(tree.catalog, changes) };
-    const head = { format: 1 as const, source: sha256Hex(tree.source, 'answers pending'), delta };
+    const head = deltaHead(tree.catalog, {
+      base: record.base,
+      changes,
+      site: record.site !== null,
+      source: tree.source,
+    });
     const treeName = await step('write', async () => {
       const name = await writeManifest(staging, {}, record, head);
       return [name, 'manifest.json, no deploy configs until the answers asked again follow'] as const;
@@ -329,13 +327,6 @@ async function swapFirstTree(
     await rm(staging, { recursive: true, force: true });
     throw error;
   }
-}
-
-/** What an origin holding the base's catalog makes a first tree's catalog from (TreeDelta): none when many records changed. */
-function deltaCatalog(catalog: Catalog, changes: AnswerChanges): Pick<TreeDelta, 'versions' | 'users'> {
-  if (changes.records.length > DELTA_VERSIONS_MAX) return {};
-  const versions = changes.records.flatMap((id) => catalog.byId.get(id) ?? []);
-  return changes.users ? { versions, users: [...catalog.users.values()] } : { versions };
 }
 
 /** Starts a staged tree (stageTree), as a step. */

@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { suite } from 'uvu';
 import { listVersionPaths } from '../build/paths.ts';
 import { namedMinecraftVersions } from '../build/resolve-paths.ts';
-import { resolveInputsOf } from '../server/answer-inputs.ts';
+import { resolveInputsOf } from '../server/tree/answer-inputs.ts';
 import { byHashPath } from '../server/versions/integrity.ts';
 import { presentVersion } from '../server/versions/present.ts';
 import type { CatalogVersion } from '../server/versions/schema.ts';
@@ -11,7 +11,7 @@ import { SERVER_SOFTWARE } from '../server/versions/software.ts';
 import * as assert from 'uvu/assert';
 import { runBuild } from '../build/build.ts';
 import { DataError } from '../server/data-files.ts';
-import { currentTreeDir, openTree, readTreeCatalog, type Tree } from '../server/tree.ts';
+import { currentTreeDir, openTree, readTreeCatalog, type Tree } from '../server/tree/open.ts';
 import { jarPath } from '../server/versions/catalog.ts';
 import {
   SHARED_BUILD_CACHE,
@@ -24,6 +24,7 @@ import {
   startTestOrigin,
   until,
   type Workspace,
+  allRoutes,
 } from './helpers.ts';
 
 const ctx = {} as { workspace: Workspace };
@@ -88,7 +89,7 @@ for (const [moment, line] of [
       assert.equal(await servedLatest(origin.url, bytes), { version: '5.0.0', download: true });
       // Whatever tree the kill left is whole: every route of its manifest has its file.
       const tree = await openTree((await currentTreeDir(ctx.workspace.distDir))!);
-      for (const entry of tree.routes.values()) await stat(join(tree.dir, entry.file));
+      for (const entry of allRoutes(tree.routes).values()) await stat(join(tree.dir, entry.file));
       assert.ok(tree.routes.has('/versions'), 'the site is served meanwhile (the previous one or the new one)');
       assert.is((await fetch(`${origin.url}/versions`)).status, 200);
 
@@ -180,7 +181,7 @@ apiFirst('a release is served at once: the answers it changed are answered live 
     assert.ok(firstManifest.length < 4096, 'the first tree names the previous one rather than copying its routes');
     const first = await openTree(swaps[0]!);
     const finished = await openTree((await currentTreeDir(distDir))!);
-    const live = [...finished.routes.keys()].filter((path) => path.startsWith('/api/') && !first.routes.has(path));
+    const live = [...finished.routes.paths()].filter((path) => path.startsWith('/api/') && !first.routes.has(path));
     const latest = '/api/plugin-versions/latest/papermc/21';
     assert.ok(live.includes(latest), `${latest} is among the ${live.length} answers left live`);
     assert.ok(first.routes.has('/api/openapi.json'), "unchanged answers are the previous tree's");

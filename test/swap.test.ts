@@ -3,7 +3,7 @@ import { basename, join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runBuild } from '../build/build.ts';
-import { TREES_DIR } from '../server/tree.ts';
+import { TREES_DIR } from '../server/tree/format.ts';
 import { SHARED_BUILD_CACHE, makeWorkspace, type Workspace } from './helpers.ts';
 
 // build/swap.ts: dist/current is replaced atomically and the trees before it are pruned, keeping the
