@@ -191,7 +191,7 @@ apiFirst('a release is served at once: the answers it changed are answered live 
       "the first tree's catalog has the release",
     );
 
-    // The origin on the first tree: the release, metadata and download, and every answer it left
+    // The origin on the delta tree: the release, metadata and download, and every answer it left
     // live is the one the finished tree holds precomputed (status, type, bytes and ETag).
     await pointCurrentAt(distDir, swaps[0]!);
     await until(async () => (await servedLatest(origin.url, bytes)).version === '5.2.0', 'the first tree is served');
@@ -275,7 +275,7 @@ servedFirst.before.each(async () => {
 servedFirst.after.each(() => ctx.workspace.remove());
 
 /**
- * The first tree's catalog as an origin that holds its base's makes it (from the head's versions,
+ * The delta tree's catalog as an origin that holds its base's makes it (from the head's versions,
  * catalog.json moved away meanwhile, so it cannot be read), which must equal catalog.json's.
  */
 async function assertCatalogFromBase(baseDir: string, firstDir: string) {
@@ -305,7 +305,7 @@ function swapsOf(stderr: string) {
 }
 
 servedFirst(
-  'depot release: its first tree is the served catalog and the release; a version added to data/ by hand follows',
+  'depot release: its delta tree is the served catalog and the release; a version added to data/ by hand follows',
   async () => {
     const { dataDir, distDir, dir } = ctx.workspace;
     const base = (await currentTreeDir(distDir))!;
@@ -317,7 +317,7 @@ servedFirst(
     assert.is(await release.exited, 0, release.stderr());
     const { swaps, beforeLoad } = swapsOf(release.stderr());
     assert.ok(beforeLoad, `the release is swapped in before data/ is loaded:\n${release.stderr()}`);
-    // Then data/'s own first tree (the version added by hand is answered live) and the full tree.
+    // Then data/'s own delta tree (the version added by hand is answered live) and the full tree.
     assert.is(swaps.length, 3, release.stderr());
     const first = await openTree(swaps[0]!);
     const shown = (tree: Tree) => tree.catalog.versions.map((v) => v.pluginVersion);
@@ -332,7 +332,7 @@ servedFirst(
   },
 );
 
-servedFirst('depot user add: swapped in before data/ is loaded, the user shown by the first tree', async () => {
+servedFirst('depot user add: swapped in before data/ is loaded, the user shown by the delta tree', async () => {
   const base = (await currentTreeDir(ctx.workspace.distDir))!;
   const add = spawnScript('build/cli/depot.ts', ['user', 'add', 'quick-user'], ctx.workspace);
   assert.is(await add.exited, 0, add.stderr());
@@ -340,11 +340,11 @@ servedFirst('depot user add: swapped in before data/ is loaded, the user shown b
   assert.ok(beforeLoad, `the user is swapped in before data/ is loaded:\n${add.stderr()}`);
   assert.ok((await openTree(swaps[0]!)).catalog.users.has('quick-user'), "the first tree's catalog has the user");
   await assertCatalogFromBase(base, swaps[0]!);
-  // data/ holds nothing else: the full tree follows, with no first tree of data/'s own.
+  // data/ holds nothing else: the full tree follows, with no delta tree of data/'s own.
   assert.is(swaps.length, 2, add.stderr());
 });
 
-servedFirst('a refused release swaps nothing in; a release onto a first tree loads data/ first', async () => {
+servedFirst('a refused release swaps nothing in; a release onto a delta tree loads data/ first', async () => {
   const { distDir, dir } = ctx.workspace;
   const jar = join(dir, 'Twice-7.2.0.jar');
   await writeFile(jar, pluginJar('7.2.0'));
@@ -354,7 +354,7 @@ servedFirst('a refused release swaps nothing in; a release onto a first tree loa
   assert.is(await again.exited, 1);
   assert.match(again.stderr(), /already released as plugin-/);
   assert.is(swapsOf(again.stderr()).swaps.length, 0, 'a refusal swaps nothing in');
-  // A first tree is current, as a release killed between its swaps leaves it: it is no base, so the
+  // A delta tree is current, as a release killed between its swaps leaves it: it is no base, so the
   // next release loads data/ first, and is served.
   await pointCurrentAt(distDir, swapsOf(once.stderr()).swaps[0]!);
   const other = join(dir, 'Next-7.4.0.jar');
