@@ -1,17 +1,15 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { ENCODER_REVISION } from '../server/brands/formats.ts';
 import { DEFAULT_DEPLOY, DEFAULT_RATE_LIMIT, type DeployOptions } from '../server/config.ts';
 import type { RateLimitPolicy } from '../server/http/rate-limit.ts';
 import { createCatalog, loadCatalog, type Catalog } from '../server/versions/catalog.ts';
 import { sha256Hex } from '../server/digest.ts';
-import { TREES_DIR, brandMap, type ManifestHead, type RouteEntry } from '../server/tree/format.ts';
+import { brandMap } from '../server/tree/format.ts';
 import { deltaHead } from '../server/tree/delta.ts';
 import { NO_ROUTES } from '../server/tree/routes.ts';
 import { currentTreeDir, readManifestSource } from '../server/tree/open.ts';
 import { diffCatalogs, isEmptyChange, type AnswerChanges } from '../server/tree/answer-inputs.ts';
-import { manifestText, type EntryOrText } from '../server/tree/manifest-text.ts';
 import { loadBrandSources, type LoadedBrandSource } from '../server/brands/sources.ts';
 import type { AppContext } from '../server/context.ts';
 import { OPENAPI_PATH } from '../server/openapi-path.ts';
@@ -20,7 +18,6 @@ import { acquireBuildLock } from './build-lock.ts';
 import { buildSite, siteKey, siteSourceDigest } from './site.ts';
 import { catalogFileText, stageTree } from './stage.ts';
 import {
-  BUILD_RECORD,
   readBuiltTree,
   readPreviousTree,
   reusedAnswers,
@@ -29,7 +26,8 @@ import {
 } from '../server/tree/previous.ts';
 import { answerCodeDigest } from './source-files.ts';
 import { VERIFIED_DATA, openVerifiedData } from './verified-data.ts';
-import { removeAbandonedStaging, swapTree } from '../server/tree/swap.ts';
+import { removeAbandonedStaging } from '../server/tree/swap.ts';
+import { withStagingDir, type Step } from './staging-dir.ts';
 import { STORE_DIR, openFileStore, removeUnusedFiles, type FileStore } from './file-store.ts';
 
 /** Bump when the tree's layout or any answer's bytes change for the same data/. */
@@ -293,63 +291,6 @@ async function siteTreeStep(
   return { treeDir, routes: api.routes + staged.pages, skipped: false, rendered: api.rendered };
 }
 
-/** A staged tree's manifest: its routes, head and build record. */
-type StagedTree = { routes: Record<string, EntryOrText<RouteEntry>>; record: BuildRecord; head: ManifestHead };
-
-type TreeToSwap<T extends StagedTree> = {
-  /** Puts the tree's files and catalog.json in place (stageTree). */
-  stage: (stagingDir: string) => Promise<unknown>;
-  /** Adds its answers; returns its manifest's content. */
-  fill: (stagingDir: string) => Promise<T>;
-  /**
-   * The finished tree writes the deploy configs; a tree that others follow serves the origins only
-   * and writes none (`until` says what follows): nginx, _headers and _redirects deploy from the
-   * finished tree, the one `npm run build` and `depot release` end on. Writing them twice cost a
-   * release 1.3 s at 10,000 versions (100 MB of configs).
-   */
-  configs: { deploy: DeployOptions & { distDir: string } } | { until: string };
-  /** Said after the swap's line. */
-  swapped: string;
-  /** False for a delta tree: the trees that follow it prune. */
-  prune?: boolean;
-};
-
-/**
- * A tree staged in a new folder under trees/, filled, its manifest written, then swapped in as
- * dist/current; a failure on the way removes the folder. Returns the tree's folder and what `fill` gave.
- */
-async function withStagingDir<T extends StagedTree>(
-  build: Build,
-  tree: TreeToSwap<T>,
-): Promise<{ treeDir: string; staged: T }> {
-  const stagingDir = join(build.distDir, TREES_DIR, `.staging-${process.pid}-${randomBytes(4).toString('hex')}`);
-  await mkdir(stagingDir, { recursive: true });
-  try {
-    await tree.stage(stagingDir);
-    const staged = await tree.fill(stagingDir);
-    const treeName = await build.step('write', async () => {
-      const name = await writeManifest(stagingDir, staged.routes, staged.record, staged.head);
-      const configs =
-        'deploy' in tree.configs
-          ? await (
-              await import('./deploy-configs.ts')
-            ).writeDeployConfigs(stagingDir, name, parsedEntries(staged.routes), tree.configs.deploy, build.rateLimit)
-          : `no deploy configs until ${tree.configs.until}`;
-      return [name, `manifest.json, ${configs}`] as const;
-    });
-    const treeDir = await build.step('swap', async () => {
-      const dir = await swapTree(build.distDir, stagingDir, treeName, tree.prune ?? true);
-      return [dir, `${join(build.distDir, 'current')} -> ${dir}${tree.swapped}`] as const;
-    });
-    return { treeDir, staged };
-  } catch (error) {
-    await rm(stagingDir, { recursive: true, force: true });
-    throw error;
-  }
-}
-
-type Step = ReturnType<typeof timed>;
-
 /**
  * A change (a release, a user) served before data/ is loaded again: made to the catalog the current
  * tree serves, whose delta tree is swapped in at once; the build then loads data/ (at 10,000
@@ -427,20 +368,6 @@ const stageStep = (
     return [undefined, `${catalog.versions.length} versions, ${copied} JARs new to dist/files`] as const;
   });
 
-/** Writes a staged tree's manifest and build record; returns the tree's name (its manifest's digest). */
-async function writeManifest(
-  stagingDir: string,
-  routes: Record<string, EntryOrText<RouteEntry>>,
-  record: BuildRecord,
-  head: ManifestHead,
-): Promise<string> {
-  // Encoded once, for its digest (the tree's name) and the file: megabytes at 1,000 versions.
-  const manifest = Buffer.from(manifestText(head, Object.entries(routes)));
-  await writeFile(join(stagingDir, 'manifest.json'), manifest);
-  await writeFile(join(stagingDir, BUILD_RECORD), JSON.stringify(record));
-  return sha256Hex(manifest).slice(0, 20);
-}
-
 /** The previous tree's site routes (their files are in the store). */
 function carryRoutes(previousRoutes: ReadonlyMap<string, string>, paths: readonly string[]) {
   const routes: Record<string, string> = {};
@@ -449,17 +376,6 @@ function carryRoutes(previousRoutes: ReadonlyMap<string, string>, paths: readonl
     if (entry) routes[path] = entry;
   }
   return routes;
-}
-
-/**
- * Entries taken from the previous tree's manifest as text, parsed for the deploy configs. They are
- * the build's own output, checked by the tree's name (the manifest's digest) when read.
- */
-function parsedEntries(routes: Record<string, EntryOrText<RouteEntry>>): Record<string, RouteEntry> {
-  const parsed: Record<string, RouteEntry> = {};
-  for (const [path, entry] of Object.entries(routes))
-    parsed[path] = typeof entry === 'string' ? (JSON.parse(entry) as RouteEntry) : entry;
-  return parsed;
 }
 
 /** What a tree is made from; the same digest means the same tree (`--if-changed` then skips the build). */
@@ -525,7 +441,7 @@ async function siteStep(store: FileStore, stagingDir: string, cacheDir: string, 
   ] as const;
 }
 
-function timed(log: (line: string) => void) {
+function timed(log: (line: string) => void): Step {
   return async <T>(name: string, run: () => Promise<readonly [T, string]>): Promise<T> => {
     const started = performance.now();
     const [value, summary] = await run();

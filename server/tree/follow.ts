@@ -139,7 +139,7 @@ function prepareCatalog(opened: Tree, current: () => Tree, warn: (line: string) 
  * the swap renames a new link onto `current`), and every `intervalMs` in case an event was missed or
  * the watcher failed (said once, by `warn`). dist/ removed or recreated is watched again.
  */
-export function watchLink(
+function watchLink(
   distDir: string,
   onMove: () => void,
   { intervalMs, warn }: { intervalMs: number; warn: (line: string) => void },

@@ -73,7 +73,7 @@ export async function openTree(dir: string, previous?: Tree): Promise<Tree> {
  * versions once made, or, when this tree is replaced before its catalog was made (releases in a
  * row), the catalog it would have reused. One catalog, never a chain of trees.
  */
-export class OpenedCatalog {
+class OpenedCatalog {
   readonly #get: () => TreeCatalog;
   #made: Catalog | undefined;
   #reusable: Catalog | undefined;
