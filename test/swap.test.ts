@@ -6,7 +6,7 @@ import { runBuild } from '../build/build.ts';
 import { TREES_DIR } from '../server/tree/format.ts';
 import { SHARED_BUILD_CACHE, makeWorkspace, type Workspace } from './helpers.ts';
 
-// build/swap.ts: dist/current is replaced atomically and the trees before it are pruned, keeping the
+// server/tree/swap.ts: dist/current is replaced atomically and the trees before it are pruned, keeping the
 // two most recently made current (requests that started on them can finish).
 
 const ctx = {} as { workspace: Workspace; users: string; swapped: string[] };

@@ -8,7 +8,7 @@ import { currentTreeDir, openTree } from '../server/tree/open.ts';
 import { followCurrentTree } from '../server/tree/follow.ts';
 import { makeWorkspace, startTestOrigin, until, type Workspace } from './helpers.ts';
 
-// server/tree.ts: the origin notices a swap of dist/current from a watch event, long before its
+// server/tree/follow.ts: the origin notices a swap of dist/current from a watch event, long before its
 // poll (5 s here) would; the poll stays as the fallback.
 
 const POLL_MS = 5000;
