@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { currentTreeDir, openTree } from '../server/tree.ts';
+import { currentTreeDir, openTree } from '../server/tree/open.ts';
 import { downloadPath } from '../server/versions/paths.ts';
 import { startProcess } from '../test/processes.ts';
 import { WRK, buildWithBigJar, cpuMicros, fmt, median, report, runWrk, type CpuFigures } from './harness.ts';

@@ -11,7 +11,7 @@ import { sha256Hex } from '../server/digest.ts';
 import { PluginVersionRecord } from '../server/versions/schema.ts';
 import { downloadPath } from '../server/versions/paths.ts';
 import { SERVER_SOFTWARE } from '../server/versions/software.ts';
-import { currentTreeDir, openTree } from '../server/tree.ts';
+import { currentTreeDir, openTree } from '../server/tree/open.ts';
 import { ROOT, findProgram, startProcess } from '../test/processes.ts';
 import { writeNginxConfig } from './nginx.ts';
 import { benchBrands } from './brands.ts';

@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Tree } from '../server/tree.ts';
+import type { Tree } from '../server/tree/open.ts';
 
 /**
  * A one-worker nginx that serves the given tree routes from their files with the recorded headers:

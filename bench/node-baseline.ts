@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
-import { openTree } from '../server/tree.ts';
+import { openTree } from '../server/tree/open.ts';
 
 const [treeDir, port, ...paths] = process.argv.slice(2);
 const tree = await openTree(treeDir!);

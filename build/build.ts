@@ -1,41 +1,33 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { ENCODER_REVISION } from '../server/brands/formats.ts';
 import { DEFAULT_DEPLOY, DEFAULT_RATE_LIMIT, type DeployOptions } from '../server/config.ts';
 import type { RateLimitPolicy } from '../server/http/rate-limit.ts';
 import { createCatalog, loadCatalog, type Catalog } from '../server/versions/catalog.ts';
 import { sha256Hex } from '../server/digest.ts';
-import {
-  DELTA_VERSIONS_MAX,
-  TREES_DIR,
-  currentTreeDir,
-  readManifestSource,
-  type ManifestHead,
-  type RouteEntry,
-  type TreeDelta,
-} from '../server/tree.ts';
-import { diffCatalogs, isEmptyChange, type AnswerChanges } from '../server/answer-inputs.ts';
-import { manifestText, type EntryOrText } from '../server/manifest-text.ts';
+import { brandMap } from '../server/tree/format.ts';
+import { deltaHead } from '../server/tree/delta.ts';
+import { NO_ROUTES } from '../server/tree/routes.ts';
+import { currentTreeDir, readManifestSource } from '../server/tree/open.ts';
+import { diffCatalogs, isEmptyChange, type AnswerChanges } from '../server/tree/answer-inputs.ts';
 import { loadBrandSources, type LoadedBrandSource } from '../server/brands/sources.ts';
 import type { AppContext } from '../server/context.ts';
 import { OPENAPI_PATH } from '../server/openapi-path.ts';
-import { brandMap } from '../server/tree.ts';
 import { listBrandPaths, listVersionPaths } from './paths.ts';
 import { acquireBuildLock } from './build-lock.ts';
 import { buildSite, siteKey, siteSourceDigest } from './site.ts';
 import { catalogFileText, stageTree } from './stage.ts';
 import {
-  BUILD_RECORD,
-  answerCodeDigest,
   readBuiltTree,
   readPreviousTree,
   reusedAnswers,
   type BuildRecord,
   type BuiltTree,
-} from './previous-tree.ts';
+} from '../server/tree/previous.ts';
+import { answerCodeDigest } from './source-files.ts';
 import { VERIFIED_DATA, openVerifiedData } from './verified-data.ts';
-import { removeAbandonedStaging, swapTree } from './swap.ts';
+import { removeAbandonedStaging } from '../server/tree/swap.ts';
+import { withStagingDir, type Step } from './staging-dir.ts';
 import { STORE_DIR, openFileStore, removeUnusedFiles, type FileStore } from './file-store.ts';
 
 /** Bump when the tree's layout or any answer's bytes change for the same data/. */
@@ -94,18 +86,67 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
   }
 }
 
+/** What the steps of one build share. */
+type Build = {
+  dataDir: string;
+  distDir: string;
+  cacheDir: string;
+  withSite: boolean;
+  deploy: DeployOptions;
+  rateLimit: RateLimitPolicy | null;
+  log: (line: string) => void;
+  step: Step;
+};
+
+function buildSettings(options: BuildOptions): Build {
+  const { dataDir, distDir, site: withSite = true, log = () => {} } = options;
+  return {
+    dataDir,
+    distDir,
+    cacheDir: options.cacheDir ?? join(distDir, '.cache'),
+    withSite,
+    // The tree's name digests the deployment settings, but not dist/'s own place: the same data built
+    // into another dist/ is the same tree, its nginx.conf naming the files where they are.
+    deploy: options.deploy ?? DEFAULT_DEPLOY,
+    rateLimit: options.rateLimit === undefined ? DEFAULT_RATE_LIMIT : options.rateLimit,
+    log,
+    step: timed(log),
+  };
+}
+
+/**
+ * The steps of a build: a change served first (its delta tree), load, then a delta tree of what else
+ * changed, the API's tree and, when the site is not yet this data's, the site's tree.
+ */
 async function buildLocked(options: BuildOptions): Promise<BuildResult> {
-  const { dataDir, distDir, ifChanged = false, site: withSite = true, log = () => {} } = options;
-  const cacheDir = options.cacheDir ?? join(distDir, '.cache');
-  // The tree's name digests the deployment settings, but not dist/'s own place: the same data built
-  // into another dist/ is the same tree, its nginx.conf naming the files where they are.
-  const deploy = options.deploy ?? DEFAULT_DEPLOY;
-  const rateLimit = options.rateLimit === undefined ? DEFAULT_RATE_LIMIT : options.rateLimit;
-  const step = timed(log);
+  const build = buildSettings(options);
   // The tree a change was served from: data/ has the change, and the tree need not be read again.
-  const servedFrom = options.change ? await serveChangeFirst(distDir, dataDir, withSite, options.change, step) : null;
-  const change = servedFrom ? undefined : options.change;
-  const { catalog, brandSources, site, answerCode, verified } = await step('load', async () => {
+  // When no tree could serve it first, the change is made to data/ as loaded.
+  const servedFrom = options.change ? await serveChangeFirst(build, options.change) : null;
+  const loaded = await loadStep(build, servedFrom ? undefined : options.change);
+  const { site, catalog, brandRecords } = loaded;
+  const source = inputDigest({ site, deploy: build.deploy, rateLimit: build.rateLimit, catalog, brandRecords });
+  const currentDir = await currentTreeDir(build.distDir);
+  if (options.ifChanged && (await readManifestSource(build.distDir)) === source && currentDir) {
+    build.log(`[build] unchanged since the current tree: ${currentDir}`);
+    await loaded.verified.save();
+    return { treeDir: currentDir, routes: 0, skipped: true, rendered: 0 };
+  }
+  const plan = await planTrees(build, loaded, source, currentDir, servedFrom);
+  await swapDeltaOfPrevious(build, plan);
+  // What loading data/ read and checked, for the next build: written once a release is served.
+  await loaded.verified.save();
+  const api = await apiTreeStep(build, plan);
+  if (plan.siteDone) return { treeDir: api.treeDir, routes: api.routes, skipped: false, rendered: api.rendered };
+  return siteTreeStep(build, plan, api);
+}
+
+type Loaded = Awaited<ReturnType<typeof loadStep>>;
+
+/** data/ loaded; `change` made to its catalog when it could not be served first. */
+function loadStep(build: Build, change: ((catalog: Catalog) => Promise<Catalog>) | undefined) {
+  const { dataDir, cacheDir, withSite } = build;
+  return build.step('load', async () => {
     // Records, changelogs, JARs, brand sources and the build's own sources read by an earlier build
     // and unchanged since (same file, size and times) are not read again.
     const verified = await openVerifiedData(join(cacheDir, VERIFIED_DATA), dataDir);
@@ -116,22 +157,28 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       answerCode: await answerCodeDigest(verified.memory),
     };
     if (change) loaded.catalog = await change(loaded.catalog);
+    const brandRecords = loaded.brandSources.map(({ bytes: _bytes, ...record }) => record);
     return [
-      { ...loaded, verified },
+      { ...loaded, brandRecords, verified },
       `${loaded.catalog.versions.length} versions, ${loaded.catalog.users.size} users, ${loaded.brandSources.length} brand variants from ${dataDir}`,
     ] as const;
   });
-  const brandRecords = brandSources.map(({ bytes: _bytes, ...record }) => record);
-  const source = inputDigest({ site, deploy, rateLimit, catalog, brandRecords });
-  const previousTree = await currentTreeDir(distDir);
-  if (ifChanged && (await readManifestSource(distDir)) === source && previousTree) {
-    log(`[build] unchanged since the current tree: ${previousTree}`);
-    await verified.save();
-    return { treeDir: previousTree, routes: 0, skipped: true, rendered: 0 };
-  }
+}
+
+type Plan = Awaited<ReturnType<typeof planTrees>>;
+
+/** What the trees of this build are made of, and what of the current tree they reuse. */
+async function planTrees(
+  build: Build,
+  loaded: Loaded,
+  source: string,
+  currentDir: string | null,
+  servedFrom: BuiltTree | null,
+) {
+  const { catalog, brandRecords, site } = loaded;
   // The answers' code, and the one setting answers print (the feeds' PUBLIC_URL links).
-  const code = sha256Hex(answerCode, JSON.stringify({ publicUrl: deploy.publicUrl ?? null }));
-  const previous = await readPreviousTree(previousTree, code, { catalog, brands: brandRecords }, servedFrom);
+  const code = sha256Hex(loaded.answerCode, JSON.stringify({ publicUrl: build.deploy.publicUrl ?? null }));
+  const previous = await readPreviousTree(currentDir, code, { catalog, brands: brandRecords }, servedFrom);
   // Encoded once: hashed twice and written into each staged tree.
   const catalogText = Buffer.from(catalogFileText(catalog, brandRecords));
   const catalogDigest = sha256Hex(catalogText);
@@ -140,44 +187,41 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   // a release is served without waiting for Astro. A tree whose site is not yet this data's has its
   // own source, so `--if-changed` after a crash between the two swaps builds the site.
   const carried = siteNow !== null ? (previous?.record.site ?? null) : null;
-  const siteDone = siteNow === null || carried?.key === siteNow;
-  const deployed = { ...deploy, distDir: deploy.distDir ?? resolve(distDir) };
-  const store = await openFileStore(distDir, previous?.jars ?? []);
+  return {
+    loaded,
+    source,
+    code,
+    previous,
+    catalogText,
+    catalogDigest,
+    siteNow,
+    carried,
+    siteDone: siteNow === null || carried?.key === siteNow,
+    deploy: { ...build.deploy, distDir: build.deploy.distDir ?? resolve(build.distDir) },
+    store: await openFileStore(build.distDir, previous?.jars ?? []),
+  };
+}
 
-  // A tree with answers or a site still to follow serves the origins only: deploy from the finished
-  // tree (its nginx.conf, _headers and _redirects), the one `npm run build` and `depot release` end
-  // on. Writing them twice cost a release 1.3 s at 10,000 versions (100 MB of configs).
-  const write = (
-    stagingDir: string,
-    routes: Record<string, EntryOrText<RouteEntry>>,
-    record: BuildRecord,
-    head: ManifestHead,
-    toFollow: string | null,
-  ) =>
-    step('write', async () => {
-      const treeName = await writeManifest(stagingDir, routes, record, head);
-      const configs =
-        toFollow === null
-          ? await (
-              await import('./deploy-configs.ts')
-            ).writeDeployConfigs(stagingDir, treeName, parsedEntries(routes), deployed, rateLimit)
-          : `no deploy configs until ${toFollow}`;
-      return [treeName, `manifest.json, ${configs}`] as const;
-    });
-  const stage = (stagingDir: string) => stageStep(step, store, stagingDir, dataDir, catalog, catalogText, brandSources);
-  const apiRecord = { code, catalog: catalogDigest, site: carried };
-
-  // Not when the current tree serves this catalog already (a change served first), nor when the
-  // brand images changed: the origins would render them all.
+/**
+ * The delta tree of what changed since the current tree, served before the answers are rendered.
+ * Not when the current tree serves this catalog already (a change served first), nor when the
+ * brand images changed: the origins would render them all.
+ */
+async function swapDeltaOfPrevious(build: Build, plan: Plan) {
+  const { previous, catalogDigest } = plan;
   const changes = previous?.changes;
-  if (changes && !changes.brands && !isEmptyChange(changes) && previous!.servedCatalog !== catalogDigest) {
-    const record = { ...apiRecord, base: basename(previous!.dir) };
-    await swapFirstTree(distDir, step, { store, dataDir, catalog, catalogText, record, changes, source });
-  }
+  if (!previous || !changes || changes.brands || isEmptyChange(changes) || previous.servedCatalog === catalogDigest)
+    return;
+  const record = { code: plan.code, catalog: catalogDigest, site: plan.carried, base: basename(previous.dir) };
+  const { store, catalogText, source } = plan;
+  await swapDeltaTree(build, { store, catalog: plan.loaded.catalog, catalogText, record, changes, source });
+}
 
-  // What loading data/ read and checked, for the next build: written once a release is served.
-  await verified.save();
-  // The app that answers (h3, the renderer, the storage layer) is loaded once a release's first
+/** The API's answers (rendered anew or reused) with the previous tree's site until this data's follows. */
+async function apiTreeStep(build: Build, plan: Plan) {
+  const { catalog, brandRecords, brandSources } = plan.loaded;
+  const { previous, carried, siteDone, source } = plan;
+  // The app that answers (h3, the renderer, the storage layer) is loaded once a release's delta
   // tree is served: compiling it before took that tree a tenth of a second.
   const answering = Promise.all([
     import('../server/context.ts'),
@@ -185,93 +229,81 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     import('../server/storage.ts'),
   ]);
   const brands = brandMap(brandRecords);
-  const paths = await step('list paths', async () => {
+  const paths = await build.step('list paths', async () => {
     const list = [...listVersionPaths(catalog), ...listBrandPaths(brands), '/api/charts/example', OPENAPI_PATH];
     return [list, `${list.length} routes`] as const;
   });
   const kept = await reusedAnswers(previous, paths, catalog);
   const carriedRoutes = carried && previous ? carryRoutes(await previous.routes(), carried.paths) : {};
-
-  const apiStaging = await newStagingDir(distDir);
-  let apiTree: string;
-  let answers: Record<string, EntryOrText<RouteEntry>>;
-  let rendered: number;
-  try {
-    await stage(apiStaging);
-    const [{ createAppContext }, { createByteCache }, { createFileStorage, createMemoryStorage }] = await answering;
-    const tree = { dir: apiStaging, catalog, brands, routes: new Map(), source };
-    // The build answers only finite, public routes: state (servers, samples) starts empty.
-    const ctx = createAppContext(createMemoryStorage(), {
-      tree: () => tree,
-      imageCache: createByteCache(createFileStorage(cacheDir), 'brand-images', { keepForever: true }),
-      publicUrl: deploy.publicUrl,
-    });
-    answers = await step('prerender', () => prerenderWithProgress(ctx, store, paths, kept, log));
-    rendered = ctx.renderer.renders();
-    const treeName = await write(
-      apiStaging,
-      { ...answers, ...carriedRoutes },
-      apiRecord,
-      { format: 1, source: siteDone ? source : sha256Hex(source, 'site pending') },
-      siteDone ? null : 'the site follows',
-    );
-    const pending = siteDone ? '' : carried ? ' (site follows; the previous one meanwhile)' : ' (site follows)';
-    apiTree = await swapStep(step, distDir, apiStaging, treeName, pending);
-  } catch (error) {
-    await rm(apiStaging, { recursive: true, force: true });
-    throw error;
-  }
-  if (siteDone) return { treeDir: apiTree, routes: Object.keys(answers).length, skipped: false, rendered };
-
-  const siteStaging = await newStagingDir(distDir);
-  try {
-    // The same API answers, then this data's site.
-    await stageTree(store, siteStaging, dataDir, catalog, brandSources, catalogText);
-    const siteRoutes = await step('site', () => siteStep(store, siteStaging, cacheDir, site));
-    const treeName = await write(
-      siteStaging,
-      { ...answers, ...siteRoutes },
-      { code, catalog: catalogDigest, site: { key: siteNow!, paths: Object.keys(siteRoutes) } },
-      { format: 1, source },
-      null,
-    );
-    const treeDir = await swapStep(step, distDir, siteStaging, treeName, '');
-    return {
-      treeDir,
-      routes: Object.keys(answers).length + Object.keys(siteRoutes).length,
-      skipped: false,
-      rendered,
-    };
-  } catch (error) {
-    await rm(siteStaging, { recursive: true, force: true });
-    throw error;
-  }
+  const { treeDir, staged } = await withStagingDir(build, {
+    stage: (stagingDir) => stageStep(build, plan.store, stagingDir, catalog, plan.catalogText, brandSources),
+    fill: async (stagingDir) => {
+      const [{ createAppContext }, { createByteCache }, { createFileStorage, createMemoryStorage }] = await answering;
+      const tree = { dir: stagingDir, catalog, brands, routes: NO_ROUTES, source };
+      // The build answers only finite, public routes: state (servers, samples) starts empty.
+      const ctx = createAppContext(createMemoryStorage(), {
+        tree: () => tree,
+        imageCache: createByteCache(createFileStorage(build.cacheDir), 'brand-images', { keepForever: true }),
+        publicUrl: build.deploy.publicUrl,
+      });
+      const answers = await build.step('prerender', () =>
+        prerenderWithProgress(ctx, plan.store, paths, kept, build.log),
+      );
+      return {
+        routes: { ...answers, ...carriedRoutes },
+        record: { code: plan.code, catalog: plan.catalogDigest, site: carried },
+        head: { format: 1, source: siteDone ? source : sha256Hex(source, 'site pending') },
+        answers,
+        rendered: ctx.renderer.renders(),
+      };
+    },
+    configs: siteDone ? { deploy: plan.deploy } : { until: 'the site follows' },
+    swapped: siteDone ? '' : carried ? ' (site follows; the previous one meanwhile)' : ' (site follows)',
+  });
+  return { treeDir, answers: staged.answers, routes: Object.keys(staged.answers).length, rendered: staged.rendered };
 }
 
-async function newStagingDir(distDir: string): Promise<string> {
-  const dir = join(distDir, TREES_DIR, `.staging-${process.pid}-${randomBytes(4).toString('hex')}`);
-  await mkdir(dir, { recursive: true });
-  return dir;
+/** The same API answers, then this data's site. */
+async function siteTreeStep(
+  build: Build,
+  plan: Plan,
+  api: Awaited<ReturnType<typeof apiTreeStep>>,
+): Promise<BuildResult> {
+  const { catalog, brandSources, site } = plan.loaded;
+  const { treeDir, staged } = await withStagingDir(build, {
+    stage: (stagingDir) => stageTree(plan.store, stagingDir, build.dataDir, catalog, brandSources, plan.catalogText),
+    fill: async (stagingDir) => {
+      const siteRoutes = await build.step('site', () => siteStep(plan.store, stagingDir, build.cacheDir, site));
+      return {
+        routes: { ...api.answers, ...siteRoutes },
+        record: {
+          code: plan.code,
+          catalog: plan.catalogDigest,
+          site: { key: plan.siteNow!, paths: Object.keys(siteRoutes) },
+        },
+        head: { format: 1, source: plan.source },
+        pages: Object.keys(siteRoutes).length,
+      };
+    },
+    configs: { deploy: plan.deploy },
+    swapped: '',
+  });
+  return { treeDir, routes: api.routes + staged.pages, skipped: false, rendered: api.rendered };
 }
-
-type Step = ReturnType<typeof timed>;
 
 /**
  * A change (a release, a user) served before data/ is loaded again: made to the catalog the current
- * tree serves, whose first tree is swapped in at once; the build then loads data/ (at 10,000
+ * tree serves, whose delta tree is swapped in at once; the build then loads data/ (at 10,000
  * versions, 20,000 files checked) and follows with the full trees, which also serve whatever else
  * changed in data/ since the current tree was built. Returns the tree it was served from; null when
- * the current tree cannot be a base (none, a release's first tree, not as the build wrote it): the
- * change is then made to data/ as loaded.
+ * the current tree cannot be a base (none, a delta tree, not as the build wrote it): the change is
+ * then made to data/ as loaded.
  */
 async function serveChangeFirst(
-  distDir: string,
-  dataDir: string,
-  withSite: boolean,
+  build: Build,
   change: (catalog: Catalog) => Promise<Catalog>,
-  step: Step,
 ): Promise<BuiltTree | null> {
-  const dir = await currentTreeDir(distDir);
+  const dir = await currentTreeDir(build.distDir);
   const current = dir ? await readBuiltTree(dir) : null;
   if (!current) return null;
   const served = current.catalog;
@@ -283,29 +315,24 @@ async function serveChangeFirst(
   const record = {
     code: current.record.code,
     catalog: sha256Hex(catalogText),
-    site: withSite ? current.record.site : null,
+    site: build.withSite ? current.record.site : null,
     base: basename(current.dir),
   };
   // Never a tree built from data/'s source: `--if-changed` builds after it.
   const source = sha256Hex(record.catalog, 'served before data/ is loaded');
-  const store = await openFileStore(distDir, current.jars);
-  await swapFirstTree(distDir, step, { store, dataDir, catalog, catalogText, record, changes, source });
+  const store = await openFileStore(build.distDir, current.jars);
+  await swapDeltaTree(build, { store, catalog, catalogText, record, changes, source });
   return current;
 }
 
 /**
- * A release's first tree: a tree of the changed catalog that serves its base's answers but those
- * that read the change (server/answer-inputs.ts), which the origins answer live from the catalog
- * (the same bytes as precomputed: the tree's parity test) until the next tree holds them
- * precomputed. Its manifest names the base rather than copying its routes (megabytes to read, hash
- * and write at 1,000 versions), and it has no deploy configs: nginx keeps the finished tree's.
+ * A release's delta tree (server/tree/delta.ts): the changed catalog, and a manifest naming its
+ * base; no deploy configs: nginx keeps the finished tree's.
  */
-async function swapFirstTree(
-  distDir: string,
-  step: Step,
+async function swapDeltaTree(
+  build: Build,
   tree: {
     store: FileStore;
-    dataDir: string;
     catalog: Catalog;
     catalogText: Uint8Array;
     record: BuildRecord & { base: string };
@@ -313,65 +340,32 @@ async function swapFirstTree(
     source: string;
   },
 ) {
-  const { record, changes } = tree;
-  const staging = await newStagingDir(distDir);
-  try {
-    await stageStep(step, tree.store, staging, tree.dataDir, tree.catalog, tree.catalogText, []);
-    const delta = { base: record.base, changes, site: record.site !== null, ...deltaCatalog(tree.catalog, changes) };
-    const head = { format: 1 as const, source: sha256Hex(tree.source, 'answers pending'), delta };
-    const treeName = await step('write', async () => {
-      const name = await writeManifest(staging, {}, record, head);
-      return [name, 'manifest.json, no deploy configs until the answers asked again follow'] as const;
-    });
-    const what = ' (what read the change is answered live until precomputed)';
-    await swapStep(step, distDir, staging, treeName, what, false);
-  } catch (error) {
-    await rm(staging, { recursive: true, force: true });
-    throw error;
-  }
-}
-
-/** What an origin holding the base's catalog makes a first tree's catalog from (TreeDelta): none when many records changed. */
-function deltaCatalog(catalog: Catalog, changes: AnswerChanges): Pick<TreeDelta, 'versions' | 'users'> {
-  if (changes.records.length > DELTA_VERSIONS_MAX) return {};
-  const versions = changes.records.flatMap((id) => catalog.byId.get(id) ?? []);
-  return changes.users ? { versions, users: [...catalog.users.values()] } : { versions };
+  const { record, changes, catalog } = tree;
+  await withStagingDir(build, {
+    stage: (stagingDir) => stageStep(build, tree.store, stagingDir, catalog, tree.catalogText, []),
+    fill: async () => ({
+      routes: {},
+      record,
+      head: deltaHead(catalog, { base: record.base, changes, site: record.site !== null, source: tree.source }),
+    }),
+    configs: { until: 'the answers asked again follow' },
+    swapped: ' (what read the change is answered live until precomputed)',
+    prune: false,
+  });
 }
 
 /** Starts a staged tree (stageTree), as a step. */
 const stageStep = (
-  step: Step,
+  build: Build,
   store: FileStore,
   stagingDir: string,
-  dataDir: string,
   catalog: Catalog,
   catalogText: Uint8Array,
   brandSources: LoadedBrandSource[],
 ) =>
-  step('stage', async () => {
-    const copied = await stageTree(store, stagingDir, dataDir, catalog, brandSources, catalogText);
+  build.step('stage', async () => {
+    const copied = await stageTree(store, stagingDir, build.dataDir, catalog, brandSources, catalogText);
     return [undefined, `${catalog.versions.length} versions, ${copied} JARs new to dist/files`] as const;
-  });
-
-/** Writes a staged tree's manifest and build record; returns the tree's name (its manifest's digest). */
-async function writeManifest(
-  stagingDir: string,
-  routes: Record<string, EntryOrText<RouteEntry>>,
-  record: BuildRecord,
-  head: ManifestHead,
-): Promise<string> {
-  // Encoded once, for its digest (the tree's name) and the file: megabytes at 1,000 versions.
-  const manifest = Buffer.from(manifestText(head, Object.entries(routes)));
-  await writeFile(join(stagingDir, 'manifest.json'), manifest);
-  await writeFile(join(stagingDir, BUILD_RECORD), JSON.stringify(record));
-  return sha256Hex(manifest).slice(0, 20);
-}
-
-/** Points dist/current at the staged tree (swapTree), as a step. */
-const swapStep = (step: Step, distDir: string, stagingDir: string, treeName: string, what: string, prune = true) =>
-  step('swap', async () => {
-    const dir = await swapTree(distDir, stagingDir, treeName, prune);
-    return [dir, `${join(distDir, 'current')} -> ${dir}${what}`] as const;
   });
 
 /** The previous tree's site routes (their files are in the store). */
@@ -382,17 +376,6 @@ function carryRoutes(previousRoutes: ReadonlyMap<string, string>, paths: readonl
     if (entry) routes[path] = entry;
   }
   return routes;
-}
-
-/**
- * Entries taken from the previous tree's manifest as text, parsed for the deploy configs. They are
- * the build's own output, checked by the tree's name (the manifest's digest) when read.
- */
-function parsedEntries(routes: Record<string, EntryOrText<RouteEntry>>): Record<string, RouteEntry> {
-  const parsed: Record<string, RouteEntry> = {};
-  for (const [path, entry] of Object.entries(routes))
-    parsed[path] = typeof entry === 'string' ? (JSON.parse(entry) as RouteEntry) : entry;
-  return parsed;
 }
 
 /** What a tree is made from; the same digest means the same tree (`--if-changed` then skips the build). */
@@ -458,7 +441,7 @@ async function siteStep(store: FileStore, stagingDir: string, cacheDir: string, 
   ] as const;
 }
 
-function timed(log: (line: string) => void) {
+function timed(log: (line: string) => void): Step {
   return async <T>(name: string, run: () => Promise<readonly [T, string]>): Promise<T> => {
     const started = performance.now();
     const [value, summary] = await run();

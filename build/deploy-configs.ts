@@ -5,7 +5,7 @@ import type { DeployOptions } from '../server/config.ts';
 import type { RateLimitPolicy } from '../server/http/rate-limit-policy.ts';
 import { countsWhenPrecomputed } from '../server/endpoints.ts';
 import { CACHE_CONTROL } from '../server/http/cache.ts';
-import { NOT_FOUND_PAGE, type RouteEntry } from '../server/tree.ts';
+import { NOT_FOUND_PAGE, type RouteEntry } from '../server/tree/format.ts';
 import { HISTORY_SEGMENTS, OTHER_ENDPOINT_PATHS, canonicalPagePath } from '../server/pages.ts';
 import { ENDPOINT_PREFIXES } from '../server/page-paths.ts';
 

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { BrandSourceRecord, sourceFile } from '../server/brands/source-record.ts';
 import { parseFile, readJsonFile } from '../server/data-files.ts';
 import { ENCODINGS, ENCODING_EXTENSIONS } from '../server/http/compress.ts';
-import { FILES_DIR, TREES_DIR } from '../server/tree.ts';
+import { FILES_DIR, TREES_DIR } from '../server/tree/format.ts';
 
 /**
  * dist/files/: the files of every tree, content-addressed (`<sha256>.<ext>`, and its `.br`/`.gz`),

@@ -2,8 +2,8 @@ import { etagDigest } from '../server/http/etag.ts';
 import pLimit from 'p-limit';
 import { createApi } from '../server/app.ts';
 import type { AppContext } from '../server/context.ts';
-import type { RouteEntry } from '../server/tree.ts';
-import type { EntryOrText } from '../server/manifest-text.ts';
+import type { RouteEntry } from '../server/tree/format.ts';
+import type { EntryOrText } from '../server/tree/manifest-text.ts';
 import { isCompressible } from '../server/http/compress.ts';
 import { extensionFor } from '../server/http/media-types.ts';
 import { storedTreeFile, writeTreeFile } from './tree-file.ts';
@@ -18,7 +18,7 @@ const PER_REQUEST_HEADERS = new Set(['content-length', 'content-range']);
  * Asks the same app the origin runs for each path and records status, headers and bytes. Bytes go to
  * files/<sha256>.<ext>: identical answers (a JAR behind several URLs) are stored once. Requests run a
  * few at a time (images render in parallel, bounded by the renderer); the manifest keeps path order.
- * The paths in `kept` (build/previous-tree.ts reusedAnswers) are not asked: their entries are taken as they are.
+ * The paths in `kept` (server/tree/previous.ts reusedAnswers) are not asked: their entries are taken as they are.
  */
 export async function prerender(
   ctx: AppContext,

@@ -1,11 +1,11 @@
-import { NOT_FOUND_PAGE } from '../server/tree.ts';
+import { NOT_FOUND_PAGE } from '../server/tree/format.ts';
 import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import pLimit from 'p-limit';
 import { CACHE_CONTROL, PAGE_SECURITY_POLICY } from '../server/http/cache.ts';
 import { isCompressible } from '../server/http/compress.ts';
 import { strongEtag } from '../server/http/etag.ts';
-import type { RouteEntry } from '../server/tree.ts';
+import type { RouteEntry } from '../server/tree/format.ts';
 import { ROOT, digestSources, listFiles } from './source-files.ts';
 import { writeTreeFile } from './tree-file.ts';
 import type { FileStore } from './file-store.ts';

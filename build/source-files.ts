@@ -11,6 +11,14 @@ declare const DEPOT_ROOT: string | undefined;
 /** The project's root: where the sources a build digests live. */
 export const ROOT = typeof DEPOT_ROOT === 'string' ? DEPOT_ROOT : resolve(import.meta.dirname, '..');
 
+/** What an answer's bytes are made by besides data/: the server, the build, and the packages they run on. */
+const CODE_INPUTS = [join(ROOT, 'server'), join(ROOT, 'build'), join(ROOT, 'package-lock.json')];
+
+/** A digest of the code behind the answers: a tree built by other code is not reused (server/tree/previous.ts). */
+export function answerCodeDigest(memory?: DataFileMemory): Promise<string> {
+  return digestSources('answers', CODE_INPUTS, memory);
+}
+
 /** Every file under `path` (or `path` itself when it is a file), sorted. */
 export async function listFiles(path: string): Promise<string[]> {
   const info = await stat(path);

@@ -4,7 +4,7 @@ import pLimit from 'p-limit';
 import { sourceFile, type BrandSourceRecord } from '../server/brands/source-record.ts';
 import type { LoadedBrandSource } from '../server/brands/sources.ts';
 import { jarPath, type Catalog } from '../server/versions/catalog.ts';
-import type { CatalogFile } from '../server/tree.ts';
+import type { CatalogFile } from '../server/tree/format.ts';
 import type { FileStore } from './file-store.ts';
 import { allOrFirstError } from '../server/settle.ts';
 

@@ -5,7 +5,7 @@ import {
   compressInBackground,
   type Encoding,
 } from '../server/http/compress.ts';
-import { FILES_DIR, type RouteEntry } from '../server/tree.ts';
+import { FILES_DIR, type RouteEntry } from '../server/tree/format.ts';
 import { sha256Hex } from '../server/digest.ts';
 import type { FileStore } from './file-store.ts';
 

@@ -7,7 +7,7 @@ import { answerOptions, answerUnrouted } from './http/endpoints.ts';
 import { createErrorAnswer } from './http/errors.ts';
 import { sendJson } from './http/json.ts';
 import { limitRequests, type RateLimiter } from './http/rate-limit.ts';
-import { serveTree } from './http/static.ts';
+import { serveTree } from './tree/serve.ts';
 import { servePages } from './pages.ts';
 import { openApiDocument } from './openapi.ts';
 import { OPERATION_RULES } from './url-grammar.ts';

@@ -13,7 +13,7 @@ import { createFileCache, type FileCache } from './http/file-cache.ts';
 import { createRateLimiter, type RateLimiter, type RateLimitPolicy } from './http/rate-limit.ts';
 import type { Redis } from 'ioredis';
 import type { Storage } from './storage.ts';
-import type { Tree } from './tree.ts';
+import type { Tree } from './tree/open.ts';
 import { userTokenStore, type UserTokenStore } from './users.ts';
 
 /** What route families need, passed in: the build, the origin and tests each make their own. */

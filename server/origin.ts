@@ -12,7 +12,8 @@ import { DEFAULT_CACHE_MAX_BYTES, DEFAULT_CONNECTION_LIMITS, DEFAULT_PUBLIC_URL 
 import { throttledLog } from './throttled-log.ts';
 import { redisReady } from './redis.ts';
 import { createFileStorage, createRedisStorage, storageDirExposure, type Storage } from './storage.ts';
-import { currentTreeDir, followCurrentTree, openTree } from './tree.ts';
+import { currentTreeDir, openTree } from './tree/open.ts';
+import { followCurrentTree } from './tree/follow.ts';
 import { startDeliveryLoop } from './webhooks/deliver.ts';
 import { webhookStore } from './webhooks/store.ts';
 

@@ -3,8 +3,8 @@ import { FastResponse } from 'srvx';
 import { ENDPOINTS } from './endpoints.ts';
 import { OPENAPI_PATHS } from './openapi.ts';
 import { CACHE_CONTROL } from './http/cache.ts';
-import { sendTreeEntry, type TreeSource } from './http/static.ts';
-import { NOT_FOUND_PAGE } from './tree.ts';
+import { sendTreeEntry, type TreeSource } from './tree/serve.ts';
+import { NOT_FOUND_PAGE } from './tree/format.ts';
 import { SERVER_SOFTWARE, findSoftware, type ServerSoftware } from './versions/software.ts';
 import { HISTORY_ALL as ALL, historyPagePath, isUnderEndpointPrefix } from './page-paths.ts';
 

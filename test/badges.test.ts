@@ -5,13 +5,13 @@ import sharp from 'sharp';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runBuild } from '../build/build.ts';
-import { BUILD_RECORD, BuildRecord, readPreviousTree, reusedAnswers } from '../build/previous-tree.ts';
+import { BUILD_RECORD, BuildRecord, readPreviousTree, reusedAnswers } from '../server/tree/previous.ts';
 import { createApi } from '../server/app.ts';
 import { SVG_SECURITY_POLICY } from '../server/http/cache.ts';
 import type { RequestLog } from '../server/http/request-log.ts';
 import type { RunningOrigin } from '../server/origin.ts';
 import { createFileStorage, type Storage } from '../server/storage.ts';
-import { currentTreeDir, openTree } from '../server/tree.ts';
+import { currentTreeDir, openTree } from '../server/tree/open.ts';
 import { JAVA_VERSIONS, SERVER_SOFTWARE } from '../server/versions/software.ts';
 import {
   SHARED_BUILD_CACHE,
@@ -258,7 +258,7 @@ precomputed(
     }
     assert.ok(held >= 2 * SERVER_SOFTWARE.length, `${held} badges precomputed`);
     assert.ok(missing > 0, 'the demo data has software x Java combinations without a version, left to the live 404');
-    const badgePaths = [...tree.routes.keys()].filter((path) => path.startsWith('/api/badges/'));
+    const badgePaths = [...tree.routes.paths()].filter((path) => path.startsWith('/api/badges/'));
     assert.is(badgePaths.length, held, 'no PNG, query form, downloads or players badge in the tree');
   },
 );

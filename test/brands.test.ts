@@ -9,7 +9,7 @@ import { createByteCache } from '../server/byte-cache.ts';
 import { loadBrandSources } from '../server/brands/sources.ts';
 import { createMemoryStorage } from '../server/storage.ts';
 import type { RunningOrigin } from '../server/origin.ts';
-import { currentTreeDir, openTree, type Tree } from '../server/tree.ts';
+import { currentTreeDir, openTree, type Tree } from '../server/tree/open.ts';
 import { assertRefusesData, liveContext, makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
 
 const ctx = {} as { workspace: Workspace; origin: RunningOrigin; tree: Tree };

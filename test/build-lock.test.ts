@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { BuildLockTimeoutError, acquireBuildLock } from '../build/build-lock.ts';
-import { TREES_DIR, currentTreeDir, openTree } from '../server/tree.ts';
+import { TREES_DIR } from '../server/tree/format.ts';
+import { currentTreeDir, openTree } from '../server/tree/open.ts';
 import { makeWorkspace, pluginJar, runBuildCommand, runDepot, spawnScript, until, type Workspace } from './helpers.ts';
 
 // build/build-lock.ts through the real commands: one build at a time per dist/, and a build killed

@@ -6,8 +6,15 @@ import * as assert from 'uvu/assert';
 import { runBuild } from '../build/build.ts';
 import { createApi } from '../server/app.ts';
 import { loadCatalog } from '../server/versions/catalog.ts';
-import { currentTreeDir, openTree } from '../server/tree.ts';
-import { assertRefusesData, liveContext, makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
+import { currentTreeDir, openTree } from '../server/tree/open.ts';
+import {
+  assertRefusesData,
+  liveContext,
+  makeWorkspace,
+  startTestOrigin,
+  type Workspace,
+  allRoutes,
+} from './helpers.ts';
 import { templateOf } from './openapi-conformance.ts';
 
 const ctx = {} as { workspace: Workspace };
@@ -33,7 +40,7 @@ build('same input, same bytes: a second build into another dist/ names the same 
 
 build('a JAR is stored once however many URLs serve it', async () => {
   const tree = await openTree((await currentTreeDir(ctx.workspace.distDir))!);
-  const jarRoutes = [...tree.routes.values()].filter((r) => r.file.endsWith('.jar'));
+  const jarRoutes = [...allRoutes(tree.routes).values()].filter((r) => r.file.endsWith('.jar'));
   const jarFiles = (await readdir(join(tree.dir, 'files'))).filter((f) => f.endsWith('.jar'));
   assert.is(jarFiles.length, tree.catalog.versions.length);
   assert.ok(jarRoutes.length > jarFiles.length * 2, `${jarRoutes.length} JAR routes over ${jarFiles.length} files`);
@@ -101,8 +108,8 @@ parity('for every manifest route and coding, the file served equals what the ori
   let encoded = 0;
   let siteRoutes = 0;
   try {
-    assert.ok(tree.routes.size > 700);
-    for (const [path, entry] of tree.routes) {
+    assert.ok(allRoutes(tree.routes).size > 700);
+    for (const [path, entry] of allRoutes(tree.routes)) {
       if (!templateOf(path)) {
         // The site's pages, scripts and styles: the Astro build is their one implementation.
         siteRoutes++;

@@ -4,7 +4,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runBuild } from '../build/build.ts';
 import type { RunningOrigin } from '../server/origin.ts';
-import { currentTreeDir, openTree, type Tree } from '../server/tree.ts';
+import { currentTreeDir, openTree, type Tree } from '../server/tree/open.ts';
 import { JAVA_VERSIONS, SERVER_SOFTWARE } from '../server/versions/software.ts';
 import { SHARED_BUILD_CACHE, makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
 

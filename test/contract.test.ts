@@ -1,5 +1,5 @@
 import type { RunningOrigin } from '../server/origin.ts';
-import { currentTreeDir } from '../server/tree.ts';
+import { currentTreeDir } from '../server/tree/open.ts';
 import { contractSuite } from './contract.ts';
 import { makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Manifest, type RouteEntry } from '../server/tree.ts';
+import { Manifest, type RouteEntry } from '../server/tree/format.ts';
 import { rawRequest, type RawAnswer } from './helpers.ts';
 
 /** What the contract runs against: a base URL and the tree whose manifest says what it must answer. */

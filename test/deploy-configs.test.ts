@@ -9,8 +9,9 @@ import { parse as parseDisposition } from 'content-disposition';
 import { runBuild } from '../build/build.ts';
 import { nginxConfig } from '../build/deploy-configs.ts';
 import { DEFAULT_DEPLOY, readConfig } from '../server/config.ts';
-import { NOT_FOUND_PAGE } from '../server/tree.ts';
-import { Manifest, currentTreeDir } from '../server/tree.ts';
+import { NOT_FOUND_PAGE } from '../server/tree/format.ts';
+import { Manifest } from '../server/tree/format.ts';
+import { currentTreeDir } from '../server/tree/open.ts';
 import {
   SHARED_BUILD_CACHE,
   findProgram,

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { DownloadCounts } from '../server/downloads/counts.ts';
-import { currentTreeDir, openTree } from '../server/tree.ts';
+import { currentTreeDir, openTree } from '../server/tree/open.ts';
 import { makeWorkspace, spawnOrigin, until, type OriginProcess } from './helpers.ts';
 import { fillDisk, mountSmallDisk } from './small-disk.ts';
 

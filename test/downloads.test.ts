@@ -13,7 +13,7 @@ import { countedOf, type Counted } from '../server/downloads/counted.ts';
 import { downloadStore, type DownloadStore } from '../server/downloads/store.ts';
 import type { RunningOrigin } from '../server/origin.ts';
 import { createFileStorage, openStateStore, type Storage } from '../server/storage.ts';
-import { currentTreeDir, openTree } from '../server/tree.ts';
+import { currentTreeDir, openTree } from '../server/tree/open.ts';
 import { SERVER_SOFTWARE } from '../server/versions/software.ts';
 import {
   ROOT,

@@ -7,7 +7,7 @@ import { openApiDocument } from '../server/openapi.ts';
 import type { RunningOrigin } from '../server/origin.ts';
 import type { RequestLog } from '../server/http/request-log.ts';
 import { createFileStorage } from '../server/storage.ts';
-import { currentTreeDir, openTree } from '../server/tree.ts';
+import { currentTreeDir, openTree } from '../server/tree/open.ts';
 import {
   makeAccounts,
   makeWorkspace,

@@ -5,11 +5,11 @@ import * as assert from 'uvu/assert';
 import { runBuild } from '../build/build.ts';
 import { DEFAULT_DEPLOY } from '../server/config.ts';
 import type { RunningOrigin } from '../server/origin.ts';
-import { currentTreeDir, openTree, type Tree } from '../server/tree.ts';
+import { currentTreeDir, openTree, type Tree } from '../server/tree/open.ts';
 import { createCatalog } from '../server/versions/catalog.ts';
 import { FEED_ENTRIES, releaseFeed } from '../server/versions/feed.ts';
 import { htmlText, parseXmlStrictly } from './strict-xml.ts';
-import { SHARED_BUILD_CACHE, makeWorkspace, startTestOrigin, until, type Workspace } from './helpers.ts';
+import { SHARED_BUILD_CACHE, makeWorkspace, startTestOrigin, until, type Workspace, allRoutes } from './helpers.ts';
 
 const ATOM = 'http://www.w3.org/2005/Atom';
 const PUBLIC_URL = 'https://plugins.example.org';
@@ -116,7 +116,7 @@ feeds('a changelog nested too deep to render shows as its escaped text, and the 
 });
 
 feeds('every feed the tree holds parses as strict XML', async () => {
-  const paths = [...ctx.tree.routes].filter(([, route]) => route.headers['content-type']?.includes('atom'));
+  const paths = [...allRoutes(ctx.tree.routes)].filter(([, route]) => route.headers['content-type']?.includes('atom'));
   assert.ok(paths.length >= 12, `${paths.length} feeds`);
   for (const [path] of paths) parseFeed(await (await fetch(ctx.origin.url + path)).text(), path);
 });

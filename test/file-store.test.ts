@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ENCODING_EXTENSIONS } from '../server/http/compress.ts';
-import { currentTreeDir, type Manifest } from '../server/tree.ts';
+import { currentTreeDir } from '../server/tree/open.ts';
+import { type Manifest } from '../server/tree/format.ts';
 import { addPaperVersion, buildApi, makeWorkspace, pluginJar, type Workspace } from './helpers.ts';
 
 const ctx = { workspace: undefined as unknown as Workspace };

@@ -10,7 +10,7 @@ import type { RequestLog } from '../server/http/request-log.ts';
 import { createFileStorage } from '../server/storage.ts';
 import { nginxConfig, staticHostConfigs } from '../build/deploy-configs.ts';
 import { dispositionHeader } from '../server/http/disposition.ts';
-import type { RouteEntry } from '../server/tree.ts';
+import type { RouteEntry } from '../server/tree/format.ts';
 import { createCatalog, loadCatalog } from '../server/versions/catalog.ts';
 import { acceptChangelog, changelogHtml } from '../server/versions/changelog.ts';
 import { releaseFeed } from '../server/versions/feed.ts';

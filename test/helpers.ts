@@ -10,7 +10,9 @@ import { runBuild } from '../build/build.ts';
 import { makePluginJar } from '../build/plugin-jar.ts';
 import { standaloneNginxConfig } from '../build/deploy-configs.ts';
 import { createAppContext, type AppContext } from '../server/context.ts';
-import type { Manifest, Tree } from '../server/tree.ts';
+import type { Manifest, RouteEntry } from '../server/tree/format.ts';
+import { NO_ROUTES, type RouteLookup } from '../server/tree/routes.ts';
+import type { Tree } from '../server/tree/open.ts';
 import { ENCODING_EXTENSIONS } from '../server/http/compress.ts';
 import { DataError } from '../server/data-files.ts';
 import { startOrigin, type OriginOptions, type RunningOrigin } from '../server/origin.ts';
@@ -89,12 +91,22 @@ export async function addPaperVersion(
   return sha256;
 }
 
+/** Every route of a tree, each looked up (and so validated) in the manifest's order. */
+export function allRoutes(routes: RouteLookup): Map<string, RouteEntry> {
+  const all = new Map<string, RouteEntry>();
+  for (const path of routes.paths()) {
+    const entry = routes.get(path);
+    if (entry) all.set(path, entry);
+  }
+  return all;
+}
+
 /**
  * The same parts the origin builds, for calling the app in-process with no static edge and no
  * precomputed routes: every answer is computed live (images rendered by sharp).
  */
 export function liveContext(tree: Tree): AppContext {
-  const liveTree = { ...tree, routes: new Map() };
+  const liveTree = { ...tree, routes: NO_ROUTES };
   return createAppContext(createMemoryStorage(), { tree: () => liveTree });
 }
 

@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { suite } from 'uvu';
 import { listVersionPaths } from '../build/paths.ts';
 import { namedMinecraftVersions } from '../build/resolve-paths.ts';
-import { resolveInputsOf } from '../server/answer-inputs.ts';
+import { resolveInputsOf } from '../server/tree/answer-inputs.ts';
 import { byHashPath } from '../server/versions/paths.ts';
 import { presentVersion } from '../server/versions/present.ts';
 import type { CatalogVersion } from '../server/versions/schema.ts';
@@ -11,7 +11,7 @@ import { SERVER_SOFTWARE } from '../server/versions/software.ts';
 import * as assert from 'uvu/assert';
 import { runBuild } from '../build/build.ts';
 import { DataError } from '../server/data-files.ts';
-import { currentTreeDir, openTree, readTreeCatalog, type Tree } from '../server/tree.ts';
+import { currentTreeDir, openTree, readTreeCatalog, type Tree } from '../server/tree/open.ts';
 import { jarPath } from '../server/versions/catalog.ts';
 import {
   SHARED_BUILD_CACHE,
@@ -24,6 +24,7 @@ import {
   startTestOrigin,
   until,
   type Workspace,
+  allRoutes,
 } from './helpers.ts';
 
 const ctx = {} as { workspace: Workspace };
@@ -88,7 +89,7 @@ for (const [moment, line] of [
       assert.equal(await servedLatest(origin.url, bytes), { version: '5.0.0', download: true });
       // Whatever tree the kill left is whole: every route of its manifest has its file.
       const tree = await openTree((await currentTreeDir(ctx.workspace.distDir))!);
-      for (const entry of tree.routes.values()) await stat(join(tree.dir, entry.file));
+      for (const entry of allRoutes(tree.routes).values()) await stat(join(tree.dir, entry.file));
       assert.ok(tree.routes.has('/versions'), 'the site is served meanwhile (the previous one or the new one)');
       assert.is((await fetch(`${origin.url}/versions`)).status, 200);
 
@@ -180,7 +181,7 @@ apiFirst('a release is served at once: the answers it changed are answered live 
     assert.ok(firstManifest.length < 4096, 'the first tree names the previous one rather than copying its routes');
     const first = await openTree(swaps[0]!);
     const finished = await openTree((await currentTreeDir(distDir))!);
-    const live = [...finished.routes.keys()].filter((path) => path.startsWith('/api/') && !first.routes.has(path));
+    const live = [...finished.routes.paths()].filter((path) => path.startsWith('/api/') && !first.routes.has(path));
     const latest = '/api/plugin-versions/latest/papermc/21';
     assert.ok(live.includes(latest), `${latest} is among the ${live.length} answers left live`);
     assert.ok(first.routes.has('/api/openapi.json'), "unchanged answers are the previous tree's");
@@ -190,7 +191,7 @@ apiFirst('a release is served at once: the answers it changed are answered live 
       "the first tree's catalog has the release",
     );
 
-    // The origin on the first tree: the release, metadata and download, and every answer it left
+    // The origin on the delta tree: the release, metadata and download, and every answer it left
     // live is the one the finished tree holds precomputed (status, type, bytes and ETag).
     await pointCurrentAt(distDir, swaps[0]!);
     await until(async () => (await servedLatest(origin.url, bytes)).version === '5.2.0', 'the first tree is served');
@@ -274,7 +275,7 @@ servedFirst.before.each(async () => {
 servedFirst.after.each(() => ctx.workspace.remove());
 
 /**
- * The first tree's catalog as an origin that holds its base's makes it (from the head's versions,
+ * The delta tree's catalog as an origin that holds its base's makes it (from the head's versions,
  * catalog.json moved away meanwhile, so it cannot be read), which must equal catalog.json's.
  */
 async function assertCatalogFromBase(baseDir: string, firstDir: string) {
@@ -304,7 +305,7 @@ function swapsOf(stderr: string) {
 }
 
 servedFirst(
-  'depot release: its first tree is the served catalog and the release; a version added to data/ by hand follows',
+  'depot release: its delta tree is the served catalog and the release; a version added to data/ by hand follows',
   async () => {
     const { dataDir, distDir, dir } = ctx.workspace;
     const base = (await currentTreeDir(distDir))!;
@@ -316,7 +317,7 @@ servedFirst(
     assert.is(await release.exited, 0, release.stderr());
     const { swaps, beforeLoad } = swapsOf(release.stderr());
     assert.ok(beforeLoad, `the release is swapped in before data/ is loaded:\n${release.stderr()}`);
-    // Then data/'s own first tree (the version added by hand is answered live) and the full tree.
+    // Then data/'s own delta tree (the version added by hand is answered live) and the full tree.
     assert.is(swaps.length, 3, release.stderr());
     const first = await openTree(swaps[0]!);
     const shown = (tree: Tree) => tree.catalog.versions.map((v) => v.pluginVersion);
@@ -331,7 +332,7 @@ servedFirst(
   },
 );
 
-servedFirst('depot user add: swapped in before data/ is loaded, the user shown by the first tree', async () => {
+servedFirst('depot user add: swapped in before data/ is loaded, the user shown by the delta tree', async () => {
   const base = (await currentTreeDir(ctx.workspace.distDir))!;
   const add = spawnScript('build/cli/depot.ts', ['user', 'add', 'quick-user'], ctx.workspace);
   assert.is(await add.exited, 0, add.stderr());
@@ -339,11 +340,11 @@ servedFirst('depot user add: swapped in before data/ is loaded, the user shown b
   assert.ok(beforeLoad, `the user is swapped in before data/ is loaded:\n${add.stderr()}`);
   assert.ok((await openTree(swaps[0]!)).catalog.users.has('quick-user'), "the first tree's catalog has the user");
   await assertCatalogFromBase(base, swaps[0]!);
-  // data/ holds nothing else: the full tree follows, with no first tree of data/'s own.
+  // data/ holds nothing else: the full tree follows, with no delta tree of data/'s own.
   assert.is(swaps.length, 2, add.stderr());
 });
 
-servedFirst('a refused release swaps nothing in; a release onto a first tree loads data/ first', async () => {
+servedFirst('a refused release swaps nothing in; a release onto a delta tree loads data/ first', async () => {
   const { distDir, dir } = ctx.workspace;
   const jar = join(dir, 'Twice-7.2.0.jar');
   await writeFile(jar, pluginJar('7.2.0'));
@@ -353,7 +354,7 @@ servedFirst('a refused release swaps nothing in; a release onto a first tree loa
   assert.is(await again.exited, 1);
   assert.match(again.stderr(), /already released as plugin-/);
   assert.is(swapsOf(again.stderr()).swaps.length, 0, 'a refusal swaps nothing in');
-  // A first tree is current, as a release killed between its swaps leaves it: it is no base, so the
+  // A delta tree is current, as a release killed between its swaps leaves it: it is no base, so the
   // next release loads data/ first, and is served.
   await pointCurrentAt(distDir, swapsOf(once.stderr()).swaps[0]!);
   const other = join(dir, 'Next-7.4.0.jar');

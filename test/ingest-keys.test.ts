@@ -10,7 +10,7 @@ import { readConfig } from '../server/config.ts';
 import { createAppContext } from '../server/context.ts';
 import type { RunningOrigin } from '../server/origin.ts';
 import { createFileStorage, createMemoryStorage, createRedisStorage, type Storage } from '../server/storage.ts';
-import { currentTreeDir, openTree } from '../server/tree.ts';
+import { currentTreeDir, openTree } from '../server/tree/open.ts';
 import { redisReady } from '../server/redis.ts';
 import {
   findProgram,

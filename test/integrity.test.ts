@@ -7,7 +7,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createApi } from '../server/app.ts';
 import type { RunningOrigin } from '../server/origin.ts';
-import { Manifest, currentTreeDir, openTree, type Tree } from '../server/tree.ts';
+import { Manifest } from '../server/tree/format.ts';
+import { currentTreeDir, openTree, type Tree } from '../server/tree/open.ts';
 import { listIntegrityPaths } from '../server/versions/integrity.ts';
 import { HASH_ALGORITHMS, byHashPath, checksumPath, downloadPath } from '../server/versions/paths.ts';
 import {

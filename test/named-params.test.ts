@@ -3,7 +3,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createApi } from '../server/app.ts';
 import { CACHE_CONTROL } from '../server/http/cache.ts';
-import { currentTreeDir, openTree } from '../server/tree.ts';
+import { currentTreeDir, openTree } from '../server/tree/open.ts';
 import { JAVA_VERSIONS, SERVER_SOFTWARE, findSoftware } from '../server/versions/software.ts';
 import { liveContext, makeWorkspace, type Workspace } from './helpers.ts';
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createApi } from '../server/app.ts';
-import { currentTreeDir, openTree, type Tree } from '../server/tree.ts';
+import { currentTreeDir, openTree, type Tree } from '../server/tree/open.ts';
 import { CHANNELS, type Channel } from '../server/versions/channels.ts';
 import { createCatalog, loadCatalog, type Catalog } from '../server/versions/catalog.ts';
 import { RUNS_PLUGINS_OF } from '../server/versions/compat.ts';
@@ -13,7 +13,7 @@ import { PluginVersionRecord, type CatalogVersion } from '../server/versions/sch
 import { catalogVersion } from '../server/versions/catalog-version.ts';
 import { JAVA_VERSIONS, SERVER_SOFTWARE, type JavaVersion, type ServerSoftware } from '../server/versions/software.ts';
 import { checkAnswer } from './openapi-conformance.ts';
-import { ROOT, liveContext, makeWorkspace, type Workspace } from './helpers.ts';
+import { ROOT, allRoutes, liveContext, makeWorkspace, type Workspace } from './helpers.ts';
 
 // The demo data's versions, by the letter the tables below use (createdAt order).
 const DEMO = {
@@ -338,7 +338,7 @@ http("the download variant streams the JAR of the build resolve names, with down
 http(
   'every software x Java x (channel or Minecraft) form is precomputed, and each file equals its live answer',
   async () => {
-    const resolveRoutes = [...ctx.tree.routes].filter(
+    const resolveRoutes = [...allRoutes(ctx.tree.routes)].filter(
       ([path]) =>
         /^\/api\/plugin-versions\/(download\/)?resolve\//.test(path) || path.startsWith('/api/plugin-versions?'),
     );

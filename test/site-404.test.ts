@@ -6,8 +6,9 @@ import * as assert from 'uvu/assert';
 import { nginxConfig } from '../build/deploy-configs.ts';
 import type { RunningOrigin } from '../server/origin.ts';
 import { canonicalPagePath } from '../server/pages.ts';
-import { NOT_FOUND_PAGE } from '../server/tree.ts';
-import { Manifest, currentTreeDir } from '../server/tree.ts';
+import { NOT_FOUND_PAGE } from '../server/tree/format.ts';
+import { Manifest } from '../server/tree/format.ts';
+import { currentTreeDir } from '../server/tree/open.ts';
 import { SERVER_SOFTWARE } from '../server/versions/software.ts';
 import { axeViolations } from './axe.ts';
 import {

@@ -9,7 +9,7 @@ import type { RunningOrigin } from '../server/origin.ts';
 import { jarPath } from '../server/versions/catalog.ts';
 import { sha256Hex } from '../server/digest.ts';
 import { pickLatest } from '../server/versions/latest.ts';
-import { currentTreeDir, openTree, type Tree } from '../server/tree.ts';
+import { currentTreeDir, openTree, type Tree } from '../server/tree/open.ts';
 import { SERVER_SOFTWARE } from '../server/versions/software.ts';
 import { CHROMIUM_ARGS, ROOT, findProgram, makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
 

@@ -3,10 +3,10 @@ import { basename, join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runBuild } from '../build/build.ts';
-import { TREES_DIR } from '../server/tree.ts';
+import { TREES_DIR } from '../server/tree/format.ts';
 import { SHARED_BUILD_CACHE, makeWorkspace, type Workspace } from './helpers.ts';
 
-// build/swap.ts: dist/current is replaced atomically and the trees before it are pruned, keeping the
+// server/tree/swap.ts: dist/current is replaced atomically and the trees before it are pruned, keeping the
 // two most recently made current (requests that started on them can finish).
 
 const ctx = {} as { workspace: Workspace; users: string; swapped: string[] };

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { DownloadCounts } from '../server/downloads/counts.ts';
-import { currentTreeDir, openTree } from '../server/tree.ts';
+import { currentTreeDir, openTree } from '../server/tree/open.ts';
 import { contractSuite } from './contract.ts';
 import {
   findProgram,

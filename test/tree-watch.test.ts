@@ -3,10 +3,12 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { RunningOrigin } from '../server/origin.ts';
-import { CURRENT_LINK, TREES_DIR, currentTreeDir, followCurrentTree, openTree } from '../server/tree.ts';
+import { CURRENT_LINK, TREES_DIR } from '../server/tree/format.ts';
+import { currentTreeDir, openTree } from '../server/tree/open.ts';
+import { followCurrentTree } from '../server/tree/follow.ts';
 import { makeWorkspace, startTestOrigin, until, type Workspace } from './helpers.ts';
 
-// server/tree.ts: the origin notices a swap of dist/current from a watch event, long before its
+// server/tree/follow.ts: the origin notices a swap of dist/current from a watch event, long before its
 // poll (5 s here) would; the poll stays as the fallback.
 
 const POLL_MS = 5000;

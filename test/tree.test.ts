@@ -2,10 +2,12 @@ import { cp, mkdir, readFile, rename, symlink, writeFile } from 'node:fs/promise
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { CURRENT_LINK, TREES_DIR, currentTreeDir, followCurrentTree, openTree } from '../server/tree.ts';
+import { CURRENT_LINK, TREES_DIR } from '../server/tree/format.ts';
+import { currentTreeDir, openTree } from '../server/tree/open.ts';
+import { followCurrentTree } from '../server/tree/follow.ts';
 import { DataError } from '../server/data-files.ts';
-import { manifestText, splitManifest } from '../server/manifest-text.ts';
-import { makeWorkspace, until, type Workspace } from './helpers.ts';
+import { manifestText, splitManifest } from '../server/tree/manifest-text.ts';
+import { allRoutes, makeWorkspace, until, type Workspace } from './helpers.ts';
 
 const ctx = {} as { workspace: Workspace };
 
@@ -104,7 +106,7 @@ open('routes are validated when looked up: a bad one throws DataError naming it,
   assert.throws(() => tree.routes.get('/api/plugin-versions'), isDataError, 'and again on the next lookup');
   assert.is(tree.routes.get('/api/plugin-versions/latest/papermc')?.status, 200);
   assert.is(tree.routes.get('/nowhere'), undefined);
-  assert.throws(() => [...tree.routes.values()], isDataError, 'iterating validates every route');
+  assert.throws(() => [...allRoutes(tree.routes).values()], isDataError, 'iterating validates every route');
 });
 
 open('a manifest whose head is wrong does not open', async () => {

@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { createApi } from '../server/app.ts';
 import { countsWhenPrecomputed } from '../server/endpoints.ts';
 import type { RunningOrigin } from '../server/origin.ts';
-import { currentTreeDir, openTree, type Tree } from '../server/tree.ts';
+import { currentTreeDir, openTree, type Tree } from '../server/tree/open.ts';
 import type { Channel } from '../server/versions/channels.ts';
 import type { PluginVersionRecord } from '../server/versions/schema.ts';
 import { checkForUpdate, type UpdateStatus } from '../server/versions/update-check.ts';

@@ -6,12 +6,12 @@ import * as assert from 'uvu/assert';
 import { runBuild } from '../build/build.ts';
 import { VERIFIED_DATA, openVerifiedData } from '../build/verified-data.ts';
 import { DataError } from '../server/data-files.ts';
-import { currentTreeDir, openTree } from '../server/tree.ts';
+import { currentTreeDir, openTree } from '../server/tree/open.ts';
 import type { DataFileMemory, RememberedKind } from '../server/data-file-memory.ts';
 import { loadCatalog } from '../server/versions/catalog.ts';
 import { ROOT } from './helpers.ts';
 import { loadBrandSources } from '../server/brands/sources.ts';
-import { answerCodeDigest } from '../build/previous-tree.ts';
+import { answerCodeDigest } from '../build/source-files.ts';
 import { digestSources } from '../build/source-files.ts';
 import sharp from 'sharp';
 

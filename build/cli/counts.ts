@@ -6,7 +6,7 @@ import { DAY } from '../../server/duration.ts';
 import type { Config } from '../../server/config.ts';
 import { readLogLine } from '../../server/downloads/access-log.ts';
 import { repairJournals } from '../../server/downloads/repair.ts';
-import { currentTreeDir, openTree } from '../../server/tree.ts';
+import { currentTreeDir, openTree } from '../../server/tree/open.ts';
 import { countedOf, type Counted, type Download } from '../../server/downloads/counted.ts';
 import { downloadStore, isCountable, SEEN_DAYS } from '../../server/downloads/store.ts';
 import type { Catalog } from '../../server/versions/catalog.ts';

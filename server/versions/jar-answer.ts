@@ -2,7 +2,7 @@ import type { H3Event } from 'h3';
 import { PUBLIC_HEADERS } from '../http/cache.ts';
 import { dispositionHeader } from '../http/disposition.ts';
 import { sendRepresentation } from '../http/send.ts';
-import { jarFile } from '../tree.ts';
+import { jarFile } from '../tree/format.ts';
 import { JAR_EXPOSED_HEADERS, integrityHeaders } from './integrity.ts';
 import type { CatalogVersion } from './schema.ts';
 

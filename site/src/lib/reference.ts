@@ -6,6 +6,7 @@ import { createApi } from '../../../server/app.ts';
 import { EXAMPLE_NOW } from '../../../server/charts/example.ts';
 import { createAppContext } from '../../../server/context.ts';
 import { hashSecret } from '../../../server/http/auth.ts';
+import { NO_ROUTES } from '../../../server/tree/routes.ts';
 import { createMemoryStorage } from '../../../server/storage.ts';
 import { brands, catalog } from './tree.ts';
 
@@ -213,7 +214,7 @@ const EXAMPLE_QUERIES: Record<string, string> = {
  * catalog and files): real paths of the demo data and real answers, which cannot drift from the API.
  */
 export async function referenceExamples(): Promise<Map<string, OperationExample>> {
-  const tree = { dir: __DEPOT_TREE_DIR__, catalog, brands, routes: new Map(), source: '' };
+  const tree = { dir: __DEPOT_TREE_DIR__, catalog, brands, routes: NO_ROUTES, source: '' };
   const ctx = createAppContext(createMemoryStorage(), {
     tree: () => tree,
     now: () => EXAMPLE_NOW,

@@ -1,4 +1,4 @@
-import { readTreeCatalog } from '../../../server/tree.ts';
+import { readTreeCatalog } from '../../../server/tree/open.ts';
 
 /** Set by build/site.ts: the tree being built, whose catalog.json the pages render. */
 declare const __DEPOT_TREE_DIR__: string;

@@ -1,22 +1,22 @@
 import { z } from 'zod';
-import type { Catalog } from './versions/catalog.ts';
-import { RUNS_PLUGINS_OF, runsOnJava } from './versions/compat.ts';
-import { indexLatest, pickLatest, type LatestIndex } from './versions/latest.ts';
-import type { CatalogVersion } from './versions/schema.ts';
-import { JAVA_VERSIONS, SERVER_SOFTWARE, findSoftware } from './versions/software.ts';
-import { OPENAPI_PATH } from './openapi-path.ts';
-import { findByHash } from './versions/integrity.ts';
-import { VERSION_RULES, type HashAlgorithm } from './versions/paths.ts';
-import { BADGE_RULES } from './badges/paths.ts';
-import { BRAND_RULES } from './brands/paths.ts';
-import { CHART_RULES } from './charts/paths.ts';
-import { isUnderEndpointPrefix } from './page-paths.ts';
-import { matchFirst } from './http/path-rule.ts';
+import type { Catalog } from '../versions/catalog.ts';
+import { RUNS_PLUGINS_OF, runsOnJava } from '../versions/compat.ts';
+import { indexLatest, pickLatest, type LatestIndex } from '../versions/latest.ts';
+import type { CatalogVersion } from '../versions/schema.ts';
+import { JAVA_VERSIONS, SERVER_SOFTWARE, findSoftware } from '../versions/software.ts';
+import { OPENAPI_PATH } from '../openapi-path.ts';
+import { findByHash } from '../versions/integrity.ts';
+import { VERSION_RULES, type HashAlgorithm } from '../versions/paths.ts';
+import { BADGE_RULES } from '../badges/paths.ts';
+import { BRAND_RULES } from '../brands/paths.ts';
+import { CHART_RULES } from '../charts/paths.ts';
+import { isUnderEndpointPrefix } from '../page-paths.ts';
+import { matchFirst } from '../http/path-rule.ts';
 
 /**
  * What an API answer is made from, and what changed between two trees' data as the answers read
- * it. The build reuses the previous tree's answers that read no change; a release's first tree
- * (build/build.ts) is the previous tree's answers with this change, which the origin answers live.
+ * it. The build reuses the previous tree's answers that read no change; a release's delta tree
+ * (delta.ts) is the previous tree's answers with this change, which the origin answers live.
  *
  * An answer's inputs are the version objects it may show, each its record and its isLatest: a
  * version's JAR and checksum files, its record alone; a lookup by hash, its version object; a
@@ -190,5 +190,5 @@ export function readsChange(
   return changes.all;
 }
 
-/** A page of the human site (not an API answer or a brand image): a release's first tree carries the previous site's. */
+/** A page of the human site (not an API answer or a brand image): a release's delta tree carries the previous site's. */
 export const isSitePath = (path: string) => !isUnderEndpointPrefix(path);

@@ -1,7 +1,7 @@
 import { readdir, rename, rm, stat, symlink, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CURRENT_LINK, TREES_DIR } from '../server/tree.ts';
-import { readBuildRecord } from './previous-tree.ts';
+import { CURRENT_LINK, TREES_DIR } from './format.ts';
+import { readBuildRecord } from './previous.ts';
 
 /** Trees kept besides the current one, so requests that started on them can finish. */
 const KEEP_PREVIOUS = 2;
@@ -9,7 +9,7 @@ const KEEP_PREVIOUS = 2;
 /**
  * Names the staged tree by its manifest digest, then points dist/current at it with one rename (a
  * symlink replaced atomically): a reader sees the old tree or the new one, never a mix. Then prunes
- * the old trees, unless `prune` is false (a release's first tree: the trees that follow it prune).
+ * the old trees, unless `prune` is false (a delta tree: the trees that follow it prune).
  */
 export async function swapTree(distDir: string, stagingDir: string, name: string, prune = true): Promise<string> {
   const treesDir = join(distDir, TREES_DIR);
@@ -33,7 +33,7 @@ export async function swapTree(distDir: string, stagingDir: string, name: string
 
 /**
  * Removes all but the `KEEP_PREVIOUS` trees most recently made current before `keep`, and the base
- * of any kept release's first tree (which serves its base's answers).
+ * of any kept delta tree (which serves its base's answers).
  */
 async function pruneTrees(treesDir: string, keep: string) {
   const names = (await readdir(treesDir)).filter((n) => n !== keep && !n.startsWith('.'));
@@ -45,7 +45,7 @@ async function pruneTrees(treesDir: string, keep: string) {
     if (!bases.includes(n)) await rm(join(treesDir, n), { recursive: true, force: true });
 }
 
-/** The base a release's first tree names in its build record; undefined for other trees (or no record). */
+/** The base a delta tree names in its build record; undefined for other trees (or no record). */
 async function baseOf(treeDir: string): Promise<string | undefined> {
   return readBuildRecord(treeDir).then(
     (record) => record.base,

@@ -1,30 +1,30 @@
 import { readFile, lstat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
-import { sha256Hex } from '../server/digest.ts';
-import { readJsonFile } from '../server/data-files.ts';
-import { ROOT, digestSources } from './source-files.ts';
-import { FILES_DIR, TREE_NAME, type CatalogFile, type RouteEntry } from '../server/tree.ts';
-import { splitManifest } from '../server/manifest-text.ts';
-import type { BrandSourceRecord } from '../server/brands/source-record.ts';
-import type { Catalog } from '../server/versions/catalog.ts';
-import type { DataFileMemory } from '../server/data-file-memory.ts';
-import { changeSets, diffCatalogs, readsChange, type AnswerChanges } from '../server/answer-inputs.ts';
+import { sha256Hex } from '../digest.ts';
+import { readJsonFile } from '../data-files.ts';
+import { FILES_DIR, TREE_NAME, type CatalogFile, type RouteEntry } from './format.ts';
+import { splitManifest } from './manifest-text.ts';
+import type { BrandSourceRecord } from '../brands/source-record.ts';
+import type { Catalog } from '../versions/catalog.ts';
+import { changeSets, diffCatalogs, readsChange, type AnswerChanges } from './answer-inputs.ts';
 
-/** What an answer's bytes are made by besides data/: the server, the build, and the packages they run on. */
-const CODE_INPUTS = [join(ROOT, 'server'), join(ROOT, 'build'), join(ROOT, 'package-lock.json')];
+/**
+ * A tree as the build wrote it, read back by the next build: what it may reuse (each answer whose
+ * inputs did not change, the site until the new one is built), and the base of a delta tree.
+ */
 
 /** Beside a tree's manifest: what the build needs to reuse the tree's answers in the next build. */
 export const BUILD_RECORD = 'build.json';
 
 export const BuildRecord = z.strictObject({
-  /** Digest of the code that rendered the answers (`answerCodeDigest`) and of the settings they print: other code or settings, no reuse. */
+  /** Digest of the code that rendered the answers (build/source-files.ts `answerCodeDigest`) and of the settings they print: other code or settings, no reuse. */
   code: z.string(),
   /** sha256 of the tree's catalog.json: the next build reads that file back as written, unchanged. */
   catalog: z.string().regex(/^[0-9a-f]{64}$/),
   /** The site's key (sources, catalog, document) and its routes; null without a site. */
   site: z.strictObject({ key: z.string(), paths: z.array(z.string()) }).nullable(),
-  /** A release's first tree: the tree whose answers it serves, but those that read its changes. */
+  /** A delta tree's base (delta.ts): the tree whose answers it serves, but those that read its changes. */
   base: z.string().regex(TREE_NAME).optional(),
 });
 export type BuildRecord = z.infer<typeof BuildRecord>;
@@ -35,10 +35,10 @@ export async function readBuildRecord(treeDir: string): Promise<BuildRecord> {
 }
 
 export type PreviousTree = {
-  /** The current tree, or its base when it is a release's first tree. */
+  /** The current tree, or its base when it is a delta tree. */
   dir: string;
   record: BuildRecord;
-  /** The digest of the catalog the current tree serves (the first tree's own when it is one). */
+  /** The digest of the catalog the current tree serves (the delta tree's own when it is one). */
   servedCatalog: string;
   /** Its JARs' names in dist/files (`<sha256>.jar`). */
   jars: readonly string[];
@@ -51,16 +51,11 @@ export type PreviousTree = {
   routes: () => Promise<ReadonlyMap<string, string>>;
 };
 
-/** A digest of the code behind the answers: a tree built by other code is not reused. */
-export function answerCodeDigest(memory?: DataFileMemory): Promise<string> {
-  return digestSources('answers', CODE_INPUTS, memory);
-}
-
-/** A full tree (not a release's first tree) as the build wrote it: its record, its catalog.json and its JARs in dist/files. */
+/** A full tree (not a delta tree) as the build wrote it: its record, its catalog.json and its JARs in dist/files. */
 export type BuiltTree = { dir: string; record: BuildRecord; catalog: CatalogFile; jars: readonly string[] };
 
 /**
- * A full tree as the build wrote it; null for a release's first tree, a tree of the layout before
+ * A full tree as the build wrote it; null for a delta tree, a tree of the layout before
  * dist/files (its files are not in the store), or one whose catalog is not as written. Its catalog
  * is the build's own output, checked by its digest rather than parsed with zod.
  */
@@ -80,8 +75,8 @@ export async function readBuiltTree(dir: string): Promise<BuiltTree | null> {
 
 /**
  * The current tree with what of it the next build may reuse: its site until the new one is built,
- * and, if built by the same code, each answer whose inputs did not change (server/answer-inputs.ts).
- * A release's first tree stands for its base, the tree it changes. A tree not as the build wrote it
+ * and, if built by the same code, each answer whose inputs did not change (answer-inputs.ts).
+ * A delta tree stands for its base, the tree it changes. A tree not as the build wrote it
  * reuses nothing; its manifest is read only when its routes are asked for. `read`: a tree this build
  * read already (the base of the change it served first), not read again.
  */

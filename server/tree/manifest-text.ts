@@ -1,4 +1,4 @@
-import { DataError } from './data-files.ts';
+import { DataError } from '../data-files.ts';
 
 /**
  * manifest.json as the build writes it: JSON whose head (format, source) is the first line and
@@ -13,7 +13,7 @@ export type EntryOrText<E> = E | string;
 
 /**
  * The text of a manifest with `routes` in their order, each entry one line. The head is the tree's
- * (ManifestHead, in tree.ts): this file knows the layout of the text, not what the head holds.
+ * (ManifestHead, in format.ts): this file knows the layout of the text, not what the head holds.
  */
 export function manifestText<E>(head: Readonly<Record<string, unknown>>, routes: Iterable<[string, EntryOrText<E>]>) {
   const lines: string[] = [];

@@ -1,9 +1,10 @@
 import { join } from 'node:path';
 import type { H3Event, Middleware } from 'h3';
-import type { RouteEntry, Tree } from '../tree.ts';
-import type { FileCache } from './file-cache.ts';
-import { ENCODING_EXTENSIONS, chooseEncoding, type Encoding } from './compress.ts';
-import { requestHeader, sendRepresentation, type Body } from './send.ts';
+import type { RouteEntry } from './format.ts';
+import type { Tree } from './open.ts';
+import type { FileCache } from '../http/file-cache.ts';
+import { ENCODING_EXTENSIONS, chooseEncoding, type Encoding } from '../http/compress.ts';
+import { requestHeader, sendRepresentation, type Body } from '../http/send.ts';
 
 /** What serving the tree needs: the tree of the moment, the file cache, IMAGE_CACHE=off, and the download counter. */
 export type TreeSource = {
