@@ -1,23 +1,41 @@
 import { H3, HTTPError, getRouterParam, type H3Event } from 'h3';
-import type { AppContext } from '../context.ts';
+import type { ByteCache } from '../byte-cache.ts';
 import { CACHE_CONTROL, PUBLIC_HEADERS, SVG_SECURITY_POLICY } from '../http/cache.ts';
 import { notFound } from '../http/errors.ts';
 import { sendJson } from '../http/json.ts';
 import { isNotModified, sendRepresentation } from '../http/send.ts';
 import { validateQuery } from '../http/validate.ts';
 import { chargeLimit } from '../http/rate-limit.ts';
+import type { FileCache } from '../http/file-cache.ts';
 import { BRAND_NAMES, brandImagePath, findBrand, findVariant, variantsOf, type BrandName } from './brands.ts';
 import { CONTENT_TYPES, ENCODER_REVISION, type OutputFormat } from './formats.ts';
-import { isOriginal, type ImageRequest } from './render.ts';
+import { isOriginal, type ImageRenderer, type ImageRequest } from './render.ts';
 import { BrandQuery, MAX_SIZE, SizedFileName, VariantFileName } from './schema.ts';
-import { brandKey, sourceFile } from './source-record.ts';
+import { brandKey, sourceFile, type BrandSourceRecord } from './source-record.ts';
 import { sha256Hex } from '../digest.ts';
 import { dispositionHeader } from '../http/disposition.ts';
 
 type ImageAnswer = { brand: BrandName; variant: string; size?: number; format?: OutputFormat; download: boolean };
 
+/** What the brand routes read: the tree's sources and precomputed files, the file and render caches, and sharp. */
+export type BrandRouteDeps = {
+  tree: () => BrandTree;
+  files: Pick<FileCache, 'read'>;
+  imageCache: ByteCache;
+  renderer: Pick<ImageRenderer, 'render'>;
+  /** Render every query, skipping precomputed files and the cache (benchmarks, debugging). */
+  renderAlways?: boolean;
+};
+
+/** The little of a tree brand answers read: its folder, its brand sources by key, its precomputed routes by path. */
+type BrandTree = {
+  dir: string;
+  brands: { get(key: string): BrandSourceRecord | undefined };
+  routes: { get(path: string): { file: string } | undefined };
+};
+
 /** SPEC 4.7 and 4.8, plus the clean static links the build precomputes. */
-export function brandRoutes(ctx: AppContext): H3 {
+export function brandRoutes(ctx: BrandRouteDeps): H3 {
   const app = new H3();
   app.get('/api/image/brand', (event) =>
     sendJson(
@@ -72,7 +90,7 @@ function requireBrand(name: string | undefined): BrandName {
   return brand;
 }
 
-async function answerImage(ctx: AppContext, event: H3Event, answer: ImageAnswer): Promise<Response> {
+async function answerImage(ctx: BrandRouteDeps, event: H3Event, answer: ImageAnswer): Promise<Response> {
   const { brand, variant, size, download } = answer;
   const spec = findVariant(brand, variant);
   const tree = ctx.tree();
@@ -129,7 +147,7 @@ type BytesJob = {
 };
 
 /** Cheapest first: the source itself, a precomputed tree file, the render cache, then sharp. */
-async function imageBytes(ctx: AppContext, event: H3Event, job: BytesJob): Promise<Uint8Array> {
+async function imageBytes(ctx: BrandRouteDeps, event: H3Event, job: BytesJob): Promise<Uint8Array> {
   const tree = ctx.tree();
   if (!ctx.renderAlways) {
     if (job.original) {
@@ -165,7 +183,7 @@ async function imageBytes(ctx: AppContext, event: H3Event, job: BytesJob): Promi
 /** Renders under way in this process, by their key; shared by every context (keys digest all inputs). */
 const rendering = new Map<string, Promise<Uint8Array>>();
 
-async function render(ctx: AppContext, job: BytesJob): Promise<Uint8Array> {
+async function render(ctx: BrandRouteDeps, job: BytesJob): Promise<Uint8Array> {
   const sourceBytes = await ctx.files.read(ctx.tree().dir, sourceFile(job.source));
   if (job.original) return sourceBytes;
   return ctx.renderer.render({ ...job.source, bytes: sourceBytes }, job.request, job.background);
