@@ -1,16 +1,17 @@
-import { H3, HTTPError, getRouterParam, type H3Event } from 'h3';
+import { H3, HTTPError, getValidatedRouterParams, type H3Event } from 'h3';
+import type { z } from 'zod';
 import type { ByteCache } from '../byte-cache.ts';
 import { CACHE_CONTROL, PUBLIC_HEADERS, SVG_SECURITY_POLICY } from '../http/cache.ts';
 import { notFound } from '../http/errors.ts';
 import { sendJson } from '../http/json.ts';
 import { isNotModified, sendRepresentation } from '../http/send.ts';
-import { validateQuery } from '../http/validate.ts';
+import { validateNamedParams, validateQuery } from '../http/validate.ts';
 import { chargeLimit } from '../http/rate-limit.ts';
 import type { FileCache } from '../http/file-cache.ts';
-import { BRAND_NAMES, brandImagePath, findBrand, findVariant, variantsOf, type BrandName } from './brands.ts';
+import { BRAND_NAMES, brandImagePath, findVariant, variantsOf, type BrandName } from './brands.ts';
 import { CONTENT_TYPES, ENCODER_REVISION, type OutputFormat } from './formats.ts';
 import { isOriginal, type ImageRenderer, type ImageRequest } from './render.ts';
-import { BrandQuery, MAX_SIZE, SizedFileName, VariantFileName } from './schema.ts';
+import { BrandPath, BrandQuery, MAX_SIZE, SizedLinkPath, VariantLinkPath } from './schema.ts';
 import { brandKey, sourceFile, type BrandSourceRecord } from './source-record.ts';
 import { sha256Hex } from '../digest.ts';
 import { dispositionHeader } from '../http/disposition.ts';
@@ -45,7 +46,7 @@ export function brandRoutes(ctx: BrandRouteDeps): H3 {
     ),
   );
   app.get('/api/image/brand/:brand', async (event) => {
-    const brand = requireBrand(getRouterParam(event, 'brand', { decode: true }));
+    const { brand } = await validateNamedParams(event, BrandPath);
     const query = await validateQuery(event, BrandQuery);
     const variant = (query.variant ?? 'default').toLowerCase();
     return answerImage(ctx, event, {
@@ -56,38 +57,28 @@ export function brandRoutes(ctx: BrandRouteDeps): H3 {
       download: query.download ?? false,
     });
   });
-  app.get('/brand/:brand/:variant/:file', (event) => {
-    const brand = requireBrand(getRouterParam(event, 'brand', { decode: true }));
-    // Names are case-insensitive (docs/api.md: Brand images): /brand/PAPERMC/LIGHT/64.PNG is /brand/papermc/light/64.png.
-    const file = (getRouterParam(event, 'file', { decode: true }) ?? '').toLowerCase();
-    if (!SizedFileName.safeParse(file).success)
-      throw notFound(
-        `No image at ${event.url.pathname}: expected <size>.<png|webp|jpg|gif|svg> with a size from 1 to ${MAX_SIZE}`,
-      );
-    const [size, format] = file.split('.') as [string, OutputFormat];
-    if (Number(size) > MAX_SIZE)
-      throw new HTTPError({ status: 400, message: `size must be an integer from 1 to ${MAX_SIZE}` });
-    const variant = (getRouterParam(event, 'variant', { decode: true }) ?? '').toLowerCase();
-    return answerImage(ctx, event, { brand, variant, size: Number(size), format, download: false });
+  // Names are case-insensitive (docs/api.md: Brand images): /brand/PAPERMC/LIGHT/64.PNG is /brand/papermc/light/64.png.
+  app.get('/brand/:brand/:variant/:file', async (event) => {
+    const { brand } = await validateNamedParams(event, BrandPath);
+    const { variant, file } = await validateLinkFile(event, SizedLinkPath);
+    const size = Number(file.stem);
+    if (size > MAX_SIZE) throw new HTTPError({ status: 400, message: `size must be an integer from 1 to ${MAX_SIZE}` });
+    return answerImage(ctx, event, { brand, variant, size, format: file.format, download: false });
   });
-  app.get('/brand/:brand/:file', (event) => {
-    const brand = requireBrand(getRouterParam(event, 'brand', { decode: true }));
-    const file = (getRouterParam(event, 'file', { decode: true }) ?? '').toLowerCase();
-    if (!VariantFileName.safeParse(file).success)
-      throw notFound(`No image at ${event.url.pathname}: expected <variant>.<png|webp|jpg|gif|svg>`);
-    const [variant, format] = file.split('.') as [string, OutputFormat];
-    return answerImage(ctx, event, { brand, variant, format, download: false });
+  app.get('/brand/:brand/:file', async (event) => {
+    const { brand } = await validateNamedParams(event, BrandPath);
+    const { file } = await validateLinkFile(event, VariantLinkPath);
+    return answerImage(ctx, event, { brand, variant: file.stem, format: file.format, download: false });
   });
   return app;
 }
 
-function requireBrand(name: string | undefined): BrandName {
-  const brand = findBrand(name ?? '');
-  if (!brand)
-    throw notFound(`Unknown brand ${JSON.stringify(name)}; available: ${BRAND_NAMES.join(', ')}`, {
-      availableBrands: BRAND_NAMES,
-    });
-  return brand;
+/** A static link's file name that names no image: 404 naming the path and the form expected (the issue's message). */
+function validateLinkFile<T extends z.ZodType>(event: H3Event, schema: T) {
+  return getValidatedRouterParams(event, schema, {
+    decode: true,
+    onError: (failure) => notFound(`No image at ${event.url.pathname}: ${failure.issues[0]!.message}`),
+  });
 }
 
 async function answerImage(ctx: BrandRouteDeps, event: H3Event, answer: ImageAnswer): Promise<Response> {
