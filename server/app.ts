@@ -26,11 +26,7 @@ export function createApi(ctx: AppContext, edge: Middleware[] = []): H3 {
   const app = new H3({ onError: createErrorAnswer(ENDPOINTS), silent: true });
   for (const middleware of edge) app.use(middleware);
   app.use(answerUnrouted(ENDPOINTS));
-  app.mount('', downloadRoutes(ctx));
-  app.mount(VERSIONS_ROOT, versionRoutes(ctx));
-  app.mount('', brandRoutes(ctx));
-  app.mount('', chartRoutes(ctx));
-  app.mount('', badgeRoutes(ctx));
+  for (const [base, routes] of routeFamilies(ctx)) app.mount(base, routes);
   app.get(OPERATION_RULES.document.pattern, (event) => sendJson(event, openApiDocument(), CACHE_CONTROL.apiDocument));
   app.get(OPERATION_RULES.health.pattern, () => {
     const body = JSON.stringify({ status: 'ok', tree: basename(ctx.tree().dir) });
@@ -48,6 +44,36 @@ export function createOrigin(ctx: AppContext, limiter: RateLimiter | null): H3 {
   const source = { tree: ctx.tree, files: ctx.files, renderAlways: ctx.renderAlways, downloads: ctx.downloads };
   const limit = limiter ? [limitRequests(limiter, ctx.trustProxy, ENDPOINTS)] : [];
   return createApi(ctx, [...limit, serveTree(source), servePages(source)]);
+}
+
+/** Each route family with only what it reads (its own RouteDeps type): no family depends on the context. */
+function routeFamilies(ctx: AppContext): [base: string, routes: H3][] {
+  const { tree, downloads, now, renderer, publicUrl, servers, samples, chartCache } = ctx;
+  const { files, imageCache, renderAlways, idempotency, ingestLimiter, tokens } = ctx;
+  const { privateChartsFrom, trustProxy, chartUrlKeys } = ctx;
+  return [
+    ['', downloadRoutes({ tree, downloads, now })],
+    [VERSIONS_ROOT, versionRoutes({ tree, publicUrl, downloads })],
+    ['', brandRoutes({ tree, files, imageCache, renderer, renderAlways })],
+    [
+      '',
+      chartRoutes({
+        servers,
+        samples,
+        idempotency,
+        ingestLimiter,
+        tokens,
+        chartCache,
+        now,
+        privateChartsFrom,
+        trustProxy,
+        publicUrl,
+        chartUrlKeys,
+        renderer,
+      }),
+    ],
+    ['', badgeRoutes({ tree, downloads, servers, samples, now, chartCache, renderer })],
+  ];
 }
 
 const HEALTH_HEADERS = {

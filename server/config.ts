@@ -231,7 +231,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
       origins: NGINX_ORIGINS,
       listen: NGINX_LISTEN,
       realIpFrom: NGINX_REAL_IP_FROM,
-      ...(DEPLOY_DIST_DIR ? { distDir: DEPLOY_DIST_DIR } : {}),
+      distDir: DEPLOY_DIST_DIR,
       originUrl: ORIGIN_URL,
       publicUrl: PUBLIC_URL ?? ORIGIN_URL,
     },

@@ -78,24 +78,21 @@ export function createAppContext(
   },
 ): AppContext {
   const state = createStateContext(storage, options);
-  const cacheOptions = {
-    ...(options.warn ? { warn: options.warn } : {}),
-    ...(options.cacheBudget ? { budget: options.cacheBudget } : {}),
-  };
+  const cacheOptions = { now: state.now, warn: options.warn, budget: options.cacheBudget };
   return {
     ...state,
     tree: options.tree,
     files: createFileCache(),
-    imageCache: options.imageCache ?? createByteCache(storage, 'brand-images', { now: state.now, ...cacheOptions }),
+    imageCache: options.imageCache ?? createByteCache(storage, 'brand-images', cacheOptions),
     renderer: createImageRenderer(),
-    ...(options.renderAlways ? { renderAlways: true } : {}),
+    renderAlways: options.renderAlways,
     publicUrl: options.publicUrl ?? DEFAULT_PUBLIC_URL,
     downloads: createDownloadCounter({
       store: downloadStore(storage, options.redis, state.now, { warn: options.warn }),
       now: state.now,
       trustProxy: state.trustProxy,
       enabled: options.countDownloads ?? true,
-      ...(options.warn ? { warn: options.warn } : {}),
+      warn: options.warn,
     }),
     chartUrlKeys: onceResolved(() => chartUrlKeys(options.chartUrlKeys ?? [], storage, options.redis)),
   };
@@ -116,16 +113,12 @@ export function createStateContext(storage: Storage, options: StateOptions = {})
   return {
     servers: serverStore(storage),
     samples: sampleStore(storage, options.redis, options.warn),
-    idempotency: idempotencyStore(storage, options.redis, options.warn ? { warn: options.warn } : {}),
+    idempotency: idempotencyStore(storage, options.redis, { warn: options.warn }),
     ingestLimiter: options.ingestRateLimit
       ? createRateLimiter(options.ingestRateLimit, now, options.redis, options.warn, 'ingest')
       : null,
     tokens: userTokenStore(storage),
-    chartCache: createByteCache(storage, 'charts', {
-      now,
-      ...(options.warn ? { warn: options.warn } : {}),
-      ...(options.cacheBudget ? { budget: options.cacheBudget } : {}),
-    }),
+    chartCache: createByteCache(storage, 'charts', { now, warn: options.warn, budget: options.cacheBudget }),
     now,
     privateChartsFrom: addressAllowList(options.privateChartIps ?? []),
     trustProxy: trustedProxies(options.trustProxy ?? []),

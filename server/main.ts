@@ -21,7 +21,7 @@ const SHUTDOWN_DEADLINE_MS = 10_000;
 const config = readConfig();
 const origin = await startOrigin({
   ...config,
-  ...(config.logRequests ? { log: (entry) => logger.info(entry) } : {}),
+  log: config.logRequests ? (entry) => logger.info(entry) : undefined,
   warn: (line) => logger.warn(line),
 });
 logger.info({

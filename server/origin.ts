@@ -78,7 +78,7 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
         `[tree] could not open ${tree}; still serving the previous tree (said again at most once a minute):`,
         error,
       ),
-    { warn, ...(options.treePollMs ? { intervalMs: options.treePollMs } : {}) },
+    { warn, intervalMs: options.treePollMs },
   );
   const exposure = options.redisUrl || options.storage ? null : await storageDirExposure(options.storageDir!);
   if (exposure) warn(exposure);
@@ -96,7 +96,7 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
     : createCacheBudget(storage, {
         maxBytes: options.cacheMaxBytes ?? DEFAULT_CACHE_MAX_BYTES,
         warn,
-        ...(options.now ? { now: options.now } : {}),
+        now: options.now,
       });
   const { now, privateChartIps, trustProxy } = options;
   const context = createAppContext(storage, {
@@ -161,8 +161,8 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
     now: context.now,
     warn,
     serves: (versionId) => follower.current().catalog.byId.has(versionId),
-    ...(options.webhookRetryBaseMs ? { retryBaseMs: options.webhookRetryBaseMs } : {}),
-    ...(options.webhookTimeoutMs ? { timeoutMs: options.webhookTimeoutMs } : {}),
+    retryBaseMs: options.webhookRetryBaseMs,
+    timeoutMs: options.webhookTimeoutMs,
   });
   const { address, port } = server.address() as AddressInfo;
   const host = address.includes(':') ? `[${address}]` : address;

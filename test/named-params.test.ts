@@ -5,6 +5,7 @@ import { createApi } from '../server/app.ts';
 import { CACHE_CONTROL } from '../server/http/cache.ts';
 import { currentTreeDir, openTree } from '../server/tree/open.ts';
 import { JAVA_VERSIONS, SERVER_SOFTWARE, findSoftware } from '../server/versions/software.ts';
+import { BRAND_NAMES, COMMON_SIZES, findBrand, findVariant, variantsOf } from '../server/brands/brands.ts';
 import { liveContext, makeWorkspace, type Workspace } from './helpers.ts';
 
 /**
@@ -113,3 +114,112 @@ named('an update check names a too long current version before anything else', a
 });
 
 named.run();
+
+/**
+ * The brand, variant and file a brand image's path names, on its three routes (the query form and
+ * the two static links): the brand first (404 listing all six), then the link's file name (404
+ * naming the path and the form expected), then a size past 2048 (400), then the variant (404 listing
+ * the brand's own).
+ */
+const anyCase = (word: string) =>
+  fc
+    .array(fc.boolean(), { minLength: word.length, maxLength: word.length })
+    .map((upper) => [...word].map((c, i) => (upper[i] ? c.toUpperCase() : c)).join(''));
+const brandSegment = fc.oneof(fc.constantFrom(...BRAND_NAMES).chain(anyCase), fc.stringMatching(/^[a-z0-9-]{1,10}$/));
+const variantWord = fc.oneof(
+  fc.constantFrom('default', 'light', 'dark', 'none', 'white', 'blue', 'blue-no-text'),
+  fc.stringMatching(/^[a-z-]{1,8}$/),
+);
+const extension = fc.oneof(
+  fc.constantFrom('png', 'webp', 'jpg', 'gif', 'svg').chain(anyCase),
+  fc.constantFrom('bmp', ''),
+);
+const sizeWord = fc.oneof(
+  fc.constantFrom(...COMMON_SIZES.map(String)),
+  fc.constantFrom('0', '2049', '4096', '99999', '1.5', 'big', '064'),
+);
+type BrandRoute = { kind: 'query' | 'sized' | 'variant'; brand: string; variant: string; file: string; query: string };
+const brandRoute = fc.record({
+  kind: fc.constantFrom<BrandRoute['kind']>('query', 'sized', 'variant'),
+  brand: brandSegment,
+  variant: variantWord.chain(anyCase),
+  file: fc.oneof(
+    fc.tuple(fc.oneof(sizeWord, variantWord), extension).map(([stem, ext]) => `${stem}.${ext}`),
+    // Not a dot segment: the URL would be another path.
+    fc.stringMatching(/^[a-z0-9.]{1,8}$/).filter((word) => word !== '.' && word !== '..'),
+  ),
+  query: fc.constantFrom('', '?size=64', '?size=0', '?format=bmp'),
+});
+
+function brandPath(route: BrandRoute): string {
+  if (route.kind === 'query') return `/api/image/brand/${route.brand}${route.query}`;
+  if (route.kind === 'sized') return `/brand/${route.brand}/${route.variant}/${route.file}`;
+  return `/brand/${route.brand}/${route.file}`;
+}
+
+const images = suite('route parameters that name a brand, its variant and an image file');
+images.before(async () => {
+  ctx.workspace = await makeWorkspace();
+  // The built tree's routes stay, so the common sizes are read from files, not rendered.
+  const tree = await openTree((await currentTreeDir(ctx.workspace.distDir))!);
+  const api = createApi({ ...liveContext(tree), tree: () => tree });
+  ctx.request = async (path) => api.request(path);
+});
+images.after(() => ctx.workspace.remove());
+
+images('the brand first, then the file name, then the size, then the variant, on the three image routes', async () => {
+  await fc.assert(
+    fc.asyncProperty(brandRoute, async (route) => {
+      const path = brandPath(route);
+      const answer = await ctx.request(path);
+      const body = answer.headers.get('content-type')?.startsWith('application/json')
+        ? (JSON.parse(await answer.text()) as {
+            error?: string;
+            availableBrands?: string[];
+            availableVariants?: string[];
+          })
+        : {};
+      const brand = findBrand(route.brand);
+      if (!brand) {
+        assert.is(answer.status, 404, path);
+        assert.is(
+          body.error,
+          `Unknown brand ${JSON.stringify(route.brand)}; available: ${BRAND_NAMES.join(', ')}`,
+          path,
+        );
+        assert.equal(body.availableBrands, BRAND_NAMES, path);
+        return;
+      }
+      if (route.kind === 'query') {
+        assert.is(answer.status, route.query === '' || route.query === '?size=64' ? 200 : 400, path);
+        return;
+      }
+      const file = route.file.toLowerCase();
+      const form =
+        route.kind === 'sized' ? /^[1-9]\d{0,3}\.(png|webp|jpg|gif|svg)$/ : /^[a-z-]+\.(png|webp|jpg|gif|svg)$/;
+      if (!form.test(file)) {
+        assert.is(answer.status, 404, path);
+        const expected = route.kind === 'sized' ? 'expected <size>.' : 'expected <variant>.';
+        assert.ok(body.error?.startsWith(`No image at ${new URL(path, 'http://x').pathname}: ${expected}`), path);
+        return;
+      }
+      const [stem, format] = file.split('.') as [string, string];
+      if (route.kind === 'sized' && Number(stem) > 2048) {
+        assert.is(answer.status, 400, path);
+        assert.is(body.error, 'size must be an integer from 1 to 2048', path);
+        return;
+      }
+      const variant = route.kind === 'sized' ? route.variant.toLowerCase() : stem;
+      if (!findVariant(brand, variant)) {
+        assert.is(answer.status, 404, path);
+        assert.equal(body.availableVariants, variantsOf(brand), path);
+        return;
+      }
+      const svgOfPng = format === 'svg' && brand !== 'leafmc';
+      assert.is(answer.status, svgOfPng ? 400 : 200, path);
+    }),
+    { numRuns: 300 },
+  );
+});
+
+images.run();

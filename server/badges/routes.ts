@@ -1,5 +1,9 @@
 import { H3, getRouterParam, type H3Event } from 'h3';
-import type { AppContext } from '../context.ts';
+import type { ByteCache } from '../byte-cache.ts';
+import type { ImageRenderer } from '../brands/render.ts';
+import type { SampleStore } from '../charts/samples.ts';
+import type { ServerStore } from '../charts/servers.ts';
+import type { DownloadCounter } from '../downloads/counter.ts';
 import { HOUR } from '../duration.ts';
 import { sha256Hex } from '../digest.ts';
 import { CACHE_CONTROL, NOT_FOUND_HEADERS, PUBLIC_HEADERS, SVG_SECURITY_POLICY } from '../http/cache.ts';
@@ -9,6 +13,7 @@ import { sendJson } from '../http/json.ts';
 import { sendRepresentation } from '../http/send.ts';
 import { strongEtag } from '../http/etag.ts';
 import { validateNamedParams, validateParams, validateQuery } from '../http/validate.ts';
+import type { Catalog } from '../versions/catalog.ts';
 import { requireLatest } from '../versions/require-latest.ts';
 import { drawBadge, metric, scaledForPng } from './draw.ts';
 import { BADGE_RULES } from './paths.ts';
@@ -23,6 +28,17 @@ import {
   type BadgeFormat,
 } from './schema.ts';
 
+/** What badges read: the tree's catalog, the download total, servers and their samples, the clock, and sharp with the chart cache for PNGs. */
+export type BadgeRouteDeps = {
+  tree: () => { catalog: Catalog };
+  downloads: Pick<DownloadCounter, 'total'>;
+  servers: Pick<ServerStore, 'get'>;
+  samples: Pick<SampleStore, 'range'>;
+  now: () => number;
+  chartCache: ByteCache;
+  renderer: Pick<ImageRenderer, 'rasterise'>;
+};
+
 /** A rendered PNG is kept as long as its badge may be cached. */
 const PNG_TTL_SECONDS = 300;
 
@@ -30,7 +46,7 @@ const PNG_TTL_SECONDS = 300;
  * Issue 17: badges in shields.io's look, drawn live from the catalog, the download counts and the
  * player samples; each as SVG, PNG and shields.io endpoint JSON.
  */
-export function badgeRoutes(ctx: AppContext): H3 {
+export function badgeRoutes(ctx: BadgeRouteDeps): H3 {
   const app = new H3();
   const latest = async (event: H3Event) => {
     const format = formatOf(event);
@@ -88,7 +104,7 @@ function formatOf(event: H3Event): BadgeFormat {
  * Players online now: the mean of the current UTC hour's samples, or of the previous hour's until
  * this hour has one; null when neither has (the server stopped reporting).
  */
-async function playersNow(ctx: AppContext, serverId: string): Promise<number | null> {
+async function playersNow(ctx: Pick<BadgeRouteDeps, 'samples' | 'now'>, serverId: string): Promise<number | null> {
   const now = ctx.now();
   const buckets = await ctx.samples.range(serverId, now - HOUR, now);
   const since = Math.floor(now / HOUR) * HOUR - HOUR;
@@ -97,7 +113,7 @@ async function playersNow(ctx: AppContext, serverId: string): Promise<number | n
 }
 
 async function sendBadge(
-  ctx: AppContext,
+  ctx: BadgeRouteDeps,
   event: H3Event,
   badge: Badge,
   format: BadgeFormat,
@@ -121,7 +137,7 @@ async function sendBadge(
 }
 
 /** The badge rasterised by sharp (through the renderer's bounded queue), kept in the chart cache. */
-async function pngOf(ctx: AppContext, svg: string): Promise<Uint8Array> {
+async function pngOf(ctx: Pick<BadgeRouteDeps, 'chartCache' | 'renderer'>, svg: string): Promise<Uint8Array> {
   const key = sha256Hex('badge-png\n', svg);
   const cached = await ctx.chartCache.get(key);
   if (cached) return cached;

@@ -1,24 +1,43 @@
-import { H3, HTTPError, getRouterParam, type H3Event } from 'h3';
-import type { AppContext } from '../context.ts';
+import { H3, HTTPError, getValidatedRouterParams, type H3Event } from 'h3';
+import type { z } from 'zod';
+import type { ByteCache } from '../byte-cache.ts';
 import { CACHE_CONTROL, PUBLIC_HEADERS, SVG_SECURITY_POLICY } from '../http/cache.ts';
 import { notFound } from '../http/errors.ts';
 import { sendJson } from '../http/json.ts';
 import { isNotModified, sendRepresentation } from '../http/send.ts';
-import { validateQuery } from '../http/validate.ts';
+import { validateNamedParams, validateQuery } from '../http/validate.ts';
 import { chargeLimit } from '../http/rate-limit.ts';
-import { BRAND_NAMES, findBrand, findVariant, variantsOf, type BrandName } from './brands.ts';
+import type { FileCache } from '../http/file-cache.ts';
+import { BRAND_NAMES, findVariant, variantsOf, type BrandName } from './brands.ts';
 import { BRAND_RULES, brandImagePath } from './paths.ts';
 import { CONTENT_TYPES, ENCODER_REVISION, type OutputFormat } from './formats.ts';
-import { isOriginal, type ImageRequest } from './render.ts';
-import { BrandQuery, MAX_SIZE, SizedFileName, VariantFileName } from './schema.ts';
-import { brandKey, sourceFile } from './source-record.ts';
+import { isOriginal, type ImageRenderer, type ImageRequest } from './render.ts';
+import { BrandPath, BrandQuery, MAX_SIZE, SizedLinkPath, VariantLinkPath } from './schema.ts';
+import { brandKey, sourceFile, type BrandSourceRecord } from './source-record.ts';
 import { sha256Hex } from '../digest.ts';
 import { dispositionHeader } from '../http/disposition.ts';
 
 type ImageAnswer = { brand: BrandName; variant: string; size?: number; format?: OutputFormat; download: boolean };
 
+/** What the brand routes read: the tree's sources and precomputed files, the file and render caches, and sharp. */
+export type BrandRouteDeps = {
+  tree: () => BrandTree;
+  files: Pick<FileCache, 'read'>;
+  imageCache: ByteCache;
+  renderer: Pick<ImageRenderer, 'render'>;
+  /** Render every query, skipping precomputed files and the cache (benchmarks, debugging). */
+  renderAlways?: boolean;
+};
+
+/** The little of a tree brand answers read: its folder, its brand sources by key, its precomputed routes by path. */
+type BrandTree = {
+  dir: string;
+  brands: { get(key: string): BrandSourceRecord | undefined };
+  routes: { get(path: string): { file: string } | undefined };
+};
+
 /** SPEC 4.7 and 4.8, plus the clean static links the build precomputes. */
-export function brandRoutes(ctx: AppContext): H3 {
+export function brandRoutes(ctx: BrandRouteDeps): H3 {
   const app = new H3();
   app.get(BRAND_RULES.list.pattern, (event) =>
     sendJson(
@@ -28,7 +47,7 @@ export function brandRoutes(ctx: AppContext): H3 {
     ),
   );
   app.get(BRAND_RULES.image.pattern, async (event) => {
-    const brand = requireBrand(getRouterParam(event, 'brand', { decode: true }));
+    const { brand } = await validateNamedParams(event, BrandPath);
     const query = await validateQuery(event, BrandQuery);
     const variant = (query.variant ?? 'default').toLowerCase();
     return answerImage(ctx, event, {
@@ -39,41 +58,31 @@ export function brandRoutes(ctx: AppContext): H3 {
       download: query.download ?? false,
     });
   });
-  app.get(BRAND_RULES.sizedLink.pattern, (event) => {
-    const brand = requireBrand(getRouterParam(event, 'brand', { decode: true }));
-    // Names are case-insensitive (docs/api.md: Brand images): /brand/PAPERMC/LIGHT/64.PNG is /brand/papermc/light/64.png.
-    const file = (getRouterParam(event, 'file', { decode: true }) ?? '').toLowerCase();
-    if (!SizedFileName.safeParse(file).success)
-      throw notFound(
-        `No image at ${event.url.pathname}: expected <size>.<png|webp|jpg|gif|svg> with a size from 1 to ${MAX_SIZE}`,
-      );
-    const [size, format] = file.split('.') as [string, OutputFormat];
-    if (Number(size) > MAX_SIZE)
-      throw new HTTPError({ status: 400, message: `size must be an integer from 1 to ${MAX_SIZE}` });
-    const variant = (getRouterParam(event, 'variant', { decode: true }) ?? '').toLowerCase();
-    return answerImage(ctx, event, { brand, variant, size: Number(size), format, download: false });
+  // Names are case-insensitive (docs/api.md: Brand images): /brand/PAPERMC/LIGHT/64.PNG is /brand/papermc/light/64.png.
+  app.get(BRAND_RULES.sizedLink.pattern, async (event) => {
+    const { brand } = await validateNamedParams(event, BrandPath);
+    const { variant, file } = await validateLinkFile(event, SizedLinkPath);
+    const size = Number(file.stem);
+    if (size > MAX_SIZE) throw new HTTPError({ status: 400, message: `size must be an integer from 1 to ${MAX_SIZE}` });
+    return answerImage(ctx, event, { brand, variant, size, format: file.format, download: false });
   });
-  app.get(BRAND_RULES.variantLink.pattern, (event) => {
-    const brand = requireBrand(getRouterParam(event, 'brand', { decode: true }));
-    const file = (getRouterParam(event, 'file', { decode: true }) ?? '').toLowerCase();
-    if (!VariantFileName.safeParse(file).success)
-      throw notFound(`No image at ${event.url.pathname}: expected <variant>.<png|webp|jpg|gif|svg>`);
-    const [variant, format] = file.split('.') as [string, OutputFormat];
-    return answerImage(ctx, event, { brand, variant, format, download: false });
+  app.get(BRAND_RULES.variantLink.pattern, async (event) => {
+    const { brand } = await validateNamedParams(event, BrandPath);
+    const { file } = await validateLinkFile(event, VariantLinkPath);
+    return answerImage(ctx, event, { brand, variant: file.stem, format: file.format, download: false });
   });
   return app;
 }
 
-function requireBrand(name: string | undefined): BrandName {
-  const brand = findBrand(name ?? '');
-  if (!brand)
-    throw notFound(`Unknown brand ${JSON.stringify(name)}; available: ${BRAND_NAMES.join(', ')}`, {
-      availableBrands: BRAND_NAMES,
-    });
-  return brand;
+/** A static link's file name that names no image: 404 naming the path and the form expected (the issue's message). */
+function validateLinkFile<T extends z.ZodType>(event: H3Event, schema: T) {
+  return getValidatedRouterParams(event, schema, {
+    decode: true,
+    onError: (failure) => notFound(`No image at ${event.url.pathname}: ${failure.issues[0]!.message}`),
+  });
 }
 
-async function answerImage(ctx: AppContext, event: H3Event, answer: ImageAnswer): Promise<Response> {
+async function answerImage(ctx: BrandRouteDeps, event: H3Event, answer: ImageAnswer): Promise<Response> {
   const { brand, variant, size, download } = answer;
   const spec = findVariant(brand, variant);
   const tree = ctx.tree();
@@ -130,7 +139,7 @@ type BytesJob = {
 };
 
 /** Cheapest first: the source itself, a precomputed tree file, the render cache, then sharp. */
-async function imageBytes(ctx: AppContext, event: H3Event, job: BytesJob): Promise<Uint8Array> {
+async function imageBytes(ctx: BrandRouteDeps, event: H3Event, job: BytesJob): Promise<Uint8Array> {
   const tree = ctx.tree();
   if (!ctx.renderAlways) {
     if (job.original) {
@@ -166,7 +175,7 @@ async function imageBytes(ctx: AppContext, event: H3Event, job: BytesJob): Promi
 /** Renders under way in this process, by their key; shared by every context (keys digest all inputs). */
 const rendering = new Map<string, Promise<Uint8Array>>();
 
-async function render(ctx: AppContext, job: BytesJob): Promise<Uint8Array> {
+async function render(ctx: BrandRouteDeps, job: BytesJob): Promise<Uint8Array> {
   const sourceBytes = await ctx.files.read(ctx.tree().dir, sourceFile(job.source));
   if (job.original) return sourceBytes;
   return ctx.renderer.render({ ...job.source, bytes: sourceBytes }, job.request, job.background);

@@ -1,9 +1,9 @@
 import { H3, HTTPError, assertBodySize, type H3Event } from 'h3';
-import type { AppContext } from '../context.ts';
+import type { ByteCache } from '../byte-cache.ts';
 import { bearerToken, forbidden, secretMatches, unauthorized } from '../http/auth.ts';
 import { CACHE_CONTROL, PRIVATE_HEADERS, PUBLIC_HEADERS, SVG_SECURITY_POLICY } from '../http/cache.ts';
 import { requestClient } from '../http/client-address.ts';
-import { chargeKey, chargeLimit } from '../http/rate-limit.ts';
+import { chargeKey, chargeLimit, type RateLimiter } from '../http/rate-limit.ts';
 import { throttledLog } from '../throttled-log.ts';
 import { notFound } from '../http/errors.ts';
 import { sendRepresentation } from '../http/send.ts';
@@ -13,14 +13,16 @@ import { aggregate, type Series } from './aggregate.ts';
 import { chartCsv, chartData } from './data.ts';
 import { drawPlayerChart } from './draw.ts';
 import { EXAMPLE_NOW, exampleBuckets } from './example.ts';
-import { IdempotencyKey } from './idempotency.ts';
+import { IdempotencyKey, type IdempotencyStore } from './idempotency.ts';
 import { samplesFromBody } from './ingest.ts';
 import { ChartUrlBody, PlayersChartQuery, chartSignatureMatches, mintChartUrl } from './signed-url.ts';
 import { describeIssues } from '../describe-issues.ts';
 import { MEDIA_TYPES } from '../http/media-types.ts';
 import { ChartQuery, ServerPath } from './schema.ts';
 import { CHART_RULES } from './paths.ts';
-import type { ServerRecord } from './servers.ts';
+import type { SampleStore } from './samples.ts';
+import type { ServerRecord, ServerStore } from './servers.ts';
+import type { UserTokenStore } from '../users.ts';
 import { sha256Hex } from '../digest.ts';
 import { DAY } from '../duration.ts';
 
@@ -28,8 +30,30 @@ const MAX_BODY_BYTES = 256 * 1024;
 /** SPEC 8: charts are cached for 5 minutes. */
 const CHART_TTL_SECONDS = 300;
 
+/** What the chart routes read: the stores of servers, samples, ingestion keys and owners' tokens, and what access, signing and rendering need. */
+export type ChartRouteDeps = {
+  servers: Pick<ServerStore, 'get'>;
+  samples: Pick<SampleStore, 'add' | 'range'>;
+  idempotency: Pick<IdempotencyStore, 'once' | 'maxKeysPerDay'>;
+  /** INGEST_RATE_LIMIT: ingestion requests per server key; null: not limited. */
+  ingestLimiter: RateLimiter | null;
+  tokens: Pick<UserTokenStore, 'authenticate'>;
+  chartCache: ByteCache;
+  now: () => number;
+  /** PRIVATE_CHART_IPS: may a private chart be read from this address? */
+  privateChartsFrom: (address: string | undefined) => boolean;
+  /** TRUST_PROXY: is this peer a proxy whose X-Forwarded-For is believed? */
+  trustProxy: (address: string) => boolean;
+  /** PUBLIC_URL: the base of minted chart URLs. */
+  publicUrl: string;
+  /** The keys chart URLs are signed with (the first signs, every one is accepted). */
+  chartUrlKeys: () => Promise<string[]>;
+  /** An SVG as PNG: PNG charts share the brand images' sharp queue. */
+  renderer: { rasterise: (svg: string) => Promise<Uint8Array> };
+};
+
 /** SPEC 4.9 and 4.10, and player-count ingestion (DESIGN: POST /api/servers/:id/stats). */
-export function chartRoutes(ctx: AppContext): H3 {
+export function chartRoutes(ctx: ChartRouteDeps): H3 {
   const app = new H3();
   app.get(CHART_RULES.example.pattern, async (event) => {
     const query = await validateQuery(event, ChartQuery);
@@ -143,7 +167,7 @@ export function chartRoutes(ctx: AppContext): H3 {
   return app;
 }
 
-async function findServer(ctx: AppContext, event: H3Event): Promise<ServerRecord> {
+async function findServer(ctx: ChartRouteDeps, event: H3Event): Promise<ServerRecord> {
   const { id } = await validateParams(event, ServerPath);
   const server = await ctx.servers.get(id);
   // A server added later answers within a minute (issue 17: no chart error is kept longer).
@@ -152,7 +176,7 @@ async function findServer(ctx: AppContext, event: H3Event): Promise<ServerRecord
 }
 
 /** SPEC 5.3: a private chart answers only its owner, and only from PRIVATE_CHART_IPS when set. */
-async function requireOwner(ctx: AppContext, event: H3Event, server: ServerRecord): Promise<void> {
+async function requireOwner(ctx: ChartRouteDeps, event: H3Event, server: ServerRecord): Promise<void> {
   const token = bearerToken(event);
   if (!token) throw forbidden("This chart is private: send its owner's token as Authorization: Bearer <token>");
   if ((await ctx.tokens.authenticate(token)) !== server.owner) throw forbidden('This chart is private to its owner');
@@ -166,7 +190,7 @@ async function requireOwner(ctx: AppContext, event: H3Event, server: ServerRecor
  * chart is still read only from PRIVATE_CHART_IPS when set.
  */
 async function requireSignature(
-  ctx: AppContext,
+  ctx: ChartRouteDeps,
   event: H3Event,
   server: ServerRecord,
   query: ChartQuery,
@@ -234,7 +258,7 @@ async function readJson(event: H3Event, shape: string): Promise<unknown> {
 }
 
 /** The series drawn, or as data. PNG charts share the image renderer's sharp queue with brand images. */
-async function chartBytes(ctx: AppContext, series: Series, query: ChartQuery): Promise<Uint8Array> {
+async function chartBytes(ctx: ChartRouteDeps, series: Series, query: ChartQuery): Promise<Uint8Array> {
   const text = (value: string) => new TextEncoder().encode(value);
   switch (query.format) {
     case 'svg':

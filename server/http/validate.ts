@@ -32,13 +32,17 @@ export function validateParams<T extends z.ZodType>(event: H3Event, schema: T) {
 }
 
 /**
- * Route parameters that name what is asked for (a software, a Java version): a name that names
- * nothing is a 404 (SPEC 7), not a 400, with the first issue's message, which says what exists.
+ * Route parameters that name what is asked for (a software, a Java version, a brand): a name that
+ * names nothing is a 404 (SPEC 7), not a 400, with the first issue's message, which says what
+ * exists, and its `params` as fields of the body (SPEC 7.1: a brand's 404 lists `availableBrands`).
  */
 export function validateNamedParams<T extends z.ZodType>(event: H3Event, schema: T, headers?: Record<string, string>) {
   return getValidatedRouterParams(event, schema, {
     decode: true,
-    onError: (failure) => notFound(failure.issues[0]!.message, undefined, headers),
+    onError: (failure) => {
+      const issue = failure.issues[0]! as ValidationFailure['issues'][number] & { params?: Record<string, unknown> };
+      return notFound(issue.message, issue.params, headers);
+    },
   });
 }
 

@@ -1,9 +1,9 @@
 import { H3, HTTPError, getRouterParam, type H3Event } from 'h3';
-import type { AppContext } from '../context.ts';
 import { CACHE_CONTROL, NOT_FOUND_HEADERS } from '../http/cache.ts';
 import { notFound } from '../http/errors.ts';
 import { sendDocument, sendJson } from '../http/json.ts';
 import { MEDIA_TYPES } from '../http/media-types.ts';
+import type { Catalog } from './catalog.ts';
 import { checksumLine, findByHash } from './integrity.ts';
 import { HASH_ALGORITHMS, VERSION_RULES, VERSIONS_ROOT, type HashAlgorithm } from './paths.ts';
 import { presentVersion } from './present.ts';
@@ -13,8 +13,11 @@ import { PLUGIN_VERSION_ID } from './schema.ts';
 const HEX_LENGTH: Record<HashAlgorithm, number> = { sha256: 64, sha512: 128 };
 const HEX: Record<HashAlgorithm, RegExp> = { sha256: /^[0-9a-fA-F]{64}$/, sha512: /^[0-9a-fA-F]{128}$/ };
 
+/** What the integrity routes read: only the tree's catalog (digests live in its records). */
+export type IntegrityRouteDeps = { tree: () => { catalog: Catalog } };
+
 /** Sidecars and lookup by hash, mounted at /api/plugin-versions beside versionRoutes. */
-export function integrityRoutes(ctx: AppContext): H3 {
+export function integrityRoutes(ctx: IntegrityRouteDeps): H3 {
   const app = new H3();
   for (const algorithm of HASH_ALGORITHMS) {
     app.get(VERSION_RULES[algorithm].under(VERSIONS_ROOT), (event) => {

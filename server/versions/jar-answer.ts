@@ -7,7 +7,7 @@ import { JAR_EXPOSED_HEADERS, integrityHeaders } from './integrity.ts';
 import type { CatalogVersion } from './schema.ts';
 
 /** What a JAR answer reads: the tree its bytes are in, and the counter that counts it. */
-type JarSource = {
+export type JarSource = {
   tree: () => { dir: string };
   downloads: { countJar: (event: H3Event, versionId: string) => void };
 };

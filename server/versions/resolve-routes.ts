@@ -1,21 +1,26 @@
 import type { H3, H3Event } from 'h3';
-import type { AppContext } from '../context.ts';
 import { CACHE_CONTROL, NOT_FOUND_HEADERS } from '../http/cache.ts';
 import { notFound } from '../http/errors.ts';
 import { sendJson } from '../http/json.ts';
 import { validateNamedParams, validateQuery } from '../http/validate.ts';
 import type { Catalog } from './catalog.ts';
-import { sendJar } from './jar-answer.ts';
+import { sendJar, type JarSource } from './jar-answer.ts';
 import { presentVersion } from './present.ts';
 import { explainNoBuild, resolveBuild, type Resolved } from './resolve.ts';
 import { ResolveQuery, SoftwarePath } from './schema.ts';
 import { VERSION_RULES, VERSIONS_ROOT } from './paths.ts';
 
+/** What the resolve routes read: the tree's catalog and JARs, and the download counter. */
+export type ResolveRouteDeps = {
+  tree: () => { catalog: Catalog; dir: string };
+  downloads: JarSource['downloads'];
+};
+
 /**
  * Issue 15: compatible resolution, beside SPEC 4.1-4.6 on the same app: the best build a server
  * runs (resolve.ts), as metadata with `resolvedFrom` or as the JAR.
  */
-export function resolveRoutes(app: H3, ctx: AppContext): void {
+export function resolveRoutes(app: H3, ctx: ResolveRouteDeps): void {
   const metadata = async (event: H3Event) => {
     const { catalog, resolved } = await findResolved(ctx, event);
     const answer = {
@@ -37,7 +42,10 @@ export function resolveRoutes(app: H3, ctx: AppContext): void {
  * values), then an unknown software or Java version (404 naming what exists), then a 404 saying
  * what would resolve if the server changed one thing.
  */
-async function findResolved(ctx: AppContext, event: H3Event): Promise<{ catalog: Catalog; resolved: Resolved }> {
+async function findResolved(
+  ctx: Pick<ResolveRouteDeps, 'tree'>,
+  event: H3Event,
+): Promise<{ catalog: Catalog; resolved: Resolved }> {
   const { channel = 'release', minecraft } = await validateQuery(event, ResolveQuery);
   const { software, java } = await validateNamedParams(event, SoftwarePath, NOT_FOUND_HEADERS);
   const { catalog } = ctx.tree();

@@ -1,5 +1,4 @@
 import { H3, getRouterParam, type H3Event } from 'h3';
-import type { AppContext } from '../context.ts';
 import { CACHE_CONTROL, NOT_FOUND_HEADERS } from '../http/cache.ts';
 import { notFound } from '../http/errors.ts';
 import { sendDocument, sendJson } from '../http/json.ts';
@@ -8,7 +7,7 @@ import { validateNamedParams, validateParams, validateQuery } from '../http/vali
 import type { Catalog } from './catalog.ts';
 import type { Channel } from './channels.ts';
 import { releaseFeed } from './feed.ts';
-import { sendJar } from './jar-answer.ts';
+import { sendJar, type JarSource } from './jar-answer.ts';
 import { presentVersion, presentVersionList } from './present.ts';
 import { requireLatest } from './require-latest.ts';
 import {
@@ -26,8 +25,15 @@ import { VERSION_RULES, VERSIONS_ROOT } from './paths.ts';
 import { resolveRoutes } from './resolve-routes.ts';
 import { integrityRoutes } from './integrity-routes.ts';
 
+/** What the version routes read: the tree's catalog and JARs, the public URL of the feeds' links, and the download counter. */
+export type VersionRouteDeps = {
+  tree: () => { catalog: Catalog; dir: string };
+  publicUrl: string;
+  downloads: JarSource['downloads'];
+};
+
 /** SPEC 4.1-4.6, mounted at /api/plugin-versions, and the update check. */
-export function versionRoutes(ctx: AppContext): H3 {
+export function versionRoutes(ctx: VersionRouteDeps): H3 {
   const app = new H3();
   app.get(VERSION_RULES.list.under(VERSIONS_ROOT), async (event) => {
     const { minecraft } = await validateQuery(event, ListQuery);
@@ -90,7 +96,7 @@ type Latest = {
 };
 
 /** The latest version a request names: its `?channel=` (400 naming the allowed values), then its route's `software` and `java` (404 naming what exists). */
-async function findLatest(ctx: AppContext, event: H3Event): Promise<Latest> {
+async function findLatest(ctx: Pick<VersionRouteDeps, 'tree'>, event: H3Event): Promise<Latest> {
   const channel = (await validateQuery(event, ChannelQuery)).channel ?? 'release';
   const { software, java } = await validateNamedParams(event, SoftwarePath, NOT_FOUND_HEADERS);
   const { catalog } = ctx.tree();
