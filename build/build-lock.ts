@@ -18,7 +18,7 @@ const TAKEOVER_STALE_MS = 10_000;
 const REPORT_EVERY_MS = 15_000;
 
 /** `start`: when the process started (Linux: /proc/<pid>/stat), so a pid used again by another process is told apart. */
-export type LockOwner = { pid: number; host: string; command: string; since: string; start?: number };
+type LockOwner = { pid: number; host: string; command: string; since: string; start?: number };
 
 export type BuildLockOptions = {
   /** How long to wait for a live owner before giving up (default 2 minutes). */

@@ -49,7 +49,7 @@ export function listVersionPaths(catalog: Catalog): string[] {
  * channel (no query string). PNGs, other styles and channels, and the badges that name no version
  * (404) are answered live.
  */
-export function listLatestBadgePaths(catalog: Catalog): string[] {
+function listLatestBadgePaths(catalog: Catalog): string[] {
   const paths: string[] = [];
   for (const software of SERVER_SOFTWARE) {
     const name = software.toLowerCase();

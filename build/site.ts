@@ -14,7 +14,7 @@ import type { DataFileMemory } from '../server/data-file-memory.ts';
 import { MEDIA_TYPES } from '../server/http/media-types.ts';
 import { allOrFirstError } from '../server/settle.ts';
 
-export const SITE_DIR = join(ROOT, 'site');
+const SITE_DIR = join(ROOT, 'site');
 /** What the pages are rendered from besides the tree's catalog: their own sources, and the server code and packages they import. */
 const SITE_INPUTS = [
   join(SITE_DIR, 'src'),

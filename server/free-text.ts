@@ -22,7 +22,7 @@ const FORBIDDEN_IN_MARKDOWN =
 const EMOJI_JOINER = /(?<=\p{Extended_Pictographic}\uFE0F?)\u200D(?=\p{Extended_Pictographic})/gu;
 
 /** `]]>` ends an XML CDATA section: refused where a field is a name or a version, escaped everywhere else. */
-export const CDATA_END = ']]>';
+const CDATA_END = ']]>';
 
 export type TextKind = 'line' | 'markdown';
 
@@ -43,7 +43,7 @@ export function escapeForbidden(text: string): string {
 }
 
 /** `U+202E`. */
-export const codePointName = (char: string) => `U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+const codePointName = (char: string) => `U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
 
 /** What a refusal calls the character: `a control character (U+000A)`, `a format character (U+202E)`. */
 export function describeCharacter(char: string): string {

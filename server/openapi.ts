@@ -10,7 +10,7 @@ import { VERSION_PATHS } from './versions/api-doc.ts';
 import { OPENAPI_PATH } from './openapi-path.ts';
 
 /** GET /healthz: the process answers and which tree it serves. */
-export const Health = z
+const Health = z
   .object({ status: z.literal('ok'), tree: z.string().meta({ description: 'Name of the dist/ tree being served' }) })
   .meta({ id: 'Health' });
 

@@ -8,7 +8,7 @@ import { JAVA_VERSIONS, SERVER_SOFTWARE } from './versions/software.ts';
  * under ENDPOINT_PREFIXES are the API's and the brand images', never pages (pages.ts adds the
  * documented endpoints outside them, /healthz).
  */
-export const API_ROOT = '/api/';
+const API_ROOT = '/api/';
 export const ENDPOINT_PREFIXES = [API_ROOT, BRAND_LINKS_ROOT] as const;
 
 /** Under an endpoint prefix: the API or a brand image, whatever follows. */

@@ -9,7 +9,7 @@ import { SERVER_SOFTWARE, findSoftware, type ServerSoftware } from './versions/s
 import { HISTORY_ALL as ALL, historyPagePath, isUnderEndpointPrefix } from './page-paths.ts';
 
 /** Names people type for a server software on the pages (/versions/paper/21): pages only, the API keeps SPEC 2.3's names. */
-export const SOFTWARE_ALIASES: Readonly<Record<string, ServerSoftware>> = {
+const SOFTWARE_ALIASES: Readonly<Record<string, ServerSoftware>> = {
   paper: 'PaperMC',
   purpurmc: 'Purpur',
   leaf: 'LeafMC',
@@ -24,7 +24,7 @@ export const OTHER_ENDPOINT_PATHS = Object.keys(OPENAPI_PATHS).filter((path) => 
  * A path of the human site: everything but the API, the brand images and the other documented
  * endpoints. Its errors are HTML pages; the API's stay JSON (SPEC 7).
  */
-export function isPagePath(path: string): boolean {
+function isPagePath(path: string): boolean {
   return !isUnderEndpointPrefix(path) && !ENDPOINTS.findEndpoint(path);
 }
 

@@ -41,8 +41,6 @@ export function templateOf(path: string): string | undefined {
 
 const pointer = (...parts: string[]) => parts.map((part) => part.replaceAll('~', '~0').replaceAll('/', '~1')).join('/');
 
-export let checkedAnswers = 0;
-
 const SITE_TYPES = ['text/html', 'text/css', 'text/javascript'];
 
 /** Throws, naming the request, when an answer is not what the document promises. */
@@ -55,7 +53,6 @@ export async function checkAnswer(method: string, url: string, response: Respons
   const type = response.headers.get('content-type')?.split(';')[0]?.trim();
   // Only JSON bodies are read. Cancelling one branch of a tee settles only when both are, so no await.
   const body = type === 'application/json' && method !== 'HEAD' ? await response.text() : void response.body?.cancel();
-  checkedAnswers++;
   const template = templateOf(path);
   // The human site's pages, scripts and styles are files of the tree, outside the API; a page path
   // the site does not have is its HTML 404 page, and one not in its one form a redirect to it.

@@ -19,7 +19,7 @@ export function isOriginal(source: Pick<ImageSource, 'format'>, request: ImageRe
  * at the requested width from the vector, never by enlarging a bitmap; a PNG source resized by
  * width, aspect kept. JPEG, which has no alpha, is flattened onto the variant's background.
  */
-export async function renderBrandImage(
+async function renderBrandImage(
   source: ImageSource,
   request: ImageRequest,
   background: 'light' | 'dark',

@@ -8,7 +8,7 @@ import type { BrandSourceRecord, CheckedBrandSource } from './source-record.ts';
 import { loadSharp } from './sharp.ts';
 
 /** Limits on source artwork: big enough to downscale from, small enough to decode safely. */
-export const SOURCE_LIMITS = { minRasterWidth: 1024, maxSide: 8192, maxPixels: 40_000_000 } as const;
+const SOURCE_LIMITS = { minRasterWidth: 1024, maxSide: 8192, maxPixels: 40_000_000 } as const;
 
 export type LoadedBrandSource = BrandSourceRecord & { bytes: Uint8Array };
 

@@ -19,7 +19,7 @@ const MAX_EXPIRY_SECONDS = 365 * SECONDS_PER.d;
 const EXPIRY_MESSAGE = 'must be a duration from 1m to 365d, such as 90m, 12h or 30d';
 
 /** `30d`, `12h`, `90m` -> seconds, from a minute to a year. */
-export const Expiry = z
+const Expiry = z
   .string({ error: EXPIRY_MESSAGE })
   .regex(/^\d{1,6}[mhd]$/, { error: EXPIRY_MESSAGE })
   .transform((text) => Number(text.slice(0, -1)) * SECONDS_PER[text.at(-1) as DurationUnit])
@@ -50,7 +50,7 @@ export const ChartUrlAnswer = z
   .meta({ id: 'ChartUrl' });
 
 /** The signed query parameters of a chart URL (the rest of the chart query is ChartQuery's). */
-export const SignedChartParams = z.object({
+const SignedChartParams = z.object({
   exp: z
     .string({ error: 'must be a Unix time in seconds' })
     .regex(/^\d{1,12}$/, { error: 'must be a Unix time in seconds' })

@@ -17,5 +17,3 @@ export const THEMES = {
     average: '#4ade80',
   },
 } as const;
-
-export type ThemeName = keyof typeof THEMES;

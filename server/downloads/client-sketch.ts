@@ -6,9 +6,10 @@ const REGISTERS = 1 << PRECISION;
 /** Bits after the register's index that give a rank: a rank is 1 to RANK_BITS + 1. */
 const RANK_BITS = 64 - PRECISION;
 
-/** The sketch's relative standard error, 1.04 / sqrt(registers): 0.81 %. */
-export const SKETCH_STANDARD_ERROR = 1.04 / Math.sqrt(REGISTERS);
-/** The error docs/api.md promises for a count past the exact bound: 3.5 %, 4.3 standard errors (about 1 in 60,000 beyond). */
+/**
+ * The error docs/api.md promises for a count past the exact bound: 3.5 %, 4.3 of the sketch's relative
+ * standard errors (1.04 / sqrt(registers): 0.81 %; about 1 in 60,000 beyond).
+ */
 export const MAX_SKETCH_ERROR = 0.035;
 /** What one sketch holds in memory. */
 export const SKETCH_BYTES = REGISTERS;

@@ -6,7 +6,7 @@ import { SERVER_SOFTWARE, type ServerSoftware } from '../versions/software.ts';
 import type { DayCount } from './store.ts';
 
 /** The daily series covers this many UTC days, today (so far) last. */
-export const SERIES_DAYS = 365;
+const SERIES_DAYS = 365;
 
 const Downloads = z.int().nonnegative();
 const BySoftware = z

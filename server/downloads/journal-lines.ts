@@ -16,7 +16,7 @@ const LINE = new RegExp(`^([0-9a-f]{16}) (${FIELD.source.slice(1, -1)})$`);
  */
 const LINE_AT_END = new RegExp(`([0-9a-f]{16}) (${FIELD.source.slice(1, -1)})$`);
 
-export type JournalRecord = Digest & { field: string };
+type JournalRecord = Digest & { field: string };
 
 /** What a journal's text holds: its records, and what was not a record. */
 export type JournalLines = {

@@ -4,7 +4,7 @@ import { PRIVATE_FILE, PRIVATE_FOLDER, type Storage } from '../storage.ts';
 import { writeFileAtomic } from '../write-atomic.ts';
 
 /** What a journal holds from an offset, and which file that was (a replaced file is read again from its start). */
-export type JournalText = {
+type JournalText = {
   text: string;
   /** The file's identity (device and inode) while it is the same file; undefined when absent. */
   file: string | undefined;

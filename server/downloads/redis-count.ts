@@ -56,7 +56,7 @@ type CountingRedis = Redis & {
 };
 
 /** The keys of a day's counting in Redis (storage keys; the script gets them as Redis keys). */
-export const redisDayKeys = (day: number) => ({
+const redisDayKeys = (day: number) => ({
   seen: `downloads:seen:${day}`,
   estimates: `downloads:estimated:${day}`,
   sketches: `downloads:sketch:${day}:`,

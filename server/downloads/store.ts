@@ -13,7 +13,7 @@ export { countField };
 export { SEEN_DAYS, countedDays, isCountable, journalKey, type DayCount } from './stored-days.ts';
 
 /** How long the total (the downloads badge) is kept before the counts are summed again, unless this process counted meanwhile. */
-export const TOTAL_TTL_MS = 5000;
+const TOTAL_TTL_MS = 5000;
 
 export type DownloadStoreOptions = {
   /** Distinct clients a day counts exactly (SeenClients); approximately past them. */

@@ -54,7 +54,7 @@ function zlibOptions(size: number, encoding: Encoding, effort: 'max' | 'fast') {
 }
 
 /** Synchronous, for live answers (memoised per ETag by compressLive). */
-export function compress(bytes: Uint8Array, encoding: Encoding, effort: 'max' | 'fast'): Uint8Array {
+function compress(bytes: Uint8Array, encoding: Encoding, effort: 'max' | 'fast'): Uint8Array {
   const options = zlibOptions(bytes.length, encoding, effort);
   return encoding === 'gzip' ? gzipSync(bytes, options) : brotliCompressSync(bytes, options);
 }

@@ -3,7 +3,7 @@ import { addRoute, createRouter, findRoute } from 'rou3';
 import { PRIVATE_HEADERS, PUBLIC_HEADERS } from './cache.ts';
 
 /** What the edge needs to know of one operation, read off the OpenAPI document. */
-export type Operation = {
+type Operation = {
   /** Counted by the rate limit: the operation documents a 429 (SPEC 8). */
   limited: boolean;
   /** Anyone may call it, so any web page may read its answers (CORS): it names no security. */
@@ -27,7 +27,7 @@ type DocumentedOperation = {
 export type DocumentedPaths = Record<string, Partial<Record<(typeof METHODS)[number], DocumentedOperation>>>;
 
 /** How many looked-up paths the endpoint table remembers. */
-export const KNOWN_PATHS = 10_000;
+const KNOWN_PATHS = 10_000;
 /**
  * Longer paths are looked up every time, never remembered: the longest documented path with its
  * parameters is under 100 characters, so the table holds at most KNOWN_PATHS times this.

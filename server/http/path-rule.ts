@@ -72,10 +72,6 @@ export function pathRule<const Pattern extends string>(
 /** A shape that is one of these words exactly (a table's names, written once where they live). */
 export const oneOf = (words: readonly string[]) => `(?:${words.map(escapeRegExp).join('|')})`;
 
-/** The rules that match a path (a grammar has exactly one for each of its paths). */
-export const rulesMatching = (rules: readonly PathRule[], path: string) =>
-  rules.filter((rule) => rule.match(path) !== undefined);
-
 /** The parameters of the first of these rules a path matches (loosely typed: the rules' parameters differ). */
 export function matchFirst(rules: readonly PathRule[], path: string): Record<string, string | undefined> | undefined {
   for (const rule of rules) {

@@ -121,7 +121,7 @@ function redisCounter(policy: RateLimitPolicy, redis: Redis, keyPrefix: string, 
  * Headers every limited answer carries (IETF RateLimit fields, and the legacy X-RateLimit ones; CORS
  * exposes them). `name`: the policy's, `default` for SPEC 8's limit per client, `ingest` per server key.
  */
-export function rateLimitHeaders(state: RateLimitState, name = 'default'): Record<string, string> {
+function rateLimitHeaders(state: RateLimitState, name = 'default'): Record<string, string> {
   const { remaining, resetSeconds, policy } = state;
   return {
     'ratelimit-policy': `"${name}";q=${policy.limit};w=${policy.windowSeconds}`,
@@ -133,7 +133,7 @@ export function rateLimitHeaders(state: RateLimitState, name = 'default'): Recor
 }
 
 /** 429 over a limit; `name` and `what` say which (SPEC 8's `Rate limit` by default). */
-export function tooManyRequests(state: RateLimitState, name = 'default', what = 'Rate limit'): HTTPError {
+function tooManyRequests(state: RateLimitState, name = 'default', what = 'Rate limit'): HTTPError {
   const { limit, windowSeconds } = state.policy;
   return new HTTPError({
     status: 429,

@@ -65,7 +65,7 @@ export function changelogHtml(markdown: string): string {
 }
 
 /** The text as written, escaped: what a changelog that cannot be rendered shows. */
-export function plainChangelog(markdown: string): string {
+function plainChangelog(markdown: string): string {
   return `<pre>${escapeXml(markdown)}</pre>`;
 }
 

@@ -68,7 +68,7 @@ export function releaseFeed(catalog: Catalog, publicUrl: string, software?: Serv
  * HTML for a CDATA section: every `]]>` written `]]&gt;`, the same HTML (in text and in attribute
  * values alike), so no text can end the section; and no character XML cannot hold.
  */
-export function feedHtml(html: string): string {
+function feedHtml(html: string): string {
   return xmlCharacters(html).replaceAll(']]>', ']]&gt;');
 }
 
@@ -77,7 +77,7 @@ export function feedHtml(html: string): string {
  * surrogates, U+FFFE and U+FFFF), dropped. The character rule keeps them out of data/; a
  * feed stays well-formed XML even for a record that predates it.
  */
-export function xmlCharacters(text: string): string {
+function xmlCharacters(text: string): string {
   return text.replace(NOT_XML, '');
 }
 const NOT_XML = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;

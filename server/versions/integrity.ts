@@ -11,7 +11,7 @@ import type { CatalogVersion } from './schema.ts';
  */
 
 /** RFC 9530 Repr-Digest: structured-field byte sequences, base64 of the raw digests. */
-export function reprDigest(version: JarDigests): string {
+function reprDigest(version: JarDigests): string {
   const b64 = (hex: string) => Buffer.from(hex, 'hex').toString('base64');
   return `sha-256=:${b64(version.sha256)}:, sha-512=:${b64(version.sha512)}:`;
 }

@@ -1,7 +1,7 @@
 import { unzipSync } from 'fflate';
 
 /** The descriptors each platform reads from a plugin JAR. */
-export const PLUGIN_DESCRIPTORS = ['plugin.yml', 'paper-plugin.yml', 'bungee.yml', 'velocity-plugin.json'] as const;
+const PLUGIN_DESCRIPTORS = ['plugin.yml', 'paper-plugin.yml', 'bungee.yml', 'velocity-plugin.json'] as const;
 
 /**
  * Lists a JAR's entries after checking it is a readable zip (central directory intact) that

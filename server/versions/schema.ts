@@ -6,7 +6,7 @@ import { MINECRAFT_VERSION, highestMinecraft, isValidRange } from './minecraft.t
 import { refuseForbiddenText } from '../free-text.ts';
 
 /** Issue 15: the Minecraft versions a build runs on, as inclusive ranges. */
-export const MinecraftRanges = z
+const MinecraftRanges = z
   .array(
     z
       .strictObject({ from: z.string(), to: z.string() })
@@ -36,7 +36,7 @@ function checkMinecraftVersions(
 }
 
 /** `?minecraft=`: the game version a server runs. */
-export const MinecraftVersion = z
+const MinecraftVersion = z
   .string()
   .regex(MINECRAFT_VERSION, { error: 'must be a Minecraft version such as 1.21.4 or 1.21' })
   .meta({ description: 'The Minecraft version the server runs, such as 1.21.4 or 1.21', example: '1.21.4' });
@@ -165,7 +165,7 @@ export const UserProfiles = z
   });
 
 /** SPEC 2.2 on the wire. */
-export const CreatedByUser = z
+const CreatedByUser = z
   .object({ id: z.string(), username: z.string(), image: z.url().optional(), nickname: z.string().nullable() })
   .meta({ id: 'CreatedByUser' });
 

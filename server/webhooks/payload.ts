@@ -10,7 +10,7 @@ export type WebhookRequest = { body: string; headers: Record<string, string> };
 const CHANGELOG_EXCERPT = 400;
 
 /** `sha256=<hex>`: HMAC-SHA256 of the body with the webhook's secret, as GitHub signs its deliveries. */
-export function signBody(secret: string, body: string): string {
+function signBody(secret: string, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 }
 

@@ -11,7 +11,7 @@ import { redisOutbox } from './store-redis.ts';
 export { outboxKey };
 
 /** Finished deliveries kept per webhook for `depot webhook list`; older ones are deleted. */
-export const KEPT_DELIVERIES = 20;
+const KEPT_DELIVERIES = 20;
 /** Attempts kept per delivery (the count goes on). */
 export const RECENT_ATTEMPTS = 10;
 
@@ -24,7 +24,7 @@ const dueEntry = (d: Pick<Delivery, 'webhookId' | 'id' | 'nextAttemptAt'>): DueE
 });
 
 /** Delivery ids sort by creation: `delivery-<ms>-<random>`. */
-export function newDeliveryId(now: number): string {
+function newDeliveryId(now: number): string {
   return `delivery-${String(now).padStart(13, '0')}-${randomBytes(6).toString('hex')}`;
 }
 

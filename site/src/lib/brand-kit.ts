@@ -1,11 +1,4 @@
-import {
-  BRANDS,
-  BRAND_NAMES,
-  COMMON_SIZES,
-  FLATTEN_COLOURS,
-  type BrandName,
-  type VariantSpec,
-} from '../../../server/brands/brands.ts';
+import { BRANDS, BRAND_NAMES, COMMON_SIZES, type BrandName, type VariantSpec } from '../../../server/brands/brands.ts';
 import { brandImagePath } from '../../../server/brands/paths.ts';
 import { RASTER_FORMAT_NAMES } from '../../../server/brands/formats.ts';
 import { MAX_SIZE } from '../../../server/brands/schema.ts';
@@ -27,10 +20,10 @@ export const BRAND_SOFTWARE: Record<BrandName, { software: ServerSoftware; mark:
 };
 
 /** How a brand is named for people: PaperMC, not papermc. */
-export const brandDisplayName = (brand: BrandName): string => BRAND_SOFTWARE[brand].software;
+const brandDisplayName = (brand: BrandName): string => BRAND_SOFTWARE[brand].software;
 
 /** A static link's accessible name: "PaperMC light logo, 256 px, PNG". */
-export function brandLinkName(brand: BrandName, variant: string, size: number | undefined, format: string): string {
+function brandLinkName(brand: BrandName, variant: string, size: number | undefined, format: string): string {
   return `${brandDisplayName(brand)} ${variant} logo, ${size ? `${size} px` : 'original size'}, ${format.toUpperCase()}`;
 }
 
@@ -106,5 +99,3 @@ export function builderData(sources: ReadonlyMap<string, BrandSourceRecord>) {
   };
 }
 export type BuilderData = ReturnType<typeof builderData>;
-
-export { FLATTEN_COLOURS };

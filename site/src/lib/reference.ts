@@ -29,7 +29,7 @@ const operationsOf = (item: oas31.PathItemObject) =>
 /** A schema in words, with links to the named schemas it uses: `integer from 1 to 365, default 7`, `array of PluginVersion`. */
 export type Described = (string | { ref: string })[];
 
-export function describeSchema(schema: Schema | undefined): Described {
+function describeSchema(schema: Schema | undefined): Described {
   if (!schema) return ['any'];
   if (!isInline(schema)) return [{ ref: schema.$ref.split('/').at(-1)! }];
   if (schema.anyOf) return schema.anyOf.flatMap((s, i) => [...(i > 0 ? [' or '] : []), ...describeSchema(s)]);
@@ -60,7 +60,7 @@ function withDefault(schema: oas31.SchemaObject): string[] {
   return schema.default === undefined ? [] : [`, default ${JSON.stringify(schema.default)}`];
 }
 
-export type OperationView = {
+type OperationView = {
   anchor: string;
   method: string;
   path: string;
@@ -167,7 +167,7 @@ export const API_INFO = {
  * The document's text without its cross-references to the project's internal specification
  * ("(SPEC 4.4)", "SPEC 2.9: "): readers of the reference have no SPEC to look them up in.
  */
-export function withoutSpecReferences(text: string): string {
+function withoutSpecReferences(text: string): string {
   const plain = text
     .replace(/\s*\(SPEC [\d.]+(?:-[\d.]+)?\)/g, '')
     .replace(/\bSPEC [\d.]+(?:-[\d.]+)?(?::\s*|\s+|$)/g, '')

@@ -18,7 +18,7 @@ import {
 } from '../../../server/versions/software.ts';
 
 /** SPEC 2.3's group names, as the downloads page heads them. */
-export const GROUP_TITLES: Record<keyof typeof SOFTWARE_GROUPS, string> = {
+const GROUP_TITLES: Record<keyof typeof SOFTWARE_GROUPS, string> = {
   normal: 'Normal servers',
   folia: 'Folia servers',
   proxy: 'Proxy servers',
