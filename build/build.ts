@@ -38,7 +38,10 @@ import { VERIFIED_DATA, openVerifiedData } from './verified-data.ts';
 import { removeAbandonedStaging, swapTree } from './swap.ts';
 import { STORE_DIR, openFileStore, removeUnusedFiles, type FileStore } from './file-store.ts';
 
-/** Bump when the tree's layout or any answer's bytes change for the same data/. */
+/**
+ * The tree's layout. Other code rebuilds by itself (the answers' code digest is part of the source,
+ * so no bump is needed when answers change); kept so no tree of another layout has this one's source.
+ */
 const TREE_FORMAT = 7;
 
 export type BuildOptions = {
@@ -122,7 +125,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     ] as const;
   });
   const brandRecords = brandSources.map(({ bytes: _bytes, ...record }) => record);
-  const source = inputDigest({ site, deploy, rateLimit, catalog, brandRecords });
+  const source = inputDigest({ site, deploy, rateLimit, catalog, brandRecords, answerCode });
   const previousTree = await currentTreeDir(distDir);
   if (ifChanged && (await readManifestSource(distDir)) === source && previousTree) {
     log(`[build] unchanged since the current tree: ${previousTree}`);
@@ -402,11 +405,14 @@ function inputDigest(inputs: {
   rateLimit: RateLimitPolicy | null;
   catalog: Catalog;
   brandRecords: unknown[];
+  answerCode: string;
 }): string {
-  const { site, deploy, rateLimit, catalog, brandRecords } = inputs;
+  const { site, deploy, rateLimit, catalog, brandRecords, answerCode } = inputs;
   return sha256Hex(
     JSON.stringify({
       TREE_FORMAT,
+      // Other code may answer otherwise: after `git pull`, `npm start`'s `--if-changed` rebuilds.
+      answerCode,
       ENCODER_REVISION,
       site,
       deploy,
