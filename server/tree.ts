@@ -10,6 +10,13 @@ import { parseJson, splitManifest } from './manifest-text.ts';
 import { CatalogVersion, UserProfiles } from './versions/schema.ts';
 import { BrandSourceRecord, brandKey } from './brands/source-record.ts';
 import { AnswerChanges, changeSets, isSitePath, readsChange } from './answer-inputs.ts';
+import {
+  describeOlderCatalog,
+  noOlderCatalogNotes,
+  readOlderUsers,
+  readOlderVersion,
+  type OlderCatalogNotes,
+} from './versions/older-catalog.ts';
 
 /**
  * dist/ layout: `current` is a symlink to `trees/<name>`, swapped atomically by the build. A tree
@@ -94,9 +101,15 @@ export type ManifestHead = z.infer<typeof ManifestHead>;
  * unless the tree's catalog can be made from the current one's (a release's first tree). Routes
  * are validated one by one when first asked for, catalog.json when the catalog is first used (at
  * 10,000 versions, validating all of them up front took 0.9 s). Anything invalid throws DataError
- * where it is used: that request answers 500 and is logged, and the others are answered.
+ * where it is used: that request answers 500 and is logged, and the others are answered. A catalog
+ * written by older code is read with what it lacks made good (versions/older-catalog.ts), said
+ * once with `warn` (default stderr).
  */
-export async function openTree(dir: string, previous?: Tree): Promise<Tree> {
+export async function openTree(
+  dir: string,
+  previous?: Tree,
+  warn: (line: string) => void = (line) => console.warn(line),
+): Promise<Tree> {
   const manifestFile = join(dir, 'manifest.json');
   const catalogFile = join(dir, 'catalog.json');
   const { head, routes } = await readManifest(manifestFile);
@@ -112,9 +125,12 @@ export async function openTree(dir: string, previous?: Tree): Promise<Tree> {
       : undefined;
   const catalogText = fromBase ? '' : await readFile(catalogFile, 'utf8');
   const catalog = lazily(() => {
+    const older = noOlderCatalogNotes();
     const opened = fromBase
       ? { catalog: catalogAfterDelta(fromBase.made, fromBase.delta, fromBase.versions), brands: fromBase.brands }
-      : parseTreeCatalog(parseJson(catalogText, catalogFile), catalogFile, reusable?.byId);
+      : parseTreeCatalog(parseJson(catalogText, catalogFile), catalogFile, reusable?.byId, older);
+    const said = describeOlderCatalog(dir, older);
+    if (said) warn(said);
     madeCatalogs.set(tree, opened.catalog);
     reusableCatalogs.delete(tree);
     return opened;
@@ -196,13 +212,18 @@ function parseTreeCatalog(
   raw: unknown,
   file: string,
   earlier?: ReadonlyMap<string, CatalogVersion>,
+  older: OlderCatalogNotes = noOlderCatalogNotes(),
 ): Pick<Tree, 'catalog' | 'brands'> {
-  const head = parseFile(CatalogFileHead, raw, file);
+  const fits = CatalogFileHead.safeParse(raw);
+  const head = fits.success ? fits.data : parseFile(CatalogFileHead, readOlderUsers(raw, older), file);
+  const jarPath = (sha256: string) => jarFile(dirname(file), sha256);
   const versions = head.versions.map((version, index) => {
     const known = earlier && isObject(version) && typeof version.id === 'string' ? earlier.get(version.id) : undefined;
     if (known && sameRecord(version as Record<string, unknown>, known)) return known;
     const parsed = CatalogVersion.safeParse(version);
     if (parsed.success) return parsed.data;
+    const made = readOlderVersion(version, jarPath, older);
+    if (made) return made;
     const issues = parsed.error.issues.map((issue) => ({ ...issue, path: ['versions', index, ...issue.path] }));
     throw new DataError(`${file}: ${describeIssues(issues)}`);
   });
@@ -414,7 +435,7 @@ export function followCurrentTree(
       dir = await currentTreeDir(distDir);
       if (!dir || dir === tree.dir) return;
       if (failing?.dir === dir && now() < failing.retryAt) return;
-      const opened = await openTree(dir, tree);
+      const opened = await openTree(dir, tree, warn);
       failing = null;
       if (stopped) return;
       tree = opened;
