@@ -37,6 +37,7 @@ import {
 import { VERIFIED_DATA, openVerifiedData } from './verified-data.ts';
 import { removeAbandonedStaging, swapTree } from './swap.ts';
 import { STORE_DIR, openFileStore, removeUnusedFiles, type FileStore } from './file-store.ts';
+import { describeOtherCode } from './upgrade.ts';
 
 /**
  * The tree's layout. Other code rebuilds by itself (the answers' code digest is part of the source,
@@ -134,6 +135,8 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   }
   // The answers' code, and the one setting answers print (the feeds' PUBLIC_URL links).
   const code = sha256Hex(answerCode, JSON.stringify({ publicUrl: deploy.publicUrl ?? null }));
+  const otherCode = await describeOtherCode(previousTree, code);
+  if (otherCode) log(otherCode);
   const previous = await readPreviousTree(previousTree, code, { catalog, brands: brandRecords }, servedFrom);
   // Encoded once: hashed twice and written into each staged tree.
   const catalogText = Buffer.from(catalogFileText(catalog, brandRecords));

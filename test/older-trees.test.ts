@@ -343,6 +343,7 @@ for (const older of OLDER) {
         started.stdout.join('\n'),
       );
       assert.not.ok(started.stdout.some((line) => /unchanged since the current tree/.test(line)));
+      assert.ok(started.stdout.some((line) => line.startsWith('[build] the current tree was built by other code ')));
       const after = await readlink(join(ctx.workspace.distDir, 'current'));
       assert.is.not(after, before);
       const catalog = JSON.parse(await readFile(join(ctx.workspace.distDir, 'current', 'catalog.json'), 'utf8')) as {

@@ -38,6 +38,7 @@ function buildIfChanged(): Promise<CliResult> {
 
 const UNCHANGED = /^\[build\] unchanged since the current tree: /m;
 const SWAPPED = /^\[build\] swap: /m;
+const OTHER_CODE = /^\[build\] the current tree was built by other code /m;
 
 async function edit(file: string, change: (text: string) => string) {
   const path = join(ctx.dir, file);
@@ -60,6 +61,7 @@ upgrade.before(async () => {
   const first = await buildIfChanged();
   assert.is(first.code, 0, first.stderr);
   assert.match(first.stdout, SWAPPED);
+  assert.not.match(first.stdout, OTHER_CODE, 'no tree before the first build');
 });
 upgrade.after(async () => {
   await rm(ctx.dir, { recursive: true, force: true });
@@ -88,6 +90,7 @@ upgrade('an upgrade that changes what an answer says: rebuilt, and the tree answ
   assert.is(after.code, 0, after.stderr);
   assert.not.match(after.stdout, UNCHANGED);
   assert.match(after.stdout, SWAPPED);
+  assert.match(after.stdout, OTHER_CODE);
   assert.match(await openApiDocument(), /"title":"plugin depot \(upgraded\)"/);
   const settled = await buildIfChanged();
   assert.match(settled.stdout, UNCHANGED, 'the upgraded tree is the current one now');

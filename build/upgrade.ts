@@ -1,0 +1,20 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { BUILD_RECORD } from './previous-tree.ts';
+
+/**
+ * The line a build says when the current tree was built by other code (an upgrade, or a rollback):
+ * none of its answers is reused, and the next tree holds this code's. Null when the same code built
+ * it, or there is no tree. Only the record's `code` is read, so records of every older layout count.
+ */
+export async function describeOtherCode(treeDir: string | null, code: string): Promise<string | null> {
+  if (!treeDir) return null;
+  let recorded: unknown;
+  try {
+    recorded = (JSON.parse(await readFile(join(treeDir, BUILD_RECORD), 'utf8')) as { code?: unknown }).code;
+  } catch {
+    recorded = undefined; // no record, or not one a build wrote whole: the tree's code is unknown
+  }
+  if (recorded === code) return null;
+  return '[build] the current tree was built by other code (or another PUBLIC_URL): every answer is rendered again';
+}
