@@ -61,13 +61,21 @@ export function readOlderUsers(raw: unknown, notes: OlderCatalogNotes): unknown 
 export function describeOlderCatalog(treeDir: string, notes: OlderCatalogNotes): string | null {
   const made = [
     notes.sha512 > 0 ? `${notes.sha512} versions' sha512 computed from their JARs` : '',
-    notes.text.length > 0 ? `text the character rule refuses cleaned or left out (${notes.text.join(', ')})` : '',
+    notes.text.length > 0 ? `text the character rule refuses cleaned or left out (${listSome(notes.text)})` : '',
   ].filter(Boolean);
   if (made.length === 0) return null;
   return `[tree] ${treeDir} predates this code: its catalog was read with ${made.join('; ')}. Its precomputed answers are the older code's until the next build replaces the tree (npm start and npm run build rebuild it).`;
 }
 
-/** The JAR's sha512 in hex, or undefined when the file is missing or is not the JAR of `sha256`. */
+/** The first few of `items`: one log line, however many records an older tree holds. */
+const listSome = (items: readonly string[], most = 10) =>
+  items.length <= most ? items.join(', ') : `${items.slice(0, most).join(', ')} and ${items.length - most} more`;
+
+/**
+ * The JAR's sha512 in hex, or undefined when the file is missing or is not the JAR of `sha256`.
+ * Read synchronously: the catalog is made on first use, inside a getter (server/tree.ts), and only
+ * a tree of older code pays it, once per version until the next build.
+ */
 function jarSha512(file: string, sha256: string): string | undefined {
   let bytes: Buffer;
   try {
