@@ -72,7 +72,7 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
   const warn = options.warn ?? ((line: string) => console.warn(line));
   const follower = followCurrentTree(
     options.distDir,
-    await openTree(dir),
+    await openTree(dir, undefined, warn),
     (error, tree) =>
       console.error(
         `[tree] could not open ${tree}; still serving the previous tree (said again at most once a minute):`,
