@@ -29,8 +29,12 @@ import { VERIFIED_DATA, openVerifiedData } from './verified-data.ts';
 import { removeAbandonedStaging } from '../server/tree/swap.ts';
 import { withStagingDir, type Step } from './staging-dir.ts';
 import { STORE_DIR, openFileStore, removeUnusedFiles, type FileStore } from './file-store.ts';
+import { describeOtherCode } from './upgrade.ts';
 
-/** Bump when the tree's layout or any answer's bytes change for the same data/. */
+/**
+ * The tree's layout. Other code rebuilds by itself (the answers' code digest is part of the source,
+ * so no bump is needed when answers change); kept so no tree of another layout has this one's source.
+ */
 const TREE_FORMAT = 7;
 
 export type BuildOptions = {
@@ -124,8 +128,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   // When no tree could serve it first, the change is made to data/ as loaded.
   const servedFrom = options.change ? await serveChangeFirst(build, options.change) : null;
   const loaded = await loadStep(build, servedFrom ? undefined : options.change);
-  const { site, catalog, brandRecords } = loaded;
-  const source = inputDigest({ site, deploy: build.deploy, rateLimit: build.rateLimit, catalog, brandRecords });
+  const source = inputDigest(build, loaded);
   const currentDir = await currentTreeDir(build.distDir);
   if (options.ifChanged && (await readManifestSource(build.distDir)) === source && currentDir) {
     build.log(`[build] unchanged since the current tree: ${currentDir}`);
@@ -178,6 +181,8 @@ async function planTrees(
   const { catalog, brandRecords, site } = loaded;
   // The answers' code, and the one setting answers print (the feeds' PUBLIC_URL links).
   const code = sha256Hex(loaded.answerCode, JSON.stringify({ publicUrl: build.deploy.publicUrl ?? null }));
+  const otherCode = await describeOtherCode(currentDir, code);
+  if (otherCode) build.log(otherCode);
   const previous = await readPreviousTree(currentDir, code, { catalog, brands: brandRecords }, servedFrom);
   // Encoded once: hashed twice and written into each staged tree.
   const catalogText = Buffer.from(catalogFileText(catalog, brandRecords));
@@ -379,17 +384,13 @@ function carryRoutes(previousRoutes: ReadonlyMap<string, string>, paths: readonl
 }
 
 /** What a tree is made from; the same digest means the same tree (`--if-changed` then skips the build). */
-function inputDigest(inputs: {
-  site: string | null;
-  deploy: DeployOptions;
-  rateLimit: RateLimitPolicy | null;
-  catalog: Catalog;
-  brandRecords: unknown[];
-}): string {
-  const { site, deploy, rateLimit, catalog, brandRecords } = inputs;
+function inputDigest({ deploy, rateLimit }: Build, loaded: Loaded): string {
+  const { site, catalog, brandRecords, answerCode } = loaded;
   return sha256Hex(
     JSON.stringify({
       TREE_FORMAT,
+      // Other code may answer otherwise: after `git pull`, `npm start`'s `--if-changed` rebuilds.
+      answerCode,
       ENCODER_REVISION,
       site,
       deploy,

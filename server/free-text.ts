@@ -22,7 +22,7 @@ const FORBIDDEN_IN_MARKDOWN =
 const EMOJI_JOINER = /(?<=\p{Extended_Pictographic}\uFE0F?)\u200D(?=\p{Extended_Pictographic})/gu;
 
 /** `]]>` ends an XML CDATA section: refused where a field is a name or a version, escaped everywhere else. */
-const CDATA_END = ']]>';
+export const CDATA_END = ']]>';
 
 export type TextKind = 'line' | 'markdown';
 

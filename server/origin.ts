@@ -108,7 +108,7 @@ async function followTree(options: OriginOptions, warn: (line: string) => void):
   if (!dir) throw new Error(`No built tree at ${options.distDir}/current: run \`npm run build\` first`);
   return followCurrentTree(
     options.distDir,
-    await openTree(dir),
+    await openTree(dir, undefined, warn),
     (error, tree) =>
       console.error(
         `[tree] could not open ${tree}; still serving the previous tree (said again at most once a minute):`,

@@ -41,7 +41,7 @@ export function followCurrentTree(
     try {
       dir = await currentTreeDir(distDir);
       if (!dir || dir === tree.dir || retries.waiting(dir)) return;
-      const opened = await openTree(dir, tree);
+      const opened = await openTree(dir, tree, warn);
       retries.clear();
       if (stopped) return;
       tree = opened;

@@ -1,15 +1,22 @@
 import { readFile, readlink } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { createCatalog, type Catalog } from '../versions/catalog.ts';
 import { parseFile, readJsonFile, DataError } from '../data-files.ts';
 import { describeIssues } from '../describe-issues.ts';
 import { CatalogVersion } from '../versions/schema.ts';
 import type { BrandSourceRecord } from '../brands/source-record.ts';
-import { CURRENT_LINK, CatalogFile, ManifestHead, brandMap } from './format.ts';
+import { CURRENT_LINK, CatalogFile, ManifestHead, brandMap, jarFile } from './format.ts';
 import { parseJson, splitManifest } from './manifest-text.ts';
 import { readManifest, type RouteLookup } from './routes.ts';
 import { catalogAfterDelta, routesAfterDelta } from './delta.ts';
+import {
+  describeOlderCatalog,
+  noOlderCatalogNotes,
+  readOlderUsers,
+  readOlderVersion,
+  type OlderCatalogNotes,
+} from './older-catalog.ts';
 
 export type Tree = {
   dir: string;
@@ -32,9 +39,15 @@ type TreeCatalog = Pick<Tree, 'catalog' | 'brands'>;
  * unless the tree's catalog can be made from the current one's (a release's delta tree). Routes
  * are validated one by one when first asked for, catalog.json when the catalog is first used (at
  * 10,000 versions, validating all of them up front took 0.9 s). Anything invalid throws DataError
- * where it is used: that request answers 500 and is logged, and the others are answered.
+ * where it is used: that request answers 500 and is logged, and the others are answered. A catalog
+ * written by older code is read with what it lacks made good (older-catalog.ts), said once with
+ * `warn` (default stderr).
  */
-export async function openTree(dir: string, previous?: Tree): Promise<Tree> {
+export async function openTree(
+  dir: string,
+  previous?: Tree,
+  warn: (line: string) => void = (line) => console.warn(line),
+): Promise<Tree> {
   const manifestFile = join(dir, 'manifest.json');
   const catalogFile = join(dir, 'catalog.json');
   const { head, routes } = await readManifest(manifestFile);
@@ -46,13 +59,15 @@ export async function openTree(dir: string, previous?: Tree): Promise<Tree> {
       ? { delta, versions: delta.versions, made, brands: previous!.brands }
       : undefined;
   const catalogText = fromBase ? '' : await readFile(catalogFile, 'utf8');
-  const opened = new OpenedCatalog(
-    () =>
-      fromBase
-        ? { catalog: catalogAfterDelta(fromBase.made, fromBase.delta, fromBase.versions), brands: fromBase.brands }
-        : parseTreeCatalog(parseJson(catalogText, catalogFile), catalogFile, reusable?.byId),
-    reusable,
-  );
+  const opened = new OpenedCatalog(() => {
+    if (fromBase)
+      return { catalog: catalogAfterDelta(fromBase.made, fromBase.delta, fromBase.versions), brands: fromBase.brands };
+    const older = noOlderCatalogNotes();
+    const parsed = parseTreeCatalog(parseJson(catalogText, catalogFile), catalogFile, reusable?.byId, older);
+    const said = describeOlderCatalog(dir, older);
+    if (said) warn(said);
+    return parsed;
+  }, reusable);
   const tree: Tree = {
     dir,
     get catalog() {
@@ -116,13 +131,22 @@ const CatalogFileHead = CatalogFile.extend({ versions: z.array(z.unknown()) });
  * validated (the previous tree's) is that one, and only the others go through CatalogVersion. Equal
  * is enough: a validated version is what CatalogVersion makes of itself.
  */
-function parseTreeCatalog(raw: unknown, file: string, earlier?: ReadonlyMap<string, CatalogVersion>): TreeCatalog {
-  const head = parseFile(CatalogFileHead, raw, file);
+function parseTreeCatalog(
+  raw: unknown,
+  file: string,
+  earlier?: ReadonlyMap<string, CatalogVersion>,
+  older: OlderCatalogNotes = noOlderCatalogNotes(),
+): TreeCatalog {
+  const fits = CatalogFileHead.safeParse(raw);
+  const head = fits.success ? fits.data : parseFile(CatalogFileHead, readOlderUsers(raw, older), file);
+  const jarPath = (sha256: string) => jarFile(dirname(file), sha256);
   const versions = head.versions.map((version, index) => {
     const known = earlier && isObject(version) && typeof version.id === 'string' ? earlier.get(version.id) : undefined;
     if (known && sameRecord(version as Record<string, unknown>, known)) return known;
     const parsed = CatalogVersion.safeParse(version);
     if (parsed.success) return parsed.data;
+    const made = readOlderVersion(version, jarPath, older);
+    if (made) return made;
     const issues = parsed.error.issues.map((issue) => ({ ...issue, path: ['versions', index, ...issue.path] }));
     throw new DataError(`${file}: ${describeIssues(issues)}`);
   });
