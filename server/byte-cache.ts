@@ -118,6 +118,83 @@ export type CacheBudget = {
 const FORMER_CACHES = ['brand-images', 'charts'];
 const SWEEP_EVERY_MS = 10 * 60_000;
 
+/** The budget's index: entries in least-recently-used order (a Map keeps insertion order) and their byte total. */
+type BudgetIndex = {
+  entries: Map<string, { bytes: number; expiresAt: number | null }>;
+  total: number;
+};
+
+type BudgetStore = { storage: Storage; index: BudgetIndex; warn: (line: string) => void };
+
+function forgetEntry(index: BudgetIndex, key: string): void {
+  index.total -= index.entries.get(key)?.bytes ?? 0;
+  index.entries.delete(key);
+}
+
+function recordEntry(index: BudgetIndex, key: string, bytes: number, expiresAt: number | null): void {
+  index.entries.set(key, { bytes, expiresAt });
+  index.total += bytes;
+}
+
+async function removeEntry({ storage, index, warn }: BudgetStore, key: string): Promise<void> {
+  forgetEntry(index, key);
+  await storage
+    .removeItem(key)
+    .catch((error: unknown) =>
+      warn(`[cache] could not delete ${key}: ${error instanceof Error ? error.message : String(error)}`),
+    );
+}
+
+/** Removes the least recently used entries (but `keep`) until the total is within maxBytes. */
+async function evictOverCap(store: BudgetStore, maxBytes: number, keep?: string): Promise<void> {
+  for (const key of store.index.entries.keys()) {
+    if (store.index.total <= maxBytes) break;
+    if (key !== keep) await removeEntry(store, key);
+  }
+}
+
+async function sweepExpired(store: BudgetStore, now: () => number): Promise<void> {
+  const expired = [...store.index.entries]
+    .filter(([, entry]) => entry.expiresAt !== null && entry.expiresAt <= now())
+    .map(([key]) => key);
+  for (const key of expired) await removeEntry(store, key);
+}
+
+/**
+ * Entries already on disk: sizes from the file system, expiry from the entry itself (read once),
+ * oldest first. The caches of FORMER_CACHES are deleted on the way.
+ */
+async function readStoredEntries(storage: Storage) {
+  const limit = pLimit(8);
+  for (const former of FORMER_CACHES)
+    await Promise.all((await storage.getKeys(former)).map((key) => limit(() => storage.removeItem(key))));
+  const found = await Promise.all(
+    (await storage.getKeys(CACHE_PREFIX)).map((key) =>
+      limit(async () => {
+        const [meta, value] = await Promise.all([storage.getMeta(key), storage.getItemRaw(key)]);
+        const parsed = StoredEntry.safeParse(value);
+        return {
+          key,
+          bytes: Number(meta.size ?? 0),
+          usedAt: meta.mtime?.getTime() ?? 0,
+          expiresAt: parsed.success ? parsed.data.expiresAt : 0,
+        };
+      }),
+    ),
+  );
+  return found.sort((a, b) => a.usedAt - b.usedAt);
+}
+
+/** Rebuilds the index from storage at start, then sweeps the expired entries and evicts over the cap. */
+async function indexStoredCaches(store: BudgetStore, maxBytes: number, now: () => number): Promise<void> {
+  for (const entry of await readStoredEntries(store.storage)) {
+    if (store.index.entries.has(entry.key)) continue; // written since start: that is newer
+    recordEntry(store.index, entry.key, entry.bytes, entry.expiresAt);
+  }
+  await sweepExpired(store, now);
+  await evictOverCap(store, maxBytes);
+}
+
 /**
  * CACHE_MAX_BYTES over every cache of the embedded store (Redis caches expire by their TTL and by
  * Redis' own memory policy): an index of the entries in least-recently-used order, with their size
@@ -132,63 +209,12 @@ export function createCacheBudget(
     warn = console.warn,
   }: { maxBytes: number; now?: () => number; warn?: (line: string) => void },
 ): CacheBudget {
-  const entries = new Map<string, { bytes: number; expiresAt: number | null }>();
-  let total = 0;
-  const forget = (key: string) => {
-    total -= entries.get(key)?.bytes ?? 0;
-    entries.delete(key);
-  };
-  const remove = async (key: string) => {
-    forget(key);
-    await storage
-      .removeItem(key)
-      .catch((error: unknown) =>
-        warn(`[cache] could not delete ${key}: ${error instanceof Error ? error.message : String(error)}`),
-      );
-  };
-  const evictOverCap = async (keep?: string) => {
-    for (const key of entries.keys()) {
-      if (total <= maxBytes) break;
-      if (key !== keep) await remove(key);
-    }
-  };
-  const sweep = async () => {
-    const expired = [...entries]
-      .filter(([, entry]) => entry.expiresAt !== null && entry.expiresAt <= now())
-      .map(([key]) => key);
-    for (const key of expired) await remove(key);
-  };
-
-  // Entries already on disk: sizes from the file system, expiry from the entry itself (read once).
-  void (async () => {
-    const limit = pLimit(8);
-    for (const former of FORMER_CACHES)
-      await Promise.all((await storage.getKeys(former)).map((key) => limit(() => storage.removeItem(key))));
-    const found = await Promise.all(
-      (await storage.getKeys(CACHE_PREFIX)).map((key) =>
-        limit(async () => {
-          const [meta, value] = await Promise.all([storage.getMeta(key), storage.getItemRaw(key)]);
-          const parsed = StoredEntry.safeParse(value);
-          return {
-            key,
-            bytes: Number(meta.size ?? 0),
-            usedAt: meta.mtime?.getTime() ?? 0,
-            expiresAt: parsed.success ? parsed.data.expiresAt : 0,
-          };
-        }),
-      ),
-    );
-    for (const entry of found.sort((a, b) => a.usedAt - b.usedAt)) {
-      if (entries.has(entry.key)) continue; // written since start: that is newer
-      entries.set(entry.key, entry);
-      total += entry.bytes;
-    }
-    await sweep();
-    await evictOverCap();
-  })().catch((error: unknown) =>
+  const store: BudgetStore = { storage, index: { entries: new Map(), total: 0 }, warn };
+  const { entries } = store.index;
+  void indexStoredCaches(store, maxBytes, now).catch((error: unknown) =>
     warn(`[cache] could not index the stored caches: ${error instanceof Error ? error.message : String(error)}`),
   );
-  const timer = setInterval(() => void sweep().catch(() => {}), SWEEP_EVERY_MS);
+  const timer = setInterval(() => void sweepExpired(store, now).catch(() => {}), SWEEP_EVERY_MS);
   timer.unref();
 
   return {
@@ -200,10 +226,9 @@ export function createCacheBudget(
       entries.set(key, entry);
     },
     async stored(key, bytes, expiresAt) {
-      forget(key);
-      entries.set(key, { bytes, expiresAt });
-      total += bytes;
-      await evictOverCap(key);
+      forgetEntry(store.index, key);
+      recordEntry(store.index, key, bytes, expiresAt);
+      await evictOverCap(store, maxBytes, key);
     },
     stop: () => clearInterval(timer),
   };

@@ -2,19 +2,20 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { NodeRequest, sendNodeResponse } from 'srvx/node';
 import type { ServerRequest } from 'srvx';
+import type { H3 } from 'h3';
 import { createOrigin } from './app.ts';
 import { guarded } from './http/after-response.ts';
 import { logRequests, type RequestLog } from './http/request-log.ts';
-import { createAppContext } from './context.ts';
+import { createAppContext, type AppContext } from './context.ts';
 import { createRateLimiter, type RateLimitPolicy } from './http/rate-limit.ts';
-import { createCacheBudget } from './byte-cache.ts';
+import { createCacheBudget, type CacheBudget } from './byte-cache.ts';
 import { DEFAULT_CACHE_MAX_BYTES, DEFAULT_CONNECTION_LIMITS, DEFAULT_PUBLIC_URL } from './config.ts';
 import { throttledLog } from './throttled-log.ts';
 import { redisReady } from './redis.ts';
-import { createFileStorage, createRedisStorage, storageDirExposure, type Storage } from './storage.ts';
+import { createFileStorage, createRedisStorage, storageDirExposure, type StateStore, type Storage } from './storage.ts';
 import { currentTreeDir, openTree } from './tree/open.ts';
 import { followCurrentTree } from './tree/follow.ts';
-import { startDeliveryLoop } from './webhooks/deliver.ts';
+import { startDeliveryLoop, type DeliveryLoop } from './webhooks/deliver.ts';
 import { webhookStore } from './webhooks/store.ts';
 
 export type RunningOrigin = {
@@ -67,10 +68,45 @@ export type OriginOptions = {
 
 /** Serves dist/current on host:port (0 picks a free port) and follows rebuilds without a restart. */
 export async function startOrigin(options: OriginOptions): Promise<RunningOrigin> {
+  const warn = options.warn ?? ((line: string) => console.warn(line));
+  const follower = await followTree(options, warn);
+  const store = await openOriginStore(options, warn);
+  const cacheBudget = store.redis
+    ? undefined
+    : createCacheBudget(store.storage, {
+        maxBytes: options.cacheMaxBytes ?? DEFAULT_CACHE_MAX_BYTES,
+        warn,
+        now: options.now,
+      });
+  const context = createOriginContext(options, store, cacheBudget, follower, warn);
+  const limiter = options.rateLimit ? createRateLimiter(options.rateLimit, context.now, store.redis, warn) : null;
+  const app = createOrigin(context, limiter);
+  const logRequest = options.log ? logRequests(options.log, context.trustProxy) : undefined;
+  const server = createOriginServer(app, logRequest, connectionLimits(options), warn);
+  await listen(server, options.port, options.host);
+  // Release announcements wait in the store's outbox until an origin delivers them (DESIGN: never from the CLI alone).
+  const deliveries = startDeliveryLoop(webhookStore(store.storage, store.redis), {
+    publicUrl: options.publicUrl ?? DEFAULT_PUBLIC_URL,
+    now: context.now,
+    warn,
+    serves: (versionId) => follower.current().catalog.byId.has(versionId),
+    retryBaseMs: options.webhookRetryBaseMs,
+    timeoutMs: options.webhookTimeoutMs,
+  });
+  return {
+    url: serverUrl(server),
+    server,
+    close: () => closeOrigin({ follower, cacheBudget, server, deliveries, downloads: context.downloads, store }),
+  };
+}
+
+type TreeFollower = ReturnType<typeof followCurrentTree>;
+
+/** Opens dist/current (refusing to start without one) and follows what it points to from then on. */
+async function followTree(options: OriginOptions, warn: (line: string) => void): Promise<TreeFollower> {
   const dir = await currentTreeDir(options.distDir);
   if (!dir) throw new Error(`No built tree at ${options.distDir}/current: run \`npm run build\` first`);
-  const warn = options.warn ?? ((line: string) => console.warn(line));
-  const follower = followCurrentTree(
+  return followCurrentTree(
     options.distDir,
     await openTree(dir, undefined, warn),
     (error, tree) =>
@@ -80,26 +116,35 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
       ),
     { warn, intervalMs: options.treePollMs },
   );
+}
+
+/** The origin's state store; `own`: opened here (Redis, or files in storageDir), so closed here too. */
+type OriginStore = StateStore & { own: boolean };
+
+async function openOriginStore(options: OriginOptions, warn: (line: string) => void): Promise<OriginStore> {
   const exposure = options.redisUrl || options.storage ? null : await storageDirExposure(options.storageDir!);
   if (exposure) warn(exposure);
   // The store the origin opens itself (Redis, or files in storageDir) it also closes; a passed one is the caller's.
   const { storage, redis } = options.redisUrl
     ? createRedisStorage(options.redisUrl, warn)
     : { storage: options.storage ?? createFileStorage(options.storageDir!), redis: undefined };
-  const ownStorage = !options.storage || Boolean(redis);
+  const own = !options.storage || Boolean(redis);
   // Answer from the first request with Redis connected when it is up; when it is not, start anyway
   // (static answers need no state) and let the client reconnect.
   if (redis && !(await redisReady(redis, 3000)))
     warn('[redis] not reachable at start; answers that need state say 503 until it is');
-  const cacheBudget = redis
-    ? undefined
-    : createCacheBudget(storage, {
-        maxBytes: options.cacheMaxBytes ?? DEFAULT_CACHE_MAX_BYTES,
-        warn,
-        now: options.now,
-      });
+  return { storage, redis, own };
+}
+
+function createOriginContext(
+  options: OriginOptions,
+  { storage, redis }: OriginStore,
+  cacheBudget: CacheBudget | undefined,
+  follower: TreeFollower,
+  warn: (line: string) => void,
+): AppContext {
   const { now, privateChartIps, trustProxy } = options;
-  const context = createAppContext(storage, {
+  return createAppContext(storage, {
     ...{ now, privateChartIps, trustProxy },
     redis,
     cacheBudget,
@@ -111,12 +156,18 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
     chartUrlKeys: options.chartUrlKeys ?? [],
     countDownloads: options.downloadCounts ?? true,
   });
-  const limiter = options.rateLimit ? createRateLimiter(options.rateLimit, context.now, redis, warn) : null;
-  const app = createOrigin(context, limiter);
-  const logRequest = options.log ? logRequests(options.log, context.trustProxy) : undefined;
-  // srvx's Node adapter, unrolled so that the request log holds the h3 context of its request.
-  // Nothing a request does may stop the process: a throw here, or a rejection nobody handles, would.
-  const limits = { ...DEFAULT_CONNECTION_LIMITS, ...definedOnly(options) };
+}
+
+type ConnectionLimits = typeof DEFAULT_CONNECTION_LIMITS;
+type LogRequest = ReturnType<typeof logRequests>;
+
+/** The HTTP server: its timeouts and connection cap, each request answered by the app. */
+function createOriginServer(
+  app: H3,
+  logRequest: LogRequest | undefined,
+  limits: ConnectionLimits,
+  warn: (line: string) => void,
+): Server {
   const server = createServer(
     {
       // Node's defaults let a client that trickles its headers hold a socket for a minute, or its
@@ -125,24 +176,7 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
       requestTimeout: limits.requestTimeoutMs,
       connectionsCheckingInterval: Math.max(50, Math.min(1000, limits.headersTimeoutMs / 4)),
     },
-    (req, res) => {
-      try {
-        const request = new NodeRequest({ req, res }) as ServerRequest;
-        if (logRequest) logRequest(req, res, (request.context = {}));
-        const answer = app.fetch(request);
-        const send = (response: Response) => {
-          // Answered before the body arrived (a 401, 413 or 400 on a POST): Node would otherwise read
-          // and discard the rest to keep the connection, for as long as the client cares to trickle it.
-          if (!req.complete && hasBody(req) && !res.headersSent) res.setHeader('connection', 'close');
-          return sendNodeResponse(res, response).catch((error: unknown) => failSend(res, error));
-        };
-        if (typeof (answer as Promise<Response>).then === 'function')
-          (answer as Promise<Response>).then(send, (error: unknown) => failSend(res, error));
-        else void send(answer as Response);
-      } catch (error) {
-        failSend(res, error);
-      }
-    },
+    (req, res) => answerNodeRequest(app, logRequest, req, res),
   );
   server.maxConnections = limits.maxConnections;
   const warnDropped = throttledLog(warn);
@@ -151,47 +185,85 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
       `[connections] ${limits.maxConnections} connections open (MAX_CONNECTIONS): new ones are closed at once (said at most once a minute)`,
     ),
   );
-  await new Promise<void>((resolve, reject) => {
+  return server;
+}
+
+/**
+ * srvx's Node adapter, unrolled so that the request log holds the h3 context of its request.
+ * Nothing a request does may stop the process: a throw here, or a rejection nobody handles, would.
+ */
+function answerNodeRequest(
+  app: H3,
+  logRequest: LogRequest | undefined,
+  req: IncomingMessage,
+  res: ServerResponse,
+): void {
+  try {
+    const request = new NodeRequest({ req, res }) as ServerRequest;
+    if (logRequest) logRequest(req, res, (request.context = {}));
+    const answer = app.fetch(request);
+    const send = (response: Response) => {
+      // Answered before the body arrived (a 401, 413 or 400 on a POST): Node would otherwise read
+      // and discard the rest to keep the connection, for as long as the client cares to trickle it.
+      if (!req.complete && hasBody(req) && !res.headersSent) res.setHeader('connection', 'close');
+      return sendNodeResponse(res, response).catch((error: unknown) => failSend(res, error));
+    };
+    if (typeof (answer as Promise<Response>).then === 'function')
+      (answer as Promise<Response>).then(send, (error: unknown) => failSend(res, error));
+    else void send(answer as Response);
+  } catch (error) {
+    failSend(res, error);
+  }
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host, () => resolve());
+    server.listen(port, host, () => resolve());
   });
-  // Release announcements wait in the store's outbox until an origin delivers them (DESIGN: never from the CLI alone).
-  const deliveries = startDeliveryLoop(webhookStore(storage, redis), {
-    publicUrl: options.publicUrl ?? DEFAULT_PUBLIC_URL,
-    now: context.now,
-    warn,
-    serves: (versionId) => follower.current().catalog.byId.has(versionId),
-    retryBaseMs: options.webhookRetryBaseMs,
-    timeoutMs: options.webhookTimeoutMs,
-  });
+}
+
+function serverUrl(server: Server): string {
   const { address, port } = server.address() as AddressInfo;
   const host = address.includes(':') ? `[${address}]` : address;
-  return {
-    url: `http://${host}:${port}`,
-    server,
-    close: async () => {
-      follower.stop();
-      cacheBudget?.stop();
-      await Promise.all([closeServer(server), deliveries.stop()]);
-      // The downloads counted last are stored before the store is let go of.
-      await context.downloads.close();
-      // quit() lets pending commands finish; while Redis is unreachable, stop reconnecting instead.
-      await redis?.quit().catch(() => redis.disconnect());
-      if (ownStorage) await storage.dispose();
-    },
-  };
+  return `http://${host}:${port}`;
+}
+
+/**
+ * Graceful, in this order: stop following the tree and sweeping the caches; stop accepting and
+ * finish the requests in flight and the deliveries under way; store the last counted downloads;
+ * then let go of Redis and of the store the origin opened.
+ */
+async function closeOrigin(parts: {
+  follower: TreeFollower;
+  cacheBudget: CacheBudget | undefined;
+  server: Server;
+  deliveries: DeliveryLoop;
+  downloads: AppContext['downloads'];
+  store: OriginStore;
+}): Promise<void> {
+  const { redis, storage } = parts.store;
+  parts.follower.stop();
+  parts.cacheBudget?.stop();
+  await Promise.all([closeServer(parts.server), parts.deliveries.stop()]);
+  // The downloads counted last are stored before the store is let go of.
+  await parts.downloads.close();
+  // quit() lets pending commands finish; while Redis is unreachable, stop reconnecting instead.
+  await redis?.quit().catch(() => redis.disconnect());
+  if (parts.store.own) await storage.dispose();
 }
 
 /** Does the request carry a body (which `complete` says was read to its end)? */
 const hasBody = (req: IncomingMessage) =>
   req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 
-/** The connection limits a caller set (an undefined option keeps the default). */
-function definedOnly(options: OriginOptions) {
+/** The connection limits: the defaults, and what a caller set over them (an undefined option keeps the default). */
+function connectionLimits(options: OriginOptions): ConnectionLimits {
   const { headersTimeoutMs, requestTimeoutMs, maxConnections } = options;
-  return Object.fromEntries(
+  const set = Object.fromEntries(
     Object.entries({ headersTimeoutMs, requestTimeoutMs, maxConnections }).filter(([, value]) => value !== undefined),
-  ) as Partial<typeof DEFAULT_CONNECTION_LIMITS>;
+  ) as Partial<ConnectionLimits>;
+  return { ...DEFAULT_CONNECTION_LIMITS, ...set };
 }
 
 /**

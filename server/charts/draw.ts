@@ -105,24 +105,56 @@ function recordPeak(points: readonly ChartPoint[]): { index: number; peak: numbe
   return record;
 }
 
-/**
- * The player chart (SPEC 4.9) as an SVG string: a pure function of the series and the options.
- * Ids derive from the input, so two different charts inline on one page never share an id.
- */
-export function drawPlayerChart(series: Series, { width, height, theme, background = 'solid' }: DrawOptions): string {
-  const colours = THEMES[theme === 'auto' ? 'light' : theme];
-  const { points, period, days } = series;
-  const id = chartId(series, width, height, theme, background);
+type Colours = (typeof THEMES)[keyof typeof THEMES];
+
+/** Where things go: the plot area, the value scale and the point positions of one chart. */
+type Frame = {
+  points: readonly ChartPoint[];
+  period: Series['period'];
+  colours: Colours;
+  plotW: number;
+  plotH: number;
+  baseline: number;
+  /** The grid's step and the top of the value scale, a multiple of it. */
+  step: number;
+  yMax: number;
+  /** Marker radius: smaller as the points crowd. */
+  radius: number;
+  x: (i: number) => number;
+  y: (value: number) => number;
+};
+
+function chartFrame(
+  points: readonly ChartPoint[],
+  period: Series['period'],
+  colours: Colours,
+  peaks: number[],
+  width: number,
+  height: number,
+): Frame {
   const plotW = width - PAD.left - PAD.right;
   const plotH = height - PAD.top - PAD.bottom;
   const baseline = PAD.top + plotH;
-  const peaks = points.flatMap((p) => (p.peak === null ? [] : [p.peak]));
-  const averages = points.flatMap((p) => (p.average === null ? [] : [p.average]));
   const step = niceStep(Math.max(4, ...peaks));
   const yMax = Math.max(step, Math.ceil(Math.max(0, ...peaks) / step) * step);
-  const x = (i: number) => PAD.left + (points.length === 1 ? plotW / 2 : (i * plotW) / (points.length - 1));
-  const y = (value: number) => baseline - (value / yMax) * plotH;
+  const radius = points.length > 200 ? 1.2 : points.length > 60 ? 2 : 3;
+  return {
+    points,
+    period,
+    colours,
+    plotW,
+    plotH,
+    baseline,
+    step,
+    yMax,
+    radius,
+    x: (i) => PAD.left + (points.length === 1 ? plotW / 2 : (i * plotW) / (points.length - 1)),
+    y: (value) => baseline - (value / yMax) * plotH,
+  };
+}
 
+/** Horizontal grid lines with their value labels, one per step from 0 to the top of the scale. */
+function gridLines({ plotW, step, yMax, y, colours }: Frame): string {
   const grid: string[] = [];
   for (let value = 0; value <= yMax; value += step) {
     grid.push(
@@ -130,25 +162,31 @@ export function drawPlayerChart(series: Series, { width, height, theme, backgrou
       `<text class="y-label" x="${num(PAD.left - 8)}" y="${num(y(value) + 4)}" text-anchor="end" font-size="11" fill="${colours.muted}">${count(value)}</text>`,
     );
   }
+  return grid.join('');
+}
 
+/** Date labels under the plot, every how many points it takes for them not to overlap. */
+function xAxisLabels({ points, period, plotW, baseline, x, colours }: Frame): string {
   const labelWidth = dateLabel(points[0]?.start ?? 0, period).length * LABEL_CHAR_WIDTH + 12;
   const spacing = points.length > 1 ? plotW / (points.length - 1) : plotW;
   const every = Math.max(1, Math.ceil(labelWidth / spacing));
-  const xLabels = points
+  return points
     .map((point, i) =>
       i % every === 0
         ? `<text class="x-label" x="${num(x(i))}" y="${num(baseline + 20)}" text-anchor="middle" font-size="11" fill="${colours.muted}">${escapeXml(dateLabel(point.start, period))}</text>`
         : '',
     )
     .join('');
+}
 
-  const radius = points.length > 200 ? 1.2 : points.length > 60 ? 2 : 3;
+/** Per line (peak, average): the filled areas, then the lines, then the markers of its runs. */
+function seriesPaths({ points, baseline, radius, x, y, colours }: Frame, id: string): string {
   // A point between gaps has no line to show it: its marker is drawn large enough to see.
   const isolatedRadius = Math.max(radius, 3);
   // Every coordinate is formatted once, then shared by the area, the line and the markers.
   const xs = points.map((_, i) => num(x(i)));
   const base = num(baseline);
-  const series_ = LINES.map(({ key }) => {
+  return LINES.map(({ key }) => {
     const colour = colours[key];
     const ys = points.map((p) => (p[key] === null ? '' : num(y(p[key]!))));
     let areas = '';
@@ -164,44 +202,69 @@ export function drawPlayerChart(series: Series, { width, height, theme, backgrou
     }
     return areas + lines + markers;
   }).join('');
+}
 
-  const legend = LINES.map(
+function legendItems(colours: Colours): string {
+  return LINES.map(
     ({ key, label }, i) =>
       `<g class="legend-item"><line class="legend-${key}" x1="${num(PAD.left + i * 150)}" y1="20" x2="${num(PAD.left + i * 150 + 18)}" y2="20" stroke="${colours[key]}" stroke-width="3"/><text class="legend-text" x="${num(PAD.left + i * 150 + 24)}" y="24" font-size="12" fill="${colours.text}">${label}</text></g>`,
   ).join('');
+}
 
-  const span = days === 1 ? 'the last day' : `the last ${days} days`;
-  const description = peaks.length
-    ? `Over ${span}: peak ${count(Math.max(...peaks))} players, average ${(averages.reduce((a, b) => a + b, 0) / averages.length).toFixed(1)} players.`
-    : `No data yet for ${span}.`;
-  const noData = peaks.length
-    ? ''
-    : `<text class="no-data" x="${num(PAD.left + plotW / 2)}" y="${num(PAD.top + plotH / 2)}" text-anchor="middle" font-size="14" fill="${colours.muted}">No data yet</text>`;
-  const gradients = LINES.map(
+function lineGradients(id: string, colours: Colours): string {
+  return LINES.map(
     ({ key }) =>
       `<linearGradient id="${id}-${key}" x1="0" y1="0" x2="0" y2="1"><stop class="stop-${key}" offset="0" stop-color="${colours[key]}" stop-opacity="0.25"/><stop class="stop-${key}" offset="1" stop-color="${colours[key]}" stop-opacity="0"/></linearGradient>`,
   ).join('');
+}
 
-  // The period's record peak: a ring around its marker and a label with its count and time, kept
-  // inside the plot's width.
+/**
+ * The period's record peak: a ring around its marker and a label with its count and time, kept
+ * inside the plot's width. Empty when the series has no data.
+ */
+function recordMark({ points, period, radius, x, y, colours }: Frame, width: number): string {
   const record = recordPeak(points);
-  let recordMark = '';
-  if (record) {
-    const cx = x(record.index);
-    const cy = y(record.peak);
-    const anchor = cx < PAD.left + 80 ? 'start' : cx > width - PAD.right - 80 ? 'end' : 'middle';
-    const label = `Record ${count(record.peak)} · ${dateLabel(points[record.index]!.start, period)}`;
-    recordMark =
-      `<g class="record"><circle class="record-marker" cx="${num(cx)}" cy="${num(cy)}" r="${radius + 3}" fill="none" stroke="${colours.peak}" stroke-width="1.5"/>` +
-      `<text class="record-label" x="${num(cx)}" y="${num(cy - radius - 6)}" text-anchor="${anchor}" font-size="11" font-weight="600" fill="${colours.text}">${escapeXml(label)}</text></g>`;
-  }
+  if (!record) return '';
+  const cx = x(record.index);
+  const cy = y(record.peak);
+  const anchor = cx < PAD.left + 80 ? 'start' : cx > width - PAD.right - 80 ? 'end' : 'middle';
+  const label = `Record ${count(record.peak)} · ${dateLabel(points[record.index]!.start, period)}`;
+  return (
+    `<g class="record"><circle class="record-marker" cx="${num(cx)}" cy="${num(cy)}" r="${radius + 3}" fill="none" stroke="${colours.peak}" stroke-width="1.5"/>` +
+    `<text class="record-label" x="${num(cx)}" y="${num(cy - radius - 6)}" text-anchor="${anchor}" font-size="11" font-weight="600" fill="${colours.text}">${escapeXml(label)}</text></g>`
+  );
+}
+
+/** The accessible description: the span, and its peak and average when there is data. */
+function describeSeries(span: string, peaks: number[], averages: number[]): string {
+  return peaks.length
+    ? `Over ${span}: peak ${count(Math.max(...peaks))} players, average ${(averages.reduce((a, b) => a + b, 0) / averages.length).toFixed(1)} players.`
+    : `No data yet for ${span}.`;
+}
+
+/**
+ * The player chart (SPEC 4.9) as an SVG string: a pure function of the series and the options.
+ * Ids derive from the input, so two different charts inline on one page never share an id.
+ */
+export function drawPlayerChart(series: Series, { width, height, theme, background = 'solid' }: DrawOptions): string {
+  const colours = THEMES[theme === 'auto' ? 'light' : theme];
+  const { points, period, days } = series;
+  const id = chartId(series, width, height, theme, background);
+  const peaks = points.flatMap((p) => (p.peak === null ? [] : [p.peak]));
+  const averages = points.flatMap((p) => (p.average === null ? [] : [p.average]));
+  const frame = chartFrame(points, period, colours, peaks, width, height);
+
+  const span = days === 1 ? 'the last day' : `the last ${days} days`;
+  const noData = peaks.length
+    ? ''
+    : `<text class="no-data" x="${num(PAD.left + frame.plotW / 2)}" y="${num(PAD.top + frame.plotH / 2)}" text-anchor="middle" font-size="14" fill="${colours.muted}">No data yet</text>`;
 
   const solid = background === 'solid';
   const open = `<svg xmlns="http://www.w3.org/2000/svg"${theme === 'auto' ? ` id="${id}"` : ''} width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="${id}-title ${id}-desc" ${FONT}>`;
-  const about = `<title id="${id}-title">Players over ${escapeXml(span)}</title><desc id="${id}-desc">${escapeXml(description)}</desc>`;
+  const about = `<title id="${id}-title">Players over ${escapeXml(span)}</title><desc id="${id}-desc">${escapeXml(describeSeries(span, peaks, averages))}</desc>`;
   const style = theme === 'auto' ? darkSchemeStyle(id, solid) : '';
   const backdrop = solid
     ? `<rect class="background" width="${width}" height="${height}" fill="${colours.background}"/>`
     : '';
-  return `${open}${about}${style}<defs>${gradients}</defs>${backdrop}${legend}${grid.join('')}${xLabels}${series_}${recordMark}${noData}</svg>`;
+  return `${open}${about}${style}<defs>${lineGradients(id, colours)}</defs>${backdrop}${legendItems(colours)}${gridLines(frame)}${xAxisLabels(frame)}${seriesPaths(frame, id)}${recordMark(frame, width)}${noData}</svg>`;
 }

@@ -20,7 +20,8 @@ import { describeIssues } from '../describe-issues.ts';
 import { MEDIA_TYPES } from '../http/media-types.ts';
 import { ChartQuery, ServerPath } from './schema.ts';
 import { CHART_RULES } from './paths.ts';
-import type { SampleStore } from './samples.ts';
+import type { Sample, SampleStore } from './samples.ts';
+import type { Outcome } from './stored-idempotency.ts';
 import type { ServerRecord, ServerStore } from './servers.ts';
 import type { UserTokenStore } from '../users.ts';
 import { sha256Hex } from '../digest.ts';
@@ -55,116 +56,149 @@ export type ChartRouteDeps = {
 /** SPEC 4.9 and 4.10, and player-count ingestion (DESIGN: POST /api/servers/:id/stats). */
 export function chartRoutes(ctx: ChartRouteDeps): H3 {
   const app = new H3();
-  app.get(CHART_RULES.example.pattern, async (event) => {
-    const query = await validateQuery(event, ChartQuery);
-    const series = aggregate(exampleBuckets(query.days, EXAMPLE_NOW), { days: query.days, now: EXAMPLE_NOW });
-    return sendChart(event, await chartBytes(ctx, series, query), query.format, CACHE_CONTROL.chart);
-  });
-
-  app.get(CHART_RULES.players.pattern, async (event) => {
-    const { exp, sig, ...query } = await validateQuery(event, PlayersChartQuery);
-    const server = await findServer(ctx, event);
-    const signed = exp !== undefined || sig !== undefined;
-    if (signed) await requireSignature(ctx, event, server, query, exp, sig);
-    else if (server.private) await requireOwner(ctx, event, server);
-    // SPEC 8: an owner's private chart is not rate limited; every other chart is, cached or not.
-    if (!server.private) await chargeLimit(event);
-    // A signed URL is a credential: its answers are for the browser that holds it, never a shared
-    // cache, and for no longer than it is valid (requireSignature has checked exp).
-    const cacheControl = signed
-      ? `private, max-age=${Math.min(CHART_TTL_SECONDS, exp! - Math.floor(ctx.now() / 1000))}`
-      : server.private
-        ? CACHE_CONTROL.privateChart
-        : CACHE_CONTROL.chart;
-    // Keyed by server and parameters, looked up only after the access check: a private chart is
-    // never handed from the cache to anyone but its owner.
-    const key = sha256Hex(JSON.stringify([server.id, query]));
-    const cached = await ctx.chartCache.get(key);
-    if (cached) {
-      event.context.answeredFrom = 'cache';
-      return sendChart(event, cached, query.format, cacheControl);
-    }
-    event.context.answeredFrom = 'rendered';
-    const now = ctx.now();
-    const buckets = await ctx.samples.range(server.id, now - (query.days + 1) * DAY, now);
-    const bytes = await chartBytes(ctx, aggregate(buckets, { days: query.days, now }), query);
-    await ctx.chartCache.set(key, bytes, CHART_TTL_SECONDS);
-    return sendChart(event, bytes, query.format, cacheControl);
-  });
-
+  app.get(CHART_RULES.example.pattern, (event) => answerExampleChart(ctx, event));
+  app.get(CHART_RULES.players.pattern, (event) => answerPlayersChart(ctx, event));
   const warnDiskFull = throttledLog((line) => console.error(line), ctx.now);
-  app.post(CHART_RULES.stats.pattern, async (event) => {
-    const server = await findServer(ctx, event);
-    const key = bearerToken(event);
-    if (!key) throw unauthorized("Send the server's ingest key as Authorization: Bearer <key>");
-    if (!secretMatches(server.ingestKeyHash, key)) throw unauthorized('Wrong ingest key for this server');
-    // Counted per server key once the key is checked: only its holder can spend its budget.
-    if (ctx.ingestLimiter)
-      event.context.rateLimit = {
-        headers: await chargeKey(ctx.ingestLimiter, server.id, 'ingest', "Ingestion limit of this server's key"),
-      };
-    const answered = { ...PRIVATE_HEADERS, ...event.context.rateLimit?.headers };
-    const idempotencyKey = idempotencyKeyOf(event);
-    const body = await readJson(event, '{"players": n} or {"samples": [...]}');
-    const result = samplesFromBody(body, ctx.now());
-    if ('error' in result) throw new HTTPError({ status: 400, message: result.error });
-    const store = () =>
-      ctx.samples.add(server.id, result.samples).catch((error: unknown) => {
-        if (!isDiskFull(error)) throw error;
-        warnDiskFull(`[storage] no space left for player counts, ingestion answers 503 (said once a minute): ${error}`);
-        throw new HTTPError({
-          status: 503,
-          message: 'The store has no space left; nothing was stored: retry later',
-          headers: { 'retry-after': String(DISK_FULL_RETRY_SECONDS) },
-        });
-      });
-    if (idempotencyKey === null) await store();
-    else {
-      const outcome = await ctx.idempotency.once(server.id, idempotencyKey, JSON.stringify(body), store, ctx.now());
-      if (outcome === 'capped')
-        throw new HTTPError({
-          status: 429,
-          message: `Idempotency-Key limit reached: a server stores at most ${ctx.idempotency.maxKeysPerDay} new keys per UTC day; retry after midnight UTC`,
-          headers: { ...event.context.rateLimit?.headers, 'retry-after': String(secondsToMidnight(ctx.now())) },
-        });
-      if (outcome === 'conflict')
-        throw new HTTPError({
-          status: 422,
-          message: 'Idempotency-Key was used with another body in the last 24 hours; send new samples with a new key',
-        });
-      if (outcome === 'in-progress')
-        throw new HTTPError({
-          status: 409,
-          message: 'A request with this Idempotency-Key is still being stored; retry in a moment',
-          headers: { 'retry-after': '1' },
-        });
-      if (outcome === 'replayed')
-        return new Response(null, { status: 204, headers: { ...answered, 'idempotent-replayed': 'true' } });
-    }
-    return new Response(null, { status: 204, headers: answered });
-  });
-
-  app.post(CHART_RULES.chartUrls.pattern, async (event) => {
-    const server = await findServer(ctx, event);
-    const token = bearerToken(event);
-    if (!token) throw unauthorized("Send the server owner's token as Authorization: Bearer <token>");
-    if ((await ctx.tokens.authenticate(token)) !== server.owner)
-      throw forbidden("Only the server's owner mints URLs of its chart");
-    const body = ChartUrlBody.safeParse(await readJson(event, '{"days": 7, "expires": "30d"}, or {} for the defaults'));
-    if (!body.success) throw new HTTPError({ status: 400, message: describeIssues(body.error.issues, 'body') });
-    const minted = mintChartUrl({
-      baseUrl: ctx.publicUrl,
-      keys: await ctx.chartUrlKeys(),
-      serverId: server.id,
-      body: body.data,
-      now: ctx.now(),
-    });
-    // A credential, for its owner only: no CORS, never cached.
-    return new Response(JSON.stringify(minted), {
-      headers: { 'content-type': MEDIA_TYPES.json, 'cache-control': 'no-store', ...PRIVATE_HEADERS },
-    });
-  });
+  app.post(CHART_RULES.stats.pattern, (event) => ingestPlayerCounts(ctx, warnDiskFull, event));
+  app.post(CHART_RULES.chartUrls.pattern, (event) => mintChartUrlOfServer(ctx, event));
   return app;
+}
+
+/** The example chart: made-up player counts at a fixed time, for the docs and for trying parameters. */
+async function answerExampleChart(ctx: ChartRouteDeps, event: H3Event) {
+  const query = await validateQuery(event, ChartQuery);
+  const series = aggregate(exampleBuckets(query.days, EXAMPLE_NOW), { days: query.days, now: EXAMPLE_NOW });
+  return sendChart(event, await chartBytes(ctx, series, query), query.format, CACHE_CONTROL.chart);
+}
+
+/** A server's player chart: access checked (signed URL, owner's token, or public), then cached or rendered. */
+async function answerPlayersChart(ctx: ChartRouteDeps, event: H3Event) {
+  const { exp, sig, ...query } = await validateQuery(event, PlayersChartQuery);
+  const server = await findServer(ctx, event);
+  const signed = exp !== undefined || sig !== undefined;
+  if (signed) await requireSignature(ctx, event, server, query, exp, sig);
+  else if (server.private) await requireOwner(ctx, event, server);
+  // SPEC 8: an owner's private chart is not rate limited; every other chart is, cached or not.
+  if (!server.private) await chargeLimit(event);
+  const cacheControl = chartCacheControl(ctx, server, signed ? exp! : undefined);
+  // Keyed by server and parameters, looked up only after the access check: a private chart is
+  // never handed from the cache to anyone but its owner.
+  const key = sha256Hex(JSON.stringify([server.id, query]));
+  const cached = await ctx.chartCache.get(key);
+  if (cached) {
+    event.context.answeredFrom = 'cache';
+    return sendChart(event, cached, query.format, cacheControl);
+  }
+  event.context.answeredFrom = 'rendered';
+  const now = ctx.now();
+  const buckets = await ctx.samples.range(server.id, now - (query.days + 1) * DAY, now);
+  const bytes = await chartBytes(ctx, aggregate(buckets, { days: query.days, now }), query);
+  await ctx.chartCache.set(key, bytes, CHART_TTL_SECONDS);
+  return sendChart(event, bytes, query.format, cacheControl);
+}
+
+/**
+ * A signed URL (`signedUntil`, its checked exp) is a credential: its answers are for the browser
+ * that holds it, never a shared cache, and for no longer than it is valid.
+ */
+function chartCacheControl(ctx: ChartRouteDeps, server: ServerRecord, signedUntil: number | undefined): string {
+  if (signedUntil !== undefined)
+    return `private, max-age=${Math.min(CHART_TTL_SECONDS, signedUntil - Math.floor(ctx.now() / 1000))}`;
+  return server.private ? CACHE_CONTROL.privateChart : CACHE_CONTROL.chart;
+}
+
+/** POST /api/servers/:id/stats: the server's key checked and charged, then its samples stored (once per Idempotency-Key). */
+async function ingestPlayerCounts(ctx: ChartRouteDeps, warnDiskFull: (line: string) => void, event: H3Event) {
+  const server = await findServer(ctx, event);
+  const key = bearerToken(event);
+  if (!key) throw unauthorized("Send the server's ingest key as Authorization: Bearer <key>");
+  if (!secretMatches(server.ingestKeyHash, key)) throw unauthorized('Wrong ingest key for this server');
+  // Counted per server key once the key is checked: only its holder can spend its budget.
+  if (ctx.ingestLimiter)
+    event.context.rateLimit = {
+      headers: await chargeKey(ctx.ingestLimiter, server.id, 'ingest', "Ingestion limit of this server's key"),
+    };
+  const answered = { ...PRIVATE_HEADERS, ...event.context.rateLimit?.headers };
+  const idempotencyKey = idempotencyKeyOf(event);
+  const body = await readJson(event, '{"players": n} or {"samples": [...]}');
+  const result = samplesFromBody(body, ctx.now());
+  if ('error' in result) throw new HTTPError({ status: 400, message: result.error });
+  const store = () => storeSamples(ctx, warnDiskFull, server.id, result.samples);
+  if (idempotencyKey === null) await store();
+  else {
+    const outcome = await ctx.idempotency.once(server.id, idempotencyKey, JSON.stringify(body), store, ctx.now());
+    if (outcome === 'replayed')
+      return new Response(null, { status: 204, headers: { ...answered, 'idempotent-replayed': 'true' } });
+    if (outcome !== 'stored') throw idempotencyRefusal(ctx, event, outcome);
+  }
+  return new Response(null, { status: 204, headers: answered });
+}
+
+/** Stores a server's samples; a full disk answers 503 (and is said once a minute) rather than 500. */
+function storeSamples(
+  ctx: ChartRouteDeps,
+  warnDiskFull: (line: string) => void,
+  serverId: string,
+  samples: readonly Sample[],
+): Promise<void> {
+  return ctx.samples.add(serverId, samples).catch((error: unknown) => {
+    if (!isDiskFull(error)) throw error;
+    warnDiskFull(`[storage] no space left for player counts, ingestion answers 503 (said once a minute): ${error}`);
+    throw new HTTPError({
+      status: 503,
+      message: 'The store has no space left; nothing was stored: retry later',
+      headers: { 'retry-after': String(DISK_FULL_RETRY_SECONDS) },
+    });
+  });
+}
+
+/** Why a keyed ingestion was not stored now: the day's keys are used up, the key came with another body, or it is still being stored. */
+function idempotencyRefusal(
+  ctx: ChartRouteDeps,
+  event: H3Event,
+  outcome: Exclude<Outcome, 'stored' | 'replayed'>,
+): HTTPError {
+  switch (outcome) {
+    case 'capped':
+      return new HTTPError({
+        status: 429,
+        message: `Idempotency-Key limit reached: a server stores at most ${ctx.idempotency.maxKeysPerDay} new keys per UTC day; retry after midnight UTC`,
+        headers: { ...event.context.rateLimit?.headers, 'retry-after': String(secondsToMidnight(ctx.now())) },
+      });
+    case 'conflict':
+      return new HTTPError({
+        status: 422,
+        message: 'Idempotency-Key was used with another body in the last 24 hours; send new samples with a new key',
+      });
+    case 'in-progress':
+      return new HTTPError({
+        status: 409,
+        message: 'A request with this Idempotency-Key is still being stored; retry in a moment',
+        headers: { 'retry-after': '1' },
+      });
+  }
+}
+
+/** POST /api/servers/:id/chart-urls: the owner mints a signed URL of its server's chart. */
+async function mintChartUrlOfServer(ctx: ChartRouteDeps, event: H3Event) {
+  const server = await findServer(ctx, event);
+  const token = bearerToken(event);
+  if (!token) throw unauthorized("Send the server owner's token as Authorization: Bearer <token>");
+  if ((await ctx.tokens.authenticate(token)) !== server.owner)
+    throw forbidden("Only the server's owner mints URLs of its chart");
+  const body = ChartUrlBody.safeParse(await readJson(event, '{"days": 7, "expires": "30d"}, or {} for the defaults'));
+  if (!body.success) throw new HTTPError({ status: 400, message: describeIssues(body.error.issues, 'body') });
+  const minted = mintChartUrl({
+    baseUrl: ctx.publicUrl,
+    keys: await ctx.chartUrlKeys(),
+    serverId: server.id,
+    body: body.data,
+    now: ctx.now(),
+  });
+  // A credential, for its owner only: no CORS, never cached.
+  return new Response(JSON.stringify(minted), {
+    headers: { 'content-type': MEDIA_TYPES.json, 'cache-control': 'no-store', ...PRIVATE_HEADERS },
+  });
 }
 
 async function findServer(ctx: ChartRouteDeps, event: H3Event): Promise<ServerRecord> {

@@ -9,6 +9,7 @@ import { hashSecret } from '../../../server/http/auth.ts';
 import { NO_ROUTES } from '../../../server/tree/routes.ts';
 import { createMemoryStorage } from '../../../server/storage.ts';
 import { brands, catalog } from './tree.ts';
+import type { CatalogVersion } from '../../../server/versions/schema.ts';
 
 /** Set by build/site.ts: the tree being built (its catalog.json and files), which the examples are answered from. */
 declare const __DEPOT_TREE_DIR__: string;
@@ -214,6 +215,31 @@ const EXAMPLE_QUERIES: Record<string, string> = {
  * catalog and files): real paths of the demo data and real answers, which cannot drift from the API.
  */
 export async function referenceExamples(): Promise<Map<string, OperationExample>> {
+  const release = catalog.versions.filter(
+    (v) => v.serverSoftware.includes('PaperMC') && (v.channel ?? 'release') === 'release',
+  );
+  const [newest, older = newest] = release;
+  if (!newest) return new Map();
+  const api = await exampleApp();
+  const valueOf = exampleValues(newest, older!);
+  const examples = new Map<string, OperationExample>();
+  for (const [template, item] of Object.entries(doc.paths ?? {})) {
+    for (const [method] of operationsOf(item)) {
+      const names = [...template.matchAll(/\{(\w+)\}/g)].map((match) => match[1]!);
+      if (names.some((name) => valueOf(template, name) === undefined)) continue;
+      const post = method === 'post' ? EXAMPLE_POSTS[template] : undefined;
+      if (method === 'post' && !post) continue;
+      const query = EXAMPLE_QUERIES[template];
+      const path =
+        template.replace(/\{(\w+)\}/g, (_, name: string) => valueOf(template, name)!) + (query ? `?${query}` : '');
+      examples.set(`${method}-${template}`, await askExample(api, method, path, post));
+    }
+  }
+  return examples;
+}
+
+/** The app over this build's tree, with the example owner, server and chart-URL key stored. */
+async function exampleApp() {
   const tree = { dir: __DEPOT_TREE_DIR__, catalog, brands, routes: NO_ROUTES, source: '' };
   const ctx = createAppContext(createMemoryStorage(), {
     tree: () => tree,
@@ -228,23 +254,22 @@ export async function referenceExamples(): Promise<Map<string, OperationExample>
     ingestKeyHash: hashSecret(EXAMPLE_INGEST_KEY),
     createdAt: new Date(EXAMPLE_NOW).toISOString(),
   });
-  const api = createApi(ctx);
-  const release = catalog.versions.filter(
-    (v) => v.serverSoftware.includes('PaperMC') && (v.channel ?? 'release') === 'release',
-  );
-  const [newest, older = newest] = release;
-  if (!newest) return new Map();
+  return createApi(ctx);
+}
+
+/** A path parameter's example value, by the template it is in (undefined: no example for it). */
+function exampleValues(newest: CatalogVersion, older: CatalogVersion) {
   const values: Record<string, string> = {
     serverSoftware: 'papermc',
     javaVersion: newest.javaVersion,
-    current: older!.pluginVersion,
+    current: older.pluginVersion,
     algorithm: 'sha256',
     hash: newest.sha256,
     brand: 'papermc',
     variant: 'light',
     format: 'svg',
   };
-  const valueOf = (template: string, name: string) =>
+  return (template: string, name: string) =>
     name === 'id'
       ? template.startsWith('/api/servers/')
         ? EXAMPLE_SERVER_ID
@@ -254,50 +279,46 @@ export async function referenceExamples(): Promise<Map<string, OperationExample>
           ? '128.png'
           : 'light.webp'
         : values[name];
-  const examples = new Map<string, OperationExample>();
-  for (const [template, item] of Object.entries(doc.paths ?? {})) {
-    for (const [method] of operationsOf(item)) {
-      const names = [...template.matchAll(/\{(\w+)\}/g)].map((match) => match[1]!);
-      if (names.some((name) => valueOf(template, name) === undefined)) continue;
-      const query = EXAMPLE_QUERIES[template];
-      const path =
-        template.replace(/\{(\w+)\}/g, (_, name: string) => valueOf(template, name)!) + (query ? `?${query}` : '');
-      const post = method === 'post' ? EXAMPLE_POSTS[template] : undefined;
-      if (method === 'post' && !post) continue;
-      const response = await api.request(path, {
-        method: method.toUpperCase(),
-        ...(post && {
-          headers: { authorization: `Bearer ${post.credential}`, 'content-type': 'application/json' },
-          body: JSON.stringify(post.body),
-        }),
-      });
-      const type = response.headers.get('content-type') ?? '';
-      const file = /java-archive|image\/(?!svg)/.test(type);
-      // The tree being built is in a staging folder named by the build's pid and a random suffix:
-      // the page says what a server says (the same name, and so the same length, in every build).
-      const answered = Buffer.from(await response.arrayBuffer());
-      const body = file
-        ? answered
-        : Buffer.from(answered.toString('utf8').replaceAll(basename(__DEPOT_TREE_DIR__), EXAMPLE_TREE_NAME));
-      const options = post
-        ? `-i -X POST -H 'Authorization: Bearer ${post.shown}' -H 'Content-Type: application/json' -d '${JSON.stringify(post.body)}'`
-        : file
-          ? '-OJ'
-          : '-i';
-      examples.set(`${method}-${template}`, {
-        command: { options, path },
-        status: response.status,
-        statusText: STATUS_TEXT[response.status] ?? '',
-        headers: SHOWN_HEADERS.flatMap((name) => {
-          const value = response.headers.get(name);
-          if (value === null) return [];
-          return [[name, name === 'content-length' ? String(body.length) : value] as [string, string]];
-        }),
-        body: shortenBody(body, type),
-      });
-    }
-  }
-  return examples;
+}
+
+/** One request to the app, and the example the page shows of it. */
+async function askExample(
+  api: ReturnType<typeof createApi>,
+  method: string,
+  path: string,
+  post: (typeof EXAMPLE_POSTS)[string] | undefined,
+): Promise<OperationExample> {
+  const response = await api.request(path, {
+    method: method.toUpperCase(),
+    ...(post && {
+      headers: { authorization: `Bearer ${post.credential}`, 'content-type': 'application/json' },
+      body: JSON.stringify(post.body),
+    }),
+  });
+  const type = response.headers.get('content-type') ?? '';
+  const file = /java-archive|image\/(?!svg)/.test(type);
+  // The tree being built is in a staging folder named by the build's pid and a random suffix:
+  // the page says what a server says (the same name, and so the same length, in every build).
+  const answered = Buffer.from(await response.arrayBuffer());
+  const body = file
+    ? answered
+    : Buffer.from(answered.toString('utf8').replaceAll(basename(__DEPOT_TREE_DIR__), EXAMPLE_TREE_NAME));
+  const options = post
+    ? `-i -X POST -H 'Authorization: Bearer ${post.shown}' -H 'Content-Type: application/json' -d '${JSON.stringify(post.body)}'`
+    : file
+      ? '-OJ'
+      : '-i';
+  return {
+    command: { options, path },
+    status: response.status,
+    statusText: STATUS_TEXT[response.status] ?? '',
+    headers: SHOWN_HEADERS.flatMap((name) => {
+      const value = response.headers.get(name);
+      if (value === null) return [];
+      return [[name, name === 'content-length' ? String(body.length) : value] as [string, string]];
+    }),
+    body: shortenBody(body, type),
+  };
 }
 
 const STATUS_TEXT: Record<number, string> = { 200: 'OK', 201: 'Created', 204: 'No Content', 404: 'Not Found' };
