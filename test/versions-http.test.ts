@@ -349,6 +349,7 @@ byId('the routes beside it answer as before', async () => {
     [`/api/plugin-versions/by-hash/sha256/${v!.sha256}`, 200, /^application\/json/],
     ['/api/plugin-versions/update-check/papermc/21/1.0.0', 200, /^application\/json/],
     ['/api/plugin-versions/resolve/purpur', 200, /^application\/json/],
+    ['/api/plugin-versions/downloads', 200, /^application\/json/],
   ];
   for (const [path, status, type] of cases) {
     const response = await ctx.get(path);
