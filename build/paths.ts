@@ -5,7 +5,14 @@ import { RASTER_FORMAT_NAMES, type OutputFormat } from '../server/brands/formats
 import { brandKey, type BrandSourceRecord } from '../server/brands/source-record.ts';
 import type { Catalog } from '../server/versions/catalog.ts';
 import { CHANNELS } from '../server/versions/channels.ts';
-import { VERSION_RULES, downloadPath, feedPath, latestPath, updateCheckPath } from '../server/versions/paths.ts';
+import {
+  VERSION_RULES,
+  downloadPath,
+  feedPath,
+  latestPath,
+  updateCheckPath,
+  versionPath,
+} from '../server/versions/paths.ts';
 import { listIntegrityPaths } from '../server/versions/integrity.ts';
 import { pickLatest } from '../server/versions/latest.ts';
 import { JAVA_VERSIONS, SERVER_SOFTWARE } from '../server/versions/software.ts';
@@ -24,7 +31,7 @@ const withChannels = (path: string) => [path, ...CHANNELS.map((channel) => `${pa
 
 /**
  * Every finite URL of SPEC 4.1-4.6: the list, latest per software (+ Java) in each channel, each
- * version's JAR; and the update check of every released version, in each channel (a version the
+ * version's object and JAR; and the update check of every released version, in each channel (a version the
  * depot never released is compared live); and the latest badges (listLatestBadgePaths).
  */
 export function listVersionPaths(catalog: Catalog): string[] {
@@ -37,7 +44,7 @@ export function listVersionPaths(catalog: Catalog): string[] {
     }
   }
   paths.push(feedPath(), ...SERVER_SOFTWARE.map((software) => feedPath(software)));
-  for (const version of catalog.versions) paths.push(downloadPath(version.id));
+  for (const version of catalog.versions) paths.push(versionPath(version.id), downloadPath(version.id));
   // Each version's .sha256/.sha512 sidecars and its lookups by hash.
   paths.push(...listIntegrityPaths(catalog));
   return [...paths, ...updateCheckPaths(catalog), ...listResolvePaths(catalog), ...listLatestBadgePaths(catalog)];

@@ -4,7 +4,8 @@ import { suite } from 'uvu';
 import { listVersionPaths } from '../build/paths.ts';
 import { namedMinecraftVersions } from '../build/resolve-paths.ts';
 import { resolveInputsOf } from '../server/tree/answer-inputs.ts';
-import { byHashPath } from '../server/versions/paths.ts';
+import { byHashPath, versionPath } from '../server/versions/paths.ts';
+import { pickLatest } from '../server/versions/latest.ts';
 import { presentVersion } from '../server/versions/present.ts';
 import type { CatalogVersion } from '../server/versions/schema.ts';
 import { SERVER_SOFTWARE } from '../server/versions/software.ts';
@@ -222,7 +223,7 @@ apiFirst.run();
 /**
  * What a build asks the app again, from the version objects (`presentVersion`: the record and its
  * isLatest) that differ between the previous tree and the new one: a version's download and checksum
- * files when its record changed; a lookup by hash when its version object changed; a software's
+ * files when its record changed; its own answer and a lookup by hash when its version object changed; a software's
  * latest, JAR, update checks and latest badges when one of its versions' objects changed (on the
  * Java version the path names, if any), its feed likewise; a resolve answer when a changed object belongs to a
  * software of its chain and runs on its Java (any Java for a 404 or without one); anything else
@@ -248,6 +249,8 @@ function answersAsked(before: Tree, after: Tree): number {
   const asked = all.filter((path) => {
     const file = /^\/api\/plugin-versions\/download\/(plugin-[^/.]+)/.exec(path);
     if (file) return recordChanged(file[1]!);
+    const own = /^\/api\/plugin-versions\/(plugin-[^/.?]+)$/.exec(path);
+    if (own) return changed.some((v) => v.id === own[1]);
     const found = byHash.get(path);
     if (found) return changed.includes(found);
     const resolve = resolveInputsOf(path);
@@ -428,7 +431,7 @@ incremental('answers whose inputs did not change are reused; a changed record is
   const download = tree.routes.get(`/api/plugin-versions/download/${version.id}`)!;
   assert.match(download.headers['content-disposition']!, /Renamed\.jar/);
 });
-incremental('a changed user asks only the answers that name users: the list and the feeds', async () => {
+incremental('a changed user asks only the answers that name users: the lists, the feeds and each version', async () => {
   const { dataDir, distDir } = ctx.workspace;
   const lines: string[] = [];
   const usersFile = join(dataDir, 'users.json');
@@ -440,10 +443,12 @@ incremental('a changed user asks only the answers that name users: the list and 
   const feeds = 1 + SERVER_SOFTWARE.length;
   const tree = await openTree((await currentTreeDir(distDir))!);
   const lists = 1 + namedMinecraftVersions(tree.catalog).length;
+  // Each version's own answer joins its uploader's profile: which user changed is not told apart.
+  const versions = tree.catalog.versions.length;
   assert.match(
     prerender,
-    ` ${lists + feeds} answered anew (`,
-    'the lists (all, and per Minecraft version) and every feed',
+    ` ${lists + feeds + versions} answered anew (`,
+    'the lists (all, and per Minecraft version), every feed and every version by id',
   );
   const list = tree.routes.get('/api/plugin-versions')!;
   assert.match(await readFile(join(tree.dir, list.file), 'utf8'), /"nickname":"Alice, renamed"/);
@@ -451,6 +456,91 @@ incremental('a changed user asks only the answers that name users: the list and 
 
 incremental.run();
 servedFirst.run();
+
+const ownAnswer = suite("a version's own answer: refreshed by the change that reads it, kept otherwise");
+ownAnswer.before.each(async () => {
+  ctx.workspace = await makeWorkspace();
+});
+ownAnswer.after.each(() => ctx.workspace.remove());
+
+/** A build of data/ as it stands, and the trees it swapped in: the delta tree first, then the full one. */
+async function buildSwaps(): Promise<{ first: Tree; finished: Tree }> {
+  const { dataDir, distDir } = ctx.workspace;
+  const swaps: string[] = [];
+  await runBuild({
+    dataDir,
+    distDir,
+    cacheDir: SHARED_BUILD_CACHE,
+    site: false,
+    log: (line) => {
+      const swapped = /^\[build\] swap: \S+ -> (\S+) \(what read the change is answered live/.exec(line);
+      if (swapped) swaps.push(swapped[1]!);
+    },
+  });
+  assert.is(swaps.length, 1, 'one delta tree');
+  return { first: await openTree(swaps[0]!), finished: await openTree((await currentTreeDir(distDir))!) };
+}
+
+/** An origin on the delta tree answers `id`'s own answer as the finished tree holds it precomputed; returns the object. */
+async function assertAnsweredLive(url: string, finished: Tree, id: string) {
+  const path = versionPath(id);
+  const entry = finished.routes.get(path)!;
+  const answer = await fetch(url + path, { headers: { 'accept-encoding': 'identity' } });
+  const body = Buffer.from(await answer.arrayBuffer());
+  assert.is(answer.status, 200, path);
+  assert.is(answer.headers.get('etag') ?? undefined, entry.headers.etag, `${path}: ETag`);
+  assert.ok(body.equals(await readFile(join(finished.dir, entry.file))), `${path}: bytes`);
+  return (JSON.parse(body.toString('utf8')) as { version: { isLatest: Record<string, boolean>; fileName: string } })
+    .version;
+}
+
+ownAnswer("a release: its own answer and the displaced latest's are answered live, the others kept", async () => {
+  const origin = await startTestOrigin(ctx.workspace, { rateLimit: null });
+  try {
+    const before = await openTree((await currentTreeDir(ctx.workspace.distDir))!);
+    const displaced = pickLatest(before.catalog.latest, 'PaperMC', '21')!;
+    const untouched = before.catalog.versions.filter((v) => !v.serverSoftware.includes('PaperMC'));
+    assert.ok(untouched.length > 0);
+    await addPaperVersion(ctx.workspace.dataDir, '5.3.0', pluginJar('5.3.0'));
+    const { first, finished } = await buildSwaps();
+    const added = finished.catalog.versions.find((v) => v.pluginVersion === '5.3.0')!;
+    assert.not.ok(first.routes.has(versionPath(displaced.id)), 'the version it displaced as latest reads the release');
+    for (const v of untouched) assert.ok(first.routes.has(versionPath(v.id)), `${v.id}: kept from the previous tree`);
+    await pointCurrentAt(ctx.workspace.distDir, first.dir);
+    await until(
+      async () => (await fetch(origin.url + versionPath(added.id))).status === 200,
+      'the delta tree is served',
+    );
+    assert.is((await assertAnsweredLive(origin.url, finished, added.id)).isLatest.PaperMC, true);
+    assert.is((await assertAnsweredLive(origin.url, finished, displaced.id)).isLatest.PaperMC, false);
+  } finally {
+    await origin.close();
+  }
+});
+
+ownAnswer("an edit of a record: that version's answer is answered live, the others kept", async () => {
+  const origin = await startTestOrigin(ctx.workspace, { rateLimit: null });
+  try {
+    const before = await openTree((await currentTreeDir(ctx.workspace.distDir))!);
+    const edited = before.catalog.versions.at(-1)!;
+    const recordFile = join(ctx.workspace.dataDir, 'versions', `${edited.id}.json`);
+    const record = JSON.parse(await readFile(recordFile, 'utf8'));
+    await writeFile(recordFile, JSON.stringify({ ...record, fileName: 'Edited.jar' }));
+    const { first, finished } = await buildSwaps();
+    assert.not.ok(first.routes.has(versionPath(edited.id)), 'the edited version reads the edit');
+    for (const v of before.catalog.versions.filter((v) => v.id !== edited.id))
+      assert.ok(first.routes.has(versionPath(v.id)), `${v.id}: kept from the previous tree`);
+    await pointCurrentAt(ctx.workspace.distDir, first.dir);
+    await until(
+      async () => (await (await fetch(origin.url + versionPath(edited.id))).text()).includes('Edited.jar'),
+      'the delta tree is served',
+    );
+    assert.is((await assertAnsweredLive(origin.url, finished, edited.id)).fileName, 'Edited.jar');
+  } finally {
+    await origin.close();
+  }
+});
+ownAnswer.run();
 
 const loadCache = suite('loading data/: JARs hashed once');
 loadCache.before.each(async () => {

@@ -69,6 +69,7 @@ document('every endpoint of SPEC 4, ingestion and operations is documented, with
     'GET /api/plugin-versions/resolve/{serverSoftware}',
     'GET /api/plugin-versions/resolve/{serverSoftware}/{javaVersion}',
     'GET /api/plugin-versions/update-check/{serverSoftware}/{javaVersion}/{current}',
+    'GET /api/plugin-versions/{id}',
     'GET /api/servers/{id}/chart/players',
     'GET /brand/{brand}/{file}',
     'GET /brand/{brand}/{variant}/{file}',
@@ -115,6 +116,7 @@ document('parameters carry the validation rules: ranges, defaults and allowed va
     assert.ok('400' in paths[path]!.get!.responses, `${path}: 400`);
   }
   assert.is('query:channel' in params('/api/plugin-versions/download/{id}'), false);
+  assert.is('query:channel' in params('/api/plugin-versions/{id}'), false);
   for (const path of ['/api/plugin-versions', '/api/plugin-versions/resolve/{serverSoftware}/{javaVersion}'])
     assert.is(
       (params(path)['query:minecraft'] as { pattern: string }).pattern,

@@ -4,6 +4,7 @@ import { unzipSync } from 'fflate';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { RunningOrigin } from '../server/origin.ts';
+import { currentTreeDir, openTree } from '../server/tree/open.ts';
 import { JAVA_VERSIONS, SERVER_SOFTWARE } from '../server/versions/software.ts';
 import { makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
 
@@ -274,3 +275,87 @@ download('Range on a case-variant path, answered live rather than from the tree'
   assert.is((await response.arrayBuffer()).byteLength, 4);
 });
 download.run();
+
+const byId = suite('GET /api/plugin-versions/:id');
+byId.before(setup);
+byId.after(teardown);
+
+byId("each version's own answer is {version}, the list's entry, precomputed with its ETag", async () => {
+  const versions = await listVersions();
+  assert.ok(
+    versions.some((v) => v.createdByUser !== undefined),
+    'the demo names uploaders with profiles',
+  );
+  const served = await openTree((await currentTreeDir(ctx.workspace.distDir))!);
+  for (const v of versions) {
+    const path = `/api/plugin-versions/${v.id}`;
+    assert.ok(served.routes.has(path), `${path} is precomputed`);
+    const response = await ctx.get(path, { headers: { 'accept-encoding': 'identity' } });
+    assert.is(response.status, 200, path);
+    assert.match(response.headers.get('content-type')!, /^application\/json/);
+    assert.is(response.headers.get('cache-control'), 'public, max-age=60');
+    assert.is(response.headers.get('access-control-allow-origin'), '*');
+    assert.is(response.headers.get('etag'), served.routes.get(path)!.headers.etag);
+    assert.equal(await response.json(), { version: v });
+  }
+});
+
+byId(
+  'If-None-Match answers 304; HEAD has the headers and no body; a query string is answered live, the same bytes',
+  async () => {
+    const [v] = await listVersions();
+    const path = `/api/plugin-versions/${v!.id}`;
+    const full = await ctx.get(path, { headers: { 'accept-encoding': 'identity' } });
+    const etag = full.headers.get('etag')!;
+    const bytes = Buffer.from(await full.arrayBuffer());
+    const fresh = await ctx.get(path, { headers: { 'if-none-match': etag, 'accept-encoding': 'identity' } });
+    assert.is(fresh.status, 304);
+    assert.is(fresh.headers.get('etag'), etag);
+    assert.is((await fresh.arrayBuffer()).byteLength, 0);
+    const head = await ctx.get(path, { method: 'HEAD', headers: { 'accept-encoding': 'identity' } });
+    assert.is(head.status, 200);
+    assert.is(head.headers.get('etag'), etag);
+    assert.is(Number(head.headers.get('content-length')), bytes.length);
+    assert.is((await head.arrayBuffer()).byteLength, 0);
+    const live = await ctx.get(`${path}?from=test`, { headers: { 'accept-encoding': 'identity' } });
+    assert.is(live.headers.get('etag'), etag);
+    assert.ok(Buffer.from(await live.arrayBuffer()).equals(bytes));
+  },
+);
+
+const unknownIds: [string, string][] = [
+  ['plugin-1-unknown', 'No plugin version with id "plugin-1-unknown"'],
+  ['latest', 'No plugin version with id "latest": an id looks like plugin-<digits>-<letters and digits>'],
+  ['not-an-id', 'No plugin version with id "not-an-id": an id looks like plugin-<digits>-<letters and digits>'],
+  ['feed', 'No plugin version with id "feed": an id looks like plugin-<digits>-<letters and digits>'],
+];
+for (const [id, message] of unknownIds) {
+  byId(`404 /api/plugin-versions/${id}`, async () => {
+    const response = await ctx.get(`/api/plugin-versions/${id}`);
+    assert.is(response.status, 404);
+    assert.match(response.headers.get('content-type')!, /^application\/json/);
+    assert.is(response.headers.get('cache-control'), 'public, max-age=60');
+    assert.equal(await response.json(), { error: message });
+  });
+}
+
+byId('the routes beside it answer as before', async () => {
+  const [v] = await listVersions();
+  const cases: [string, number, RegExp][] = [
+    ['/api/plugin-versions/feed.atom', 200, /^application\/atom\+xml/],
+    ['/api/plugin-versions/latest/papermc', 200, /^application\/json/],
+    [`/api/plugin-versions/download/${v!.id}`, 200, /^application\/java-archive/],
+    [`/api/plugin-versions/download/${v!.id}.sha256`, 200, /^text\/plain/],
+    [`/api/plugin-versions/by-hash/sha256/${v!.sha256}`, 200, /^application\/json/],
+    ['/api/plugin-versions/update-check/papermc/21/1.0.0', 200, /^application\/json/],
+    ['/api/plugin-versions/resolve/purpur', 200, /^application\/json/],
+    ['/api/plugin-versions/downloads', 200, /^application\/json/],
+  ];
+  for (const [path, status, type] of cases) {
+    const response = await ctx.get(path);
+    assert.is(response.status, status, path);
+    assert.match(response.headers.get('content-type')!, type, path);
+    await response.arrayBuffer();
+  }
+});
+byId.run();

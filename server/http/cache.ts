@@ -5,6 +5,8 @@ export const CACHE_CONTROL = {
   /** Latest answers and the list change with each release: short, and revalidated by ETag. */
   latest: 'public, max-age=60',
   versionList: 'public, max-age=60',
+  /** One version's object by id: its isLatest changes with a release, its record with an edit. */
+  versionObject: 'public, max-age=60',
   /** A miss may turn into a hit with the next release. */
   notFound: 'public, max-age=60',
   /** SPEC 8: original brand images 24 hours, resized ones 1 hour. */

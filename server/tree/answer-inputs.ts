@@ -19,7 +19,8 @@ import { matchFirst } from '../http/path-rule.ts';
  * (delta.ts) is the previous tree's answers with this change, which the origin answers live.
  *
  * An answer's inputs are the version objects it may show, each its record and its isLatest: a
- * version's JAR and checksum files, its record alone; a lookup by hash, its version object; a
+ * version's JAR and checksum files, its record alone; its own answer by id, its version object and
+ * the users (it joins its uploader's profile); a lookup by hash, its version object; a
  * software's latest, JAR, update checks and latest badges, the objects of that software's versions
  * (on that Java version when the path names one); its feed, those and the users; a resolve answer,
  * those of each software in its chain that run on its Java (all of them for a 404, which names
@@ -168,6 +169,9 @@ export function readsChange(
 ): boolean {
   const file = matchFirst(VERSION_FILES, path);
   if (file) return changes.records.has(file.id!);
+  // A version's own answer is its object (record and isLatest) with its uploader's profile, as the list shows it.
+  const own = VERSION_RULES.version.match(path);
+  if (own) return changes.shown.has(own.id) || changes.users;
   const byHash = VERSION_RULES.byHash.match(path);
   if (byHash) {
     const version = findByHash(answer.catalog(), byHash.algorithm as HashAlgorithm, byHash.hash);

@@ -18,6 +18,7 @@ import {
   JavaVersion,
   LatestVersion,
   PLUGIN_VERSION_ID,
+  PluginVersion,
   ServerSoftwareName,
   UpdateCheck,
   VersionList,
@@ -36,6 +37,23 @@ const VersionId = z.object({
     .regex(PLUGIN_VERSION_ID)
     .meta({ description: 'A PluginVersion id', example: 'plugin-1768035600000-5f0c1e2a9b' }),
 });
+
+/** One version by id: the list's object, `createdByUser` included. */
+const OneVersion = z.object({ version: PluginVersion }).meta({ id: 'OneVersion' });
+
+function versionByIdOperation(): ZodOpenApiOperationObject {
+  const operation = metadata('One version by id, as the list shows it', undefined, OneVersion);
+  return {
+    ...operation,
+    description:
+      "The version object of the list's entry (`createdByUser` included), precomputed for every version. 404 names the id, and for a path segment of another shape says what an id looks like.",
+    requestParams: { path: VersionId },
+    responses: {
+      ...operation.responses,
+      '404': errorAnswer('No version has this id, or the id is not of the shape plugin-<digits>-<letters and digits>'),
+    },
+  };
+}
 
 const UpdateCheckParams = SoftwareAndJava.extend({ current: CurrentVersion });
 
@@ -225,6 +243,7 @@ export const VERSION_PATHS: ZodOpenApiPathsObject = {
   '/api/plugin-versions/feed/{serverSoftware}.atom': {
     get: feed("One software's releases, as an Atom feed", Software),
   },
+  '/api/plugin-versions/{id}': { get: versionByIdOperation() },
   '/api/plugin-versions/download/{id}': { get: download("Download one version's JAR (SPEC 4.3)", VersionId, false) },
   '/api/plugin-versions/update-check/{serverSoftware}/{javaVersion}/{current}': {
     get: metadata(

@@ -26,6 +26,8 @@ export const VERSION_RULES = {
   downloadLatestOnJava: pathRule('/api/plugin-versions/download/latest/:software/:java', software),
   feed: pathRule('/api/plugin-versions/feed.atom'),
   softwareFeed: pathRule('/api/plugin-versions/feed/:software.atom'),
+  /** One version's object by id: the id's shape (`plugin-<digits>-...`) is no word of the other rules' first segments. */
+  version: pathRule('/api/plugin-versions/:id', { id: ID }),
   download: pathRule('/api/plugin-versions/download/:id', { id: ID }),
   sha256: pathRule('/api/plugin-versions/download/:id.sha256', { id: ID }),
   sha512: pathRule('/api/plugin-versions/download/:id.sha512', { id: ID }),
@@ -55,6 +57,7 @@ export function feedPath(software?: ServerSoftware): string {
 }
 
 export const downloadPath = (id: string) => VERSION_RULES.download.build({ id });
+export const versionPath = (id: string) => VERSION_RULES.version.build({ id });
 
 /** A software's rules without and with a Java version, by the path's kind. */
 const SOFTWARE_RULES = {

@@ -62,6 +62,11 @@ export function versionRoutes(ctx: VersionRouteDeps): H3 {
     if (!version) throw notFound(`No plugin version with id ${JSON.stringify(id)}`, undefined, NOT_FOUND_HEADERS);
     return sendJar(ctx, event, version, CACHE_CONTROL.versionFile, false);
   });
+  app.get(VERSION_RULES.version.under(VERSIONS_ROOT), (event) => {
+    const { catalog } = ctx.tree();
+    const version = requireVersion(catalog, getRouterParam(event, 'id', { decode: true }) ?? '');
+    return sendJson(event, { version: presentVersion(catalog, version, true) }, CACHE_CONTROL.versionObject);
+  });
   resolveRoutes(app, ctx);
   // Sidecars (`/download/<id>.sha256`) and lookup by hash: their own routes, matched before `/download/:id`.
   app.mount('', integrityRoutes(ctx));
@@ -101,6 +106,17 @@ async function findLatest(ctx: Pick<VersionRouteDeps, 'tree'>, event: H3Event): 
   const { software, java } = await validateNamedParams(event, SoftwarePath, NOT_FOUND_HEADERS);
   const { catalog } = ctx.tree();
   return { catalog, version: requireLatest(catalog, software, java, channel), software, java, channel };
+}
+
+/**
+ * The version an id names, else a 404 naming the id; an id of another shape (`latest` alone, a typo)
+ * is told what an id looks like, since this route takes every single segment under the root.
+ */
+function requireVersion(catalog: Catalog, id: string): CatalogVersion {
+  const version = PLUGIN_VERSION_ID.test(id) ? catalog.byId.get(id) : undefined;
+  if (version) return version;
+  const shape = PLUGIN_VERSION_ID.test(id) ? '' : ': an id looks like plugin-<digits>-<letters and digits>';
+  throw notFound(`No plugin version with id ${JSON.stringify(id)}${shape}`, undefined, NOT_FOUND_HEADERS);
 }
 
 const sendFeed = (event: H3Event, atom: string) =>

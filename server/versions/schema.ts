@@ -204,7 +204,7 @@ export const PluginVersion = z
     updatedAt: z.iso.datetime({ precision: 3 }),
     createdBy: z.string(),
     createdByUser: CreatedByUser.optional().meta({
-      description: 'In the list only, when the uploader has a public profile',
+      description: 'In the list and the answer by id only, when the uploader has a public profile',
     }),
     changelog: z.string().optional().meta({
       description: 'Release notes, Markdown as the author wrote them (at most 64 KiB); absent when there are none',
