@@ -14,12 +14,13 @@ export function chartCacheKey(serverId: string, query: object): string {
 /**
  * Where a server's state lives in either backend: its player-count days (and the days kept aside
  * as corrupt), its Idempotency-Keys (the embedded store's per-day records, Redis's slots and daily
- * counts) and its cached charts.
+ * counts), its cached charts, and its key's ingestion rate-limit counters (Redis's `depot:rate:ingest:<id>`).
  */
 const serverPrefixes = (id: string) => ({
   samples: [`samples:${id}`],
   idempotencyKeys: [`idempotency:${id}`, `idempotency:count:${id}`],
   cachedCharts: [`${CACHE_PREFIX}:${CHART_CACHE}:${id}`],
+  rateCounters: [`rate:ingest:${id}`],
 });
 
 /** Stored days of player counts of the server (the ones kept aside as corrupt left out). */
@@ -47,6 +48,7 @@ export async function removeServerState(storage: Storage, id: string): Promise<R
   const samples = await removeUnder(prefixes.samples);
   const idempotencyKeys = await removeUnder(prefixes.idempotencyKeys);
   const cachedCharts = await removeUnder(prefixes.cachedCharts);
+  await removeUnder(prefixes.rateCounters);
   return {
     sampleDays: samples.filter((key) => !key.includes('.corrupt-')).length,
     idempotencyKeys: idempotencyKeys.filter((key) => !key.startsWith('idempotency:count:')).length,
