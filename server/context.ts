@@ -2,6 +2,7 @@ import { createImageRenderer, type ImageRenderer } from './brands/render.ts';
 import { createByteCache, type ByteCache, type CacheBudget } from './byte-cache.ts';
 import { idempotencyStore, type IdempotencyStore } from './charts/idempotency.ts';
 import { sampleStore, type SampleStore } from './charts/samples.ts';
+import { CHART_CACHE } from './charts/server-state.ts';
 import { serverStore, type ServerStore } from './charts/servers.ts';
 import { chartUrlKeys } from './charts/signed-url.ts';
 import { DEFAULT_PUBLIC_URL } from './config.ts';
@@ -118,7 +119,7 @@ export function createStateContext(storage: Storage, options: StateOptions = {})
       ? createRateLimiter(options.ingestRateLimit, now, options.redis, options.warn, 'ingest')
       : null,
     tokens: userTokenStore(storage),
-    chartCache: createByteCache(storage, 'charts', { now, warn: options.warn, budget: options.cacheBudget }),
+    chartCache: createByteCache(storage, CHART_CACHE, { now, warn: options.warn, budget: options.cacheBudget }),
     now,
     privateChartsFrom: addressAllowList(options.privateChartIps ?? []),
     trustProxy: trustedProxies(options.trustProxy ?? []),

@@ -16,6 +16,13 @@ export function userTokenStore(storage: Storage) {
       const record = TokenRecord.safeParse(await storage.getItem(`user-tokens:${hashSecret(token)}`));
       return record.success && secretMatches(record.data.tokenHash, token) ? record.data.username : null;
     },
+    /** Removes every token of `username` (its removal); answers how many there were. */
+    async removeUser(username: string): Promise<number> {
+      const items = await storage.getItems(await storage.getKeys('user-tokens'));
+      const theirs = items.filter(({ value }) => TokenRecord.safeParse(value).data?.username === username);
+      for (const { key } of theirs) await storage.removeItem(key);
+      return theirs.length;
+    },
   };
 }
 export type UserTokenStore = ReturnType<typeof userTokenStore>;

@@ -56,6 +56,11 @@ const DOCUMENTED: [page: string, command: RegExp][] = [
   ['docs/operations.md', /^npm run depot -- release /],
   ['docs/operations.md', /^npm run depot -- user add /],
   ['docs/operations.md', /^npm run depot -- server add /],
+  ['docs/operations.md', /^npm run depot -- user list$/],
+  ['docs/operations.md', /^npm run depot -- user remove /],
+  ['docs/operations.md', /^npm run depot -- server list /],
+  ['docs/operations.md', /^npm run depot -- server token /],
+  ['docs/operations.md', /^npm run depot -- server remove /],
   ['docs/operations.md', /^npm run depot -- stats add /],
   ['docs/operations.md', /^npm run depot -- chart-url /],
   ['docs/operations.md', /^npm run depot -- migrate/],
@@ -392,6 +397,25 @@ readme('npm run depot -- counts repair', async () => {
     (await runDocumented('docs/operations.md', /^npm run depot -- counts repair$/)).stdout,
   );
   assert.equal(report, { journals: 1, repaired: [], dropped: 0 });
+});
+
+readme('npm run depot -- user list, server list, server token, server remove, user remove', async () => {
+  const depot = async (pattern: RegExp) =>
+    jsonAfterBanner((await runDocumented('docs/operations.md', pattern)).stdout) as Record<string, unknown>;
+  const serverId = ctx.values['<serverId>'];
+  const { users } = (await depot(/^npm run depot -- user list$/)) as { users: { username: string; servers: number }[] };
+  assert.equal(users.find((u) => u.username === 'olivia')?.servers, 1);
+  const { servers } = (await depot(/^npm run depot -- server list /)) as { servers: { id: string }[] };
+  assert.equal(
+    servers.map((s) => s.id),
+    [serverId],
+  );
+  const rotated = await depot(/^npm run depot -- server token /);
+  assert.equal([rotated.id, typeof rotated.ingestKey], [serverId, 'string']);
+  const removed = await depot(/^npm run depot -- server remove /);
+  assert.equal([removed.id, removed.removed], [serverId, true]);
+  const user = await depot(/^npm run depot -- user remove /);
+  assert.equal([user.username, user.removed], ['olivia', true]);
 });
 
 readme('every npm run command of README and docs/ was run above', () => {

@@ -73,7 +73,9 @@ const refusals: [string[], RegExp][] = [
     /at must not be more than 5 minutes in the future/,
   ],
   [['stats', 'add', '@server', '5', '--at', 'yesterday'], /--at: must be an ISO 8601 timestamp/],
-  [['server', 'remove'], /unknown command "server remove"/],
+  // issue 29 made `server remove` a command: without an id it is refused; an unknown verb still is.
+  [['server', 'remove'], /missing the server id: depot server remove <id> --yes/],
+  [['server', 'rename'], /unknown command "server rename"/],
 ];
 for (const [args, message] of refusals) {
   cli(`refuses ${args.join(' ')}`, async () => {

@@ -1,4 +1,4 @@
-import { readConfig } from '../../server/config.ts';
+import { readConfig, type Config } from '../../server/config.ts';
 import { DataError } from '../../server/data-files.ts';
 import { sweepLeftovers } from '../../server/sweep-leftovers.ts';
 import { BuildLockTimeoutError } from '../build-lock.ts';
@@ -8,6 +8,8 @@ import { RefusedError } from './refused.ts';
 // 250 modules), which `depot help` or `stats add` should not wait for.
 const release = () => import('./release.ts');
 const accounts = () => import('./accounts.ts');
+const userAdmin = () => import('./user-admin.ts');
+const serverAdmin = () => import('./server-admin.ts');
 const migrate = () => import('./migrate.ts');
 const webhooks = () => import('./webhooks.ts');
 const counts = () => import('./counts.ts');
@@ -16,11 +18,13 @@ const chartUrls = () => import('./chart-url.ts');
 const USAGE = `usage: npm run depot -- <command>
   release <file.jar> --version 1.4.0 --java 21 --software PaperMC,Folia [--minecraft 1.20.6-1.21.4] [--proxy 3.4] [--by alice] [--changelog notes.md] [--channel beta]
   user add <username> [--nickname N] [--image URL]
+  user list | user remove <username> [--force]   (--force: their servers and webhooks go too)
   server add --owner <username> [--private] [--name N]
+  server list [--owner <username>] | server remove <id> --yes | server token <id>   (a new ingest key)
   stats add <serverId> <players> [--at ISO-8601]
   chart-url <serverId> [--days 7] [--expires 30d] [--width W] [--height H] [--theme light|dark|auto] [--background solid|transparent] [--format svg|png|json|csv]
   migrate [--to redis://host:6379]      (STORAGE_DIR's servers, tokens and samples into Redis)
-  webhook add <url> [--format json|discord] [--events release]
+  webhook add <url> [--format json|discord] [--events release] [--owner <username>]
   webhook list | webhook remove <id> | webhook test <id>
   counts import <access.log>             (JAR downloads nginx served, from its log, into the download counts)
   counts repair                          (rewrites the download journals without torn lines a full disk left)`;
@@ -54,12 +58,17 @@ async function main(argv: string[]): Promise<number> {
         return print(await (await counts()).importAccessLog(rest, config, Date.now()));
       }
       case 'user':
-      case 'server':
+      case 'server': {
+        const result = await runAccountCommand(command, args, config);
+        if (result) return print(result);
+        if (args[0] !== 'add') break;
+        const { addUser, addServer } = await accounts();
+        return print(await { user: addUser, server: addServer }[command](args.slice(1), config));
+      }
       case 'stats': {
         const [verb, ...rest] = args;
         if (verb !== 'add') break;
-        const { addUser, addServer, addStats } = await accounts();
-        return print(await { user: addUser, server: addServer, stats: addStats }[command](rest, config));
+        return print(await (await accounts()).addStats(rest, config));
       }
     }
     console.error(
@@ -78,6 +87,21 @@ async function main(argv: string[]): Promise<number> {
     }
     throw error;
   }
+}
+
+/** `user list|remove` and `server list|remove|token`; null for another verb. */
+async function runAccountCommand(command: 'user' | 'server', args: string[], config: Config): Promise<object | null> {
+  const [verb, ...rest] = args;
+  if (command === 'user' && (verb === 'list' || verb === 'remove'))
+    return (await userAdmin())[verb === 'list' ? 'listUsers' : 'removeUser'](rest, config);
+  if (command !== 'server') return null;
+  const { listServers, removeServer, rotateIngestKey } = await serverAdmin();
+  const verbs: Record<string, (args: string[], config: Config) => Promise<object>> = {
+    list: listServers,
+    remove: removeServer,
+    token: rotateIngestKey,
+  };
+  return verb !== undefined && Object.hasOwn(verbs, verb) ? verbs[verb]!(rest, config) : null;
 }
 
 function print(result: object): number {

@@ -12,6 +12,7 @@ import {
   type Delivery,
   type WebhookRecord,
 } from '../../server/webhooks/schema.ts';
+import { loadUsers } from '../../server/versions/catalog.ts';
 import { shownWebhookUrl } from '../../server/webhooks/shown-url.ts';
 import { outboxKey, webhookStore } from '../../server/webhooks/store.ts';
 import { RefusedError } from './refused.ts';
@@ -43,12 +44,15 @@ export async function runWebhookCommand(args: string[], config: Config): Promise
   return null;
 }
 
-/** `webhook add <url> [--format json|discord] [--events release]`: the secret is printed here only. */
+/** `webhook add <url> [--format json|discord] [--events release] [--owner <username>]`: the secret is printed here only. */
 async function addWebhook(args: string[], config: Config) {
-  const { values, positionals } = parseArgs({
+  const {
+    values: { owner, ...values },
+    positionals,
+  } = parseArgs({
     args,
     allowPositionals: true,
-    options: { format: { type: 'string' }, events: { type: 'string' } },
+    options: { format: { type: 'string' }, events: { type: 'string' }, owner: { type: 'string' } },
   });
   const parsed = AddOptions.safeParse({ ...values, url: positionals[0] });
   if (!parsed.success) {
@@ -60,11 +64,14 @@ async function addWebhook(args: string[], config: Config) {
         .join('; '),
     );
   }
+  if (owner !== undefined && !(await loadUsers(config.dataDir)).some((user) => user.username === owner))
+    throw new RefusedError(`--owner: no user ${JSON.stringify(owner)}; add one with: depot user add ${owner}`);
   const webhook: WebhookRecord = {
     id: `wh-${randomBytes(6).toString('hex')}`,
     ...parsed.data,
     secret: newSecret('dpw'),
     createdAt: new Date().toISOString(),
+    ...(owner === undefined ? {} : { owner }),
   };
   await withState(config, ({ storage, redis }) => webhookStore(storage, redis).add(webhook));
   return webhook;

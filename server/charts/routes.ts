@@ -24,7 +24,7 @@ import type { Sample, SampleStore } from './samples.ts';
 import type { Outcome } from './stored-idempotency.ts';
 import type { ServerRecord, ServerStore } from './servers.ts';
 import type { UserTokenStore } from '../users.ts';
-import { sha256Hex } from '../digest.ts';
+import { chartCacheKey } from './server-state.ts';
 import { DAY } from '../duration.ts';
 
 const MAX_BODY_BYTES = 256 * 1024;
@@ -83,7 +83,7 @@ async function answerPlayersChart(ctx: ChartRouteDeps, event: H3Event) {
   const cacheControl = chartCacheControl(ctx, server, signed ? exp! : undefined);
   // Keyed by server and parameters, looked up only after the access check: a private chart is
   // never handed from the cache to anyone but its owner.
-  const key = sha256Hex(JSON.stringify([server.id, query]));
+  const key = chartCacheKey(server.id, query);
   const cached = await ctx.chartCache.get(key);
   if (cached) {
     event.context.answeredFrom = 'cache';
@@ -109,7 +109,8 @@ function chartCacheControl(ctx: ChartRouteDeps, server: ServerRecord, signedUnti
 
 /** POST /api/servers/:id/stats: the server's key checked and charged, then its samples stored (once per Idempotency-Key). */
 async function ingestPlayerCounts(ctx: ChartRouteDeps, warnDiskFull: (line: string) => void, event: H3Event) {
-  const server = await findServer(ctx, event);
+  // Read fresh: a rotated key or a removed server is refused at once on every origin.
+  const server = await findServer(ctx, event, { fresh: true });
   const key = bearerToken(event);
   if (!key) throw unauthorized("Send the server's ingest key as Authorization: Bearer <key>");
   if (!secretMatches(server.ingestKeyHash, key)) throw unauthorized('Wrong ingest key for this server');
@@ -201,9 +202,9 @@ async function mintChartUrlOfServer(ctx: ChartRouteDeps, event: H3Event) {
   });
 }
 
-async function findServer(ctx: ChartRouteDeps, event: H3Event): Promise<ServerRecord> {
+async function findServer(ctx: ChartRouteDeps, event: H3Event, read?: { fresh: boolean }): Promise<ServerRecord> {
   const { id } = await validateParams(event, ServerPath);
-  const server = await ctx.servers.get(id);
+  const server = await ctx.servers.get(id, read);
   // A server added later answers within a minute (issue 17: no chart error is kept longer).
   if (!server) throw notFound(`No server with id ${id}`, undefined, { 'cache-control': CACHE_CONTROL.notFound });
   return server;

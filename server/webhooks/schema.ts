@@ -26,6 +26,8 @@ export const WebhookRecord = z.strictObject({
   events: z.array(z.enum(WEBHOOK_EVENTS)).min(1),
   secret: z.string().regex(/^dpw_[A-Za-z0-9_-]{43}$/),
   createdAt: z.iso.datetime(),
+  /** The user it was added for (`--owner`): `depot user remove` refuses while they own one. */
+  owner: z.string().min(1).optional(),
 });
 export type WebhookRecord = z.infer<typeof WebhookRecord>;
 
