@@ -1,0 +1,31 @@
+import type { Redis } from 'ioredis';
+import type { Storage } from '../storage.ts';
+import type { AuditRecord } from './schema.ts';
+import { fileAuditLog } from './store-file.ts';
+import { redisAuditLog } from './store-redis.ts';
+
+/**
+ * Records kept in Redis's stream; older ones are trimmed as new ones come (an exact MAXLEN: a
+ * change is rare, so the exact trim costs nothing that matters). At a few hundred bytes a record,
+ * about 30 MB; a hundred changes a day for nearly three years. The embedded store keeps all.
+ */
+export const AUDIT_MAX_RECORDS = 100_000;
+
+/** The log as read: its records oldest first, and how many stored records did not parse (skipped). */
+export type AuditLog = { records: AuditRecord[]; unreadable: number };
+
+/** The audit log: one record appended per change, read whole, oldest first. */
+export type AuditStore = {
+  /** Resolves once the record is stored durably (files: fdatasync'ed; Redis: acknowledged). */
+  append(record: AuditRecord): Promise<void>;
+  read(): Promise<AuditLog>;
+};
+
+/**
+ * The audit log of the configured backend: a stream in Redis (REDIS_URL, store-redis.ts), else an
+ * append-only JSON-lines file in the embedded store (store-file.ts); one contract
+ * (test/store-contract.test.ts).
+ */
+export function auditStore(storage: Storage, redis?: Redis, options: { maxRecords?: number } = {}): AuditStore {
+  return redis ? redisAuditLog(redis, options.maxRecords ?? AUDIT_MAX_RECORDS) : fileAuditLog(storage);
+}
