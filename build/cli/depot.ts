@@ -12,16 +12,18 @@ const migrate = () => import('./migrate.ts');
 const webhooks = () => import('./webhooks.ts');
 const counts = () => import('./counts.ts');
 const chartUrls = () => import('./chart-url.ts');
+const audit = () => import('./audit.ts');
 
 const USAGE = `usage: npm run depot -- <command>
   release <file.jar> --version 1.4.0 --java 21 --software PaperMC,Folia [--minecraft 1.20.6-1.21.4] [--proxy 3.4] [--by alice] [--changelog notes.md] [--channel beta]
-  user add <username> [--nickname N] [--image URL]
-  server add --owner <username> [--private] [--name N]
+  user add <username> [--nickname N] [--image URL] [--by alice]
+  server add --owner <username> [--private] [--name N] [--by alice]
   stats add <serverId> <players> [--at ISO-8601]
   chart-url <serverId> [--days 7] [--expires 30d] [--width W] [--height H] [--theme light|dark|auto] [--background solid|transparent] [--format svg|png|json|csv]
   migrate [--to redis://host:6379]      (STORAGE_DIR's servers, tokens and samples into Redis)
-  webhook add <url> [--format json|discord] [--events release]
-  webhook list | webhook remove <id> | webhook test <id>
+  webhook add <url> [--format json|discord] [--events release] [--by alice]
+  webhook list | webhook remove <id> [--by alice] | webhook test <id>
+  audit [--since 7d] [--target <id>]    (the changes made, one JSON line each, newest last; --by defaults to the OS user)
   counts import <access.log>             (JAR downloads nginx served, from its log, into the download counts)
   counts repair                          (rewrites the download journals without torn lines a full disk left)`;
 
@@ -37,6 +39,11 @@ async function main(argv: string[]): Promise<number> {
       case 'release': {
         const { parseReleaseArgs, releaseJar } = await release();
         return print(await releaseJar(parseReleaseArgs(args), config, new Date()));
+      }
+      case 'audit': {
+        const lines = await (await audit()).readAudit(args, config, Date.now());
+        if (lines.length > 0) console.log(lines.join('\n'));
+        return 0;
       }
       case 'chart-url':
         return print(await (await chartUrls()).chartUrl(args, config));

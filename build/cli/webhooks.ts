@@ -14,6 +14,7 @@ import {
 } from '../../server/webhooks/schema.ts';
 import { shownWebhookUrl } from '../../server/webhooks/shown-url.ts';
 import { outboxKey, webhookStore } from '../../server/webhooks/store.ts';
+import { actorOf, auditChange } from './audit.ts';
 import { RefusedError } from './refused.ts';
 import { withState } from './state.ts';
 
@@ -48,9 +49,11 @@ async function addWebhook(args: string[], config: Config) {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { format: { type: 'string' }, events: { type: 'string' } },
+    options: { format: { type: 'string' }, events: { type: 'string' }, by: { type: 'string' } },
   });
-  const parsed = AddOptions.safeParse({ ...values, url: positionals[0] });
+  const { by, ...options } = values;
+  const actor = actorOf(by);
+  const parsed = AddOptions.safeParse({ ...options, url: positionals[0] });
   if (!parsed.success) {
     if (positionals[0] === undefined)
       throw new RefusedError('missing the URL: depot webhook add <url> [--format json|discord]');
@@ -67,6 +70,8 @@ async function addWebhook(args: string[], config: Config) {
     createdAt: new Date().toISOString(),
   };
   await withState(config, ({ storage, redis }) => webhookStore(storage, redis).add(webhook));
+  const changes = { url: shownWebhookUrl(webhook.url), format: webhook.format, events: webhook.events };
+  await auditChange(config, { action: 'webhook add', target: webhook.id, actor, changes });
   return webhook;
 }
 
@@ -123,9 +128,17 @@ function webhookIdArg(args: string[], command: string): string {
 
 /** `webhook remove <id>`: the webhook, its pending deliveries and its log. */
 async function removeWebhook(args: string[], config: Config) {
-  const id = webhookIdArg(args, 'remove');
-  const removed = await withState(config, ({ storage, redis }) => webhookStore(storage, redis).remove(id));
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { by: { type: 'string' } } });
+  const id = webhookIdArg(positionals, 'remove');
+  const actor = actorOf(values.by);
+  const removed = await withState(config, async ({ storage, redis }) => {
+    const store = webhookStore(storage, redis);
+    const webhook = await store.get(id);
+    return webhook && (await store.remove(id)) ? webhook : null;
+  });
   if (!removed) throw new RefusedError(`no webhook with id ${id}`);
+  const changes = { url: shownWebhookUrl(removed.url), format: removed.format, events: removed.events };
+  await auditChange(config, { action: 'webhook remove', target: id, actor, changes });
   return { id, removed: true };
 }
 
