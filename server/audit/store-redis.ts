@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { redisKey, unavailable } from '../storage.ts';
 import { auditLine, parseAuditLines } from './lines.ts';
-import type { AuditStore } from './store.ts';
+import type { AuditStore } from './contract.ts';
 
 /** The stream `depot:audit`: one entry a record, its JSON in the field `record`. */
 const STREAM = redisKey('audit');

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Storage } from '../storage.ts';
-import type { AuditRecord } from './schema.ts';
+import type { AuditStore } from './contract.ts';
 import { fileAuditLog } from './store-file.ts';
 import { redisAuditLog } from './store-redis.ts';
 
@@ -10,16 +10,6 @@ import { redisAuditLog } from './store-redis.ts';
  * about 30 MB; a hundred changes a day for nearly three years. The embedded store keeps all.
  */
 export const AUDIT_MAX_RECORDS = 100_000;
-
-/** The log as read: its records oldest first, and how many stored records did not parse (skipped). */
-export type AuditLog = { records: AuditRecord[]; unreadable: number };
-
-/** The audit log: one record appended per change, read whole, oldest first. */
-export type AuditStore = {
-  /** Resolves once the record is stored durably (files: fdatasync'ed; Redis: acknowledged). */
-  append(record: AuditRecord): Promise<void>;
-  read(): Promise<AuditLog>;
-};
 
 /**
  * The audit log of the configured backend: a stream in Redis (REDIS_URL, store-redis.ts), else an
