@@ -5,7 +5,7 @@ import { refuseForbiddenText } from '../free-text.ts';
  * What the audit log records: every change of what the depot serves or who may use it (issue 29
  * item 6), as `<noun> <verb>` for accounts and webhooks, a version's verb for versions.
  */
-export const AUDIT_ACTIONS = [
+const AUDIT_ACTIONS = [
   'release',
   'withdraw',
   'restore',

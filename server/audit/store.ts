@@ -9,7 +9,7 @@ import { redisAuditLog } from './store-redis.ts';
  * change is rare, so the exact trim costs nothing that matters). At a few hundred bytes a record,
  * about 30 MB; a hundred changes a day for nearly three years. The embedded store keeps all.
  */
-export const AUDIT_MAX_RECORDS = 100_000;
+const AUDIT_MAX_RECORDS = 100_000;
 
 /**
  * The audit log of the configured backend: a stream in Redis (REDIS_URL, store-redis.ts), else an
