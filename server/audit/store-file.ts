@@ -4,7 +4,7 @@ import { auditLine, parseAuditLines } from './lines.ts';
 import type { AuditStore } from './contract.ts';
 
 /** The embedded store's audit log: `STORAGE_DIR/audit.jsonl`, one record a line, oldest first. */
-const AUDIT_KEY = 'audit.jsonl';
+export const AUDIT_KEY = 'audit.jsonl';
 /** A line never exceeds this (what changed is a few fields): a torn line is found within it. */
 const MAX_LINE = 16 * 1024;
 

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Storage } from '../storage.ts';
 import type { AuditStore } from './contract.ts';
+import { auditLine } from './lines.ts';
 import { fileAuditLog } from './store-file.ts';
 import { redisAuditLog } from './store-redis.ts';
 
@@ -18,4 +19,21 @@ const AUDIT_MAX_RECORDS = 100_000;
  */
 export function auditStore(storage: Storage, redis?: Redis, options: { maxRecords?: number } = {}): AuditStore {
   return redis ? redisAuditLog(redis, options.maxRecords ?? AUDIT_MAX_RECORDS) : fileAuditLog(storage);
+}
+
+/**
+ * `depot migrate`: the embedded store's log into Redis's stream, in order, when the stream is
+ * empty. A stream with records of its own keeps them first: the file's records it lacks are left
+ * (counted), never appended after newer ones; those it holds already (a second run) are unchanged.
+ */
+export async function copyAuditLog(storage: Storage, redis: Redis) {
+  const { records } = await fileAuditLog(storage).read();
+  const stream = redisAuditLog(redis, AUDIT_MAX_RECORDS);
+  const held = new Set((await stream.read()).records.map(auditLine));
+  if (held.size === 0) {
+    for (const record of records) await stream.append(record);
+    return { copied: records.length, unchanged: 0, left: 0 };
+  }
+  const unchanged = records.filter((record) => held.has(auditLine(record))).length;
+  return { copied: 0, unchanged, left: records.length - unchanged };
 }
