@@ -10,3 +10,10 @@ export type DurationUnit = keyof typeof SECONDS_PER;
  */
 export const HOUR = SECONDS_PER.h * 1000;
 export const DAY = 24 * HOUR;
+
+/** `90m`, `12h`, `7d` (a count of s, m, h or d, as `--expires` and RATE_LIMIT write them) in milliseconds; undefined when `text` is none or zero. */
+export function parseDuration(text: string): number | undefined {
+  const match = /^(\d{1,6})([smhd])$/.exec(text);
+  if (!match || Number(match[1]) === 0) return undefined;
+  return Number(match[1]) * SECONDS_PER[match[2] as DurationUnit] * 1000;
+}

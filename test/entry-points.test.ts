@@ -70,6 +70,7 @@ const DOCUMENTED: [page: string, command: RegExp][] = [
   ['docs/operations.md', /^npm run depot -- webhook remove /],
   ['docs/operations.md', /^npm run depot -- counts import /],
   ['docs/operations.md', /^npm run depot -- counts repair$/],
+  ['docs/operations.md', /^npm run depot -- audit /],
   ['docs/deployment.md', /^npm run depot -- release "\$JAR"/],
 ];
 
@@ -368,6 +369,21 @@ readme('npm run depot -- webhook remove <id>', async () => {
     (await runDocumented('docs/operations.md', /^npm run depot -- webhook remove /)).stdout,
   );
   assert.equal(removed, { id: ctx.values['<id>'], removed: true });
+});
+
+readme('npm run depot -- audit [--since 7d] [--target <id>]', async () => {
+  const { stdout } = await runDocumented('docs/operations.md', /^npm run depot -- audit /);
+  const records = stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as { action: string; target: string });
+  assert.equal(
+    records.map((record) => [record.action, record.target]),
+    [
+      ['webhook add', ctx.values['<id>']],
+      ['webhook remove', ctx.values['<id>']],
+    ],
+  );
 });
 
 readme('npm run depot -- chart-url <serverId> [--days 7] [--expires 30d]', async () => {

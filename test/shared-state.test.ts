@@ -148,7 +148,7 @@ else {
       for (const key of caches) assert.ok((await state.redis!.ttl(key)) > 0, `${key} has a TTL`);
       const others = keys.filter((key) => !key.startsWith('depot:cache:'));
       assert.equal(
-        others.filter((key) => !/^depot:(servers|user-tokens|samples|idempotency|rate):/.test(key)),
+        others.filter((key) => !/^depot:((servers|user-tokens|samples|idempotency|rate):|audit$)/.test(key)),
         [],
       );
     } finally {
@@ -253,9 +253,15 @@ else {
         unchanged: number;
         conflicts: string[];
         invalid: string[];
+        audit: { copied: number; unchanged: number; left: number };
       };
       assert.equal(report.copied, { servers: 2, tokens: 2, samples: 1, webhooks: 1, deliveries: 0 });
       assert.equal(report.invalid, ['servers:not-a-record']);
+      assert.equal(
+        report.audit,
+        { copied: 5, unchanged: 0, left: 0 },
+        'the audit log: two users, two servers, a webhook',
+      );
       const again = JSON.parse(
         (await runDepot(['migrate'], m.workspace, { REDIS_URL: m.redis.url })).stdout,
       ) as typeof report;
@@ -265,6 +271,7 @@ else {
         'a second run copies nothing',
       );
       assert.is(again.unchanged, 6);
+      assert.equal(again.audit, { copied: 0, unchanged: 5, left: 0 });
       const listed = await runDepot(['webhook', 'list'], m.workspace, { REDIS_URL: m.redis.url });
       assert.equal(
         (JSON.parse(listed.stdout) as { webhooks: { url: string }[] }).webhooks.map((w) => w.url),

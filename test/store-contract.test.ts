@@ -1,5 +1,7 @@
 import { suite, type Test } from 'uvu';
 import * as assert from 'uvu/assert';
+import type { AuditRecord } from '../server/audit/schema.ts';
+import { auditStore } from '../server/audit/store.ts';
 import { idempotencyStore } from '../server/charts/idempotency.ts';
 import { sampleStore } from '../server/charts/samples.ts';
 import { chartUrlKeys } from '../server/charts/signed-url.ts';
@@ -348,7 +350,86 @@ const chartUrlKey: Contract = (test) => {
   });
 };
 
+/** The i-th record of a test: a name in two scripts and an emoji, which the files keep as ASCII escapes. */
+const auditRecord = (i: number): AuditRecord => ({
+  at: new Date(NOW + i).toISOString(),
+  action: 'user add',
+  target: `user-${i}`,
+  actor: 'olivia',
+  changes: { nickname: `Zoë Пётр 👩‍💻 ${i}`, private: i % 2 === 0, image: null },
+});
+
+const audit: Contract = (test) => {
+  test('records appended by two processes at once read back whole, oldest first, in any script', async ({
+    backend,
+  }) => {
+    const { state, another } = await backend.fresh();
+    const other = await another();
+    const logs = [auditStore(state.storage, state.redis), auditStore(other.storage, other.redis)];
+    await logs[0]!.append(auditRecord(0));
+    await logs[1]!.append(auditRecord(1));
+    await Promise.all(Array.from({ length: 20 }, (_, i) => logs[i % 2]!.append(auditRecord(2 + i))));
+    const third = await another();
+    const { records, unreadable } = await auditStore(third.storage, third.redis).read();
+    assert.is(unreadable, 0);
+    assert.equal(records.slice(0, 2), [auditRecord(0), auditRecord(1)]);
+    const byTarget = (a: AuditRecord, b: AuditRecord) => a.target.localeCompare(b.target);
+    assert.equal(
+      [...records].sort(byTarget),
+      Array.from({ length: 22 }, (_, i) => auditRecord(i)).sort(byTarget),
+      'every record once, none torn',
+    );
+  });
+
+  test('a stored record that does not parse is skipped and counted; a torn last line is skipped, then cut', async ({
+    backend,
+  }) => {
+    const { state } = await backend.fresh();
+    const log = auditStore(state.storage, state.redis);
+    await log.append(auditRecord(0));
+    /** Stored as another writer (an older depot, a person, a killed process) left it. */
+    const inject = async (text: string) => {
+      if (state.redis) await state.redis.xadd('depot:audit', '*', 'record', text);
+      else await state.storage.setItemRaw('audit.jsonl', String(await state.storage.getItemRaw('audit.jsonl')) + text);
+    };
+    await inject(backend.name === 'files' ? '{"at":"yesterday"}\n' : '{"at":"yesterday"}');
+    await log.append(auditRecord(1));
+    if (backend.name === 'files') {
+      await inject(JSON.stringify(auditRecord(2)).slice(0, 40));
+      assert.equal(await log.read(), { records: [auditRecord(0), auditRecord(1)], unreadable: 1 }, 'torn: skipped');
+    }
+    await log.append(auditRecord(3));
+    assert.equal(await log.read(), { records: [auditRecord(0), auditRecord(1), auditRecord(3)], unreadable: 1 });
+  });
+
+  test('Redis keeps the newest maxRecords; the files keep every record', async ({ backend }) => {
+    const { state } = await backend.fresh();
+    const log = auditStore(state.storage, state.redis, { maxRecords: 3 });
+    for (let i = 0; i < 5; i++) await log.append(auditRecord(i));
+    const { records } = await log.read();
+    assert.is(records.length, backend.name === 'redis' ? 3 : 5);
+    assert.equal(records.slice(-3), [auditRecord(2), auditRecord(3), auditRecord(4)]);
+  });
+
+  test('a record that cannot be stored fails the append; the log reads whole after', async ({ backend }) => {
+    const { state } = await backend.fresh();
+    const log = auditStore(state.storage, state.redis);
+    await log.append(auditRecord(0));
+    await backend.break();
+    try {
+      // Larger than the slack of the file's last block, which a full disk still lets a short line into.
+      const large = { ...auditRecord(1), changes: { changelog: 'x'.repeat(12_000) } };
+      assert.ok(backend.isBrokenError(await rejection(log.append(large))));
+    } finally {
+      await backend.mend();
+    }
+    await log.append(auditRecord(2));
+    assert.equal(await log.read(), { records: [auditRecord(0), auditRecord(2)], unreadable: 0 });
+  });
+};
+
 const CONTRACTS = {
+  auditStore: audit,
   downloadStore: downloads,
   sampleStore: samples,
   idempotencyStore: idempotency,

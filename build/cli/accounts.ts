@@ -13,6 +13,7 @@ import { createCatalog, loadUsers, type Catalog } from '../../server/versions/ca
 import { UserProfile, UserProfiles } from '../../server/versions/schema.ts';
 import { runBuild } from '../build.ts';
 import { writeFileAtomic } from '../../server/write-atomic.ts';
+import { actorOf, auditChange } from './audit.ts';
 import { RefusedError } from './refused.ts';
 import { withState } from './state.ts';
 import { freeTextProblem } from '../../server/free-text.ts';
@@ -25,9 +26,11 @@ export async function addUser(args: string[], config: Config) {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { nickname: { type: 'string' }, image: { type: 'string' } },
+    options: { nickname: { type: 'string' }, image: { type: 'string' }, by: { type: 'string' } },
   });
-  const profile = UserProfile.safeParse({ id: `user-${randomUUID()}`, username: positionals[0] ?? '', ...values });
+  const { by, ...fields } = values;
+  const actor = actorOf(by);
+  const profile = UserProfile.safeParse({ id: `user-${randomUUID()}`, username: positionals[0] ?? '', ...fields });
   if (!profile.success) throw new RefusedError(describeIssues(profile.error.issues));
   const { username } = profile.data;
   const token = newSecret('dpt');
@@ -42,6 +45,8 @@ export async function addUser(args: string[], config: Config) {
     return createCatalog(catalog.versions, next);
   };
   await runBuild({ ...config, cacheDir: config.buildCacheDir, change, log: (line) => console.error(line) });
+  const { username: _username, ...changes } = profile.data;
+  await auditChange(config, { action: 'user add', target: username, actor, changes });
   return { id: profile.data.id, username: profile.data.username, token };
 }
 
@@ -49,8 +54,14 @@ export async function addUser(args: string[], config: Config) {
 export async function addServer(args: string[], config: Config) {
   const { values } = parseArgs({
     args,
-    options: { owner: { type: 'string' }, private: { type: 'boolean', default: false }, name: { type: 'string' } },
+    options: {
+      owner: { type: 'string' },
+      private: { type: 'boolean', default: false },
+      name: { type: 'string' },
+      by: { type: 'string' },
+    },
   });
+  const actor = actorOf(values.by);
   const owner = values.owner;
   if (!owner) throw new RefusedError('--owner: missing, e.g. --owner alice');
   const users = await loadUsers(config.dataDir);
@@ -71,6 +82,8 @@ export async function addServer(args: string[], config: Config) {
     createdAt: new Date().toISOString(),
   };
   await withState(config, ({ storage }) => serverStore(storage).add(server));
+  const changes = { owner, private: server.private, name: values.name };
+  await auditChange(config, { action: 'server add', target: server.id, actor, changes });
   return { id: server.id, owner, private: server.private, ...(values.name ? { name: values.name } : {}), ingestKey };
 }
 

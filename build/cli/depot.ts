@@ -14,18 +14,20 @@ const migrate = () => import('./migrate.ts');
 const webhooks = () => import('./webhooks.ts');
 const counts = () => import('./counts.ts');
 const chartUrls = () => import('./chart-url.ts');
+const audit = () => import('./audit.ts');
 
 const USAGE = `usage: npm run depot -- <command>
   release <file.jar> --version 1.4.0 --java 21 --software PaperMC,Folia [--minecraft 1.20.6-1.21.4] [--proxy 3.4] [--by alice] [--changelog notes.md] [--channel beta]
-  user add <username> [--nickname N] [--image URL]
-  user list | user remove <username> [--force]   (--force: their servers and webhooks go too)
-  server add --owner <username> [--private] [--name N]
-  server list [--owner <username>] | server remove <id> --yes | server token <id>   (a new ingest key)
+  user add <username> [--nickname N] [--image URL] [--by alice]
+  user list | user remove <username> [--force] [--by alice]   (--force: their servers and webhooks go too)
+  server add --owner <username> [--private] [--name N] [--by alice]
+  server list [--owner <username>] | server remove <id> --yes [--by alice] | server token <id> [--by alice]   (a new ingest key)
   stats add <serverId> <players> [--at ISO-8601]
   chart-url <serverId> [--days 7] [--expires 30d] [--width W] [--height H] [--theme light|dark|auto] [--background solid|transparent] [--format svg|png|json|csv]
   migrate [--to redis://host:6379]      (STORAGE_DIR's servers, tokens and samples into Redis)
-  webhook add <url> [--format json|discord] [--events release] [--owner <username>]
-  webhook list | webhook remove <id> | webhook test <id>
+  webhook add <url> [--format json|discord] [--events release] [--owner <username>] [--by alice]
+  webhook list | webhook remove <id> [--by alice] | webhook test <id>
+  audit [--since 7d] [--target <id>]    (the changes made, one JSON line each, newest last; --by defaults to the OS user)
   counts import <access.log>             (JAR downloads nginx served, from its log, into the download counts)
   counts repair                          (rewrites the download journals without torn lines a full disk left)`;
 
@@ -41,6 +43,11 @@ async function main(argv: string[]): Promise<number> {
       case 'release': {
         const { parseReleaseArgs, releaseJar } = await release();
         return print(await releaseJar(parseReleaseArgs(args), config, new Date()));
+      }
+      case 'audit': {
+        const lines = await (await audit()).readAudit(args, config, Date.now());
+        if (lines.length > 0) console.log(lines.join('\n'));
+        return 0;
       }
       case 'chart-url':
         return print(await (await chartUrls()).chartUrl(args, config));

@@ -4,6 +4,8 @@ import type { z } from 'zod';
 import { DayRecord, dayExpiresAt } from '../../server/charts/samples.ts';
 import { ServerRecord } from '../../server/charts/servers.ts';
 import type { Config } from '../../server/config.ts';
+import { copyAuditLog } from '../../server/audit/store.ts';
+import { AUDIT_KEY } from '../../server/audit/store-file.ts';
 import { redactUrl } from '../../server/redis.ts';
 import { CACHE_PREFIX, createFileStorage, redisKey, type Storage } from '../../server/storage.ts';
 import { TokenRecord } from '../../server/users.ts';
@@ -79,6 +81,8 @@ async function copyToRedis(source: Storage, redis: Redis, names: { from: string;
       else if (key.startsWith('idempotency:')) result.idempotencyLeft++;
       // The webhook outbox's due index: the origins file the copied outbox entries in Redis's own.
       else if (key.startsWith('webhook-due:')) continue;
+      // The audit log, copied whole below.
+      else if (key === AUDIT_KEY) continue;
       else result.invalid.push(key);
       continue;
     }
@@ -103,5 +107,5 @@ async function copyToRedis(source: Storage, redis: Redis, names: { from: string;
     else if ((await redis.get(target)) === value) result.unchanged++;
     else result.conflicts.push(key);
   }
-  return result;
+  return { ...result, audit: await copyAuditLog(source, redis) };
 }

@@ -21,6 +21,8 @@ import { runBuild } from '../build.ts';
 import { writeFileAtomic } from '../../server/write-atomic.ts';
 import type { Delivery } from '../../server/webhooks/schema.ts';
 import { webhookStore } from '../../server/webhooks/store.ts';
+import { Actor } from '../../server/audit/schema.ts';
+import { actorOf, auditChange } from './audit.ts';
 import { RefusedError } from './refused.ts';
 import { withState } from './state.ts';
 import { presentVersion } from '../../server/versions/present.ts';
@@ -80,7 +82,8 @@ const ReleaseOptions = z.object({
     .max(32)
     .superRefine(refuseForbiddenText({ cdata: false }))
     .optional(),
-  by: z.string().min(1).max(64).superRefine(refuseForbiddenText()).default('operator'),
+  /** createdBy (`operator` when absent) and the audit log's actor (the OS user when absent). */
+  by: Actor.optional(),
   /** A Markdown file, stored as data/versions/<id>.md. */
   changelog: z.string().min(1).optional(),
   /** Absent: a release. */
@@ -219,6 +222,11 @@ export async function releaseJar(
     console.error(
       `[webhooks] ${told} deliveries written to the outbox, sent by the origins once they serve ${record.id}`,
     );
+  if (dirs.storageDir) {
+    const { id, createdAt: _createdAt, updatedAt: _updatedAt, ...changes } = record;
+    const state = { storageDir: dirs.storageDir, redisUrl: dirs.redisUrl };
+    await auditChange(state, { action: 'release', target: id, actor: actorOf(options.by), changes });
+  }
   return record;
 }
 
@@ -255,7 +263,7 @@ function newRecord(
     sha256,
     createdAt: at,
     updatedAt: at,
-    createdBy: options.by,
+    createdBy: options.by ?? 'operator',
     channel: options.channel ?? 'release',
   });
   if (!parsed.success) throw new RefusedError(`cannot release ${file}: ${describeIssues(parsed.error.issues)}`);

@@ -10,6 +10,7 @@ import { UserProfiles } from '../../server/versions/schema.ts';
 import { webhookStore } from '../../server/webhooks/store.ts';
 import { writeFileAtomic } from '../../server/write-atomic.ts';
 import { runBuild } from '../build.ts';
+import { actorOf, auditChange } from './audit.ts';
 import { RefusedError } from './refused.ts';
 import { withState } from './state.ts';
 
@@ -78,8 +79,9 @@ export async function removeUser(args: string[], config: Config) {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { force: { type: 'boolean', default: false } },
+    options: { force: { type: 'boolean', default: false }, by: { type: 'string' } },
   });
+  const actor = actorOf(values.by);
   const username = positionals[0];
   if (username === undefined) throw new RefusedError('missing the username: depot user remove <username> [--force]');
   const unknown = () => new RefusedError(`no user ${JSON.stringify(username)}; see them with: depot user list`);
@@ -98,6 +100,12 @@ export async function removeUser(args: string[], config: Config) {
     return createCatalog(catalog.versions, next);
   };
   await runBuild({ ...config, cacheDir: config.buildCacheDir, change, log: (line) => console.error(line) });
-  // audit: user remove
-  return { username, removed: true, ...removed };
+  const answer = { username, removed: true, ...removed };
+  await auditChange(config, {
+    action: 'user remove',
+    target: username,
+    actor,
+    changes: { force: values.force, ...removed },
+  });
+  return answer;
 }

@@ -15,6 +15,7 @@ import {
 import { loadUsers } from '../../server/versions/catalog.ts';
 import { shownWebhookUrl } from '../../server/webhooks/shown-url.ts';
 import { outboxKey, webhookStore } from '../../server/webhooks/store.ts';
+import { actorOf, auditChange } from './audit.ts';
 import { RefusedError } from './refused.ts';
 import { withState } from './state.ts';
 
@@ -52,9 +53,16 @@ async function addWebhook(args: string[], config: Config) {
   } = parseArgs({
     args,
     allowPositionals: true,
-    options: { format: { type: 'string' }, events: { type: 'string' }, owner: { type: 'string' } },
+    options: {
+      format: { type: 'string' },
+      events: { type: 'string' },
+      owner: { type: 'string' },
+      by: { type: 'string' },
+    },
   });
-  const parsed = AddOptions.safeParse({ ...values, url: positionals[0] });
+  const { by, ...options } = values;
+  const actor = actorOf(by);
+  const parsed = AddOptions.safeParse({ ...options, url: positionals[0] });
   if (!parsed.success) {
     if (positionals[0] === undefined)
       throw new RefusedError('missing the URL: depot webhook add <url> [--format json|discord]');
@@ -74,6 +82,8 @@ async function addWebhook(args: string[], config: Config) {
     ...(owner === undefined ? {} : { owner }),
   };
   await withState(config, ({ storage, redis }) => webhookStore(storage, redis).add(webhook));
+  const changes = { url: shownWebhookUrl(webhook.url), format: webhook.format, events: webhook.events };
+  await auditChange(config, { action: 'webhook add', target: webhook.id, actor, changes });
   return webhook;
 }
 
@@ -130,9 +140,17 @@ function webhookIdArg(args: string[], command: string): string {
 
 /** `webhook remove <id>`: the webhook, its pending deliveries and its log. */
 async function removeWebhook(args: string[], config: Config) {
-  const id = webhookIdArg(args, 'remove');
-  const removed = await withState(config, ({ storage, redis }) => webhookStore(storage, redis).remove(id));
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { by: { type: 'string' } } });
+  const id = webhookIdArg(positionals, 'remove');
+  const actor = actorOf(values.by);
+  const removed = await withState(config, async ({ storage, redis }) => {
+    const store = webhookStore(storage, redis);
+    const webhook = await store.get(id);
+    return webhook && (await store.remove(id)) ? webhook : null;
+  });
   if (!removed) throw new RefusedError(`no webhook with id ${id}`);
+  const changes = { url: shownWebhookUrl(removed.url), format: removed.format, events: removed.events };
+  await auditChange(config, { action: 'webhook remove', target: id, actor, changes });
   return { id, removed: true };
 }
 

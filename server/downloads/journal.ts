@@ -1,4 +1,4 @@
-import { mkdir, open, rm, truncate, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, rm, stat, truncate, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { PRIVATE_FILE, PRIVATE_FOLDER, type Storage } from '../storage.ts';
 import { writeFileAtomic } from '../write-atomic.ts';
@@ -22,6 +22,8 @@ export type Journal = {
    * throws (a full disk: ENOSPC, or a short write), the record is cut back to what it held before.
    */
   append(key: string, text: string): Promise<void>;
+  /** The record's length (characters, which are bytes: ASCII); 0 when absent. */
+  size(key: string): Promise<number>;
   /** Cuts the record to `length`: a torn last line left by a killed writer. */
   truncate(key: string, length: number): Promise<void>;
   /** Replaces the whole record at once (a crash leaves the old or the new one): `counts repair`. */
@@ -101,6 +103,11 @@ function fileJournal(base: string): Journal {
         await folder.sync().finally(() => folder.close());
       }
     },
+    size: (key) =>
+      stat(pathOf(key)).then(
+        (found) => found.size,
+        (error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? 0 : Promise.reject(error)),
+      ),
     truncate: (key, length) => truncate(pathOf(key), length),
     replace: (key, text) => writeFileAtomic(pathOf(key), Buffer.from(text, 'latin1'), { mode: PRIVATE_FILE }),
     remove: (key) => rm(pathOf(key), { force: true }),
@@ -117,6 +124,7 @@ function storedJournal(storage: Storage): Journal {
       return { text: absent ? '' : String(held).slice(offset), file: absent ? undefined : 'stored' };
     },
     append: async (key, added) => storage.setItemRaw(key, (await text(key)) + added),
+    size: async (key) => (await text(key)).length,
     truncate: async (key, length) => storage.setItemRaw(key, (await text(key)).slice(0, length)),
     replace: (key, whole) => storage.setItemRaw(key, whole),
     remove: (key) => storage.removeItem(key),

@@ -1,0 +1,72 @@
+import { userInfo } from 'node:os';
+import { parseArgs } from 'node:util';
+import { Actor, type AuditAction, type AuditRecord } from '../../server/audit/schema.ts';
+import { auditStore } from '../../server/audit/store.ts';
+import type { Config } from '../../server/config.ts';
+import { parseDuration } from '../../server/duration.ts';
+import type { StateStore } from '../../server/storage.ts';
+import { RefusedError } from './refused.ts';
+import { withState } from './state.ts';
+
+/** A change as its command knows it; the time is added when it is recorded. */
+export type Change = {
+  action: AuditAction;
+  /** The version id, username, server id or webhook id. */
+  target: string;
+  actor: string;
+  /** Plain JSON (undefined fields are left out): never a token, secret, ingest key or a URL's credentials. */
+  changes: Record<string, unknown>;
+};
+
+/** Who makes a change: `--by <name>` (checked: a refusal names `--by`), else the operating-system user. */
+export function actorOf(by: string | undefined): string {
+  if (by !== undefined) {
+    const parsed = Actor.safeParse(by);
+    if (!parsed.success) throw new RefusedError(`--by: ${parsed.error.issues[0]!.message}`);
+    return parsed.data;
+  }
+  try {
+    const { username } = userInfo();
+    if (Actor.safeParse(username).success) return username;
+  } catch {
+    // No passwd entry for this uid (a container): named by its uid below.
+  }
+  return `uid ${process.getuid?.() ?? 'unknown'}`;
+}
+
+/** Appends the record of `change`, made now, to the audit log in `state`; throws when it cannot be stored. */
+export function recordChange(state: StateStore, change: Change, now: Date = new Date()): Promise<void> {
+  const changes = JSON.parse(JSON.stringify(change.changes)) as AuditRecord['changes'];
+  return auditStore(state.storage, state.redis).append({ at: now.toISOString(), ...change, changes });
+}
+
+/**
+ * After a change succeeded: its record in the configured store's audit log. A record that cannot
+ * be written is said on stderr and the command still succeeds: the change is made and served, and
+ * what it printed (a token shown once) must not be lost.
+ */
+export async function auditChange(config: Pick<Config, 'storageDir' | 'redisUrl'>, change: Change): Promise<void> {
+  await withState(config, (state) => recordChange(state, change)).catch((error: unknown) =>
+    console.error(
+      `[audit] ${change.action} ${change.target} is made, but its audit record could not be written: ${(error as Error).message}`,
+    ),
+  );
+}
+
+/** `audit [--since 7d] [--target <id>]`: the log's records as JSON, one a line, newest last. */
+export async function readAudit(args: string[], config: Config, now: number): Promise<string[]> {
+  const { values } = parseArgs({ args, options: { since: { type: 'string' }, target: { type: 'string' } } });
+  const since = values.since === undefined ? undefined : parseDuration(values.since);
+  if (since === undefined && values.since !== undefined)
+    throw new RefusedError('--since: must be a duration such as 90m, 12h or 7d');
+  const { target } = values;
+  if (target !== undefined && (target.length === 0 || target.length > 200))
+    throw new RefusedError('--target: must be a version id, username, server id or webhook id');
+  const log = await withState(config, (state) => auditStore(state.storage, state.redis).read());
+  if (log.unreadable > 0) console.error(`[audit] ${log.unreadable} stored record(s) do not parse; skipped`);
+  const from = since === undefined ? -Infinity : now - since;
+  return log.records
+    .filter((record) => Date.parse(record.at) >= from && (target === undefined || record.target === target))
+    .sort((a, b) => Date.parse(a.at) - Date.parse(b.at))
+    .map((record) => JSON.stringify(record));
+}

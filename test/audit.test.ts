@@ -1,0 +1,211 @@
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { userInfo } from 'node:os';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { AuditRecord } from '../server/audit/schema.ts';
+import { auditStore } from '../server/audit/store.ts';
+import { DAY } from '../server/duration.ts';
+import { hashSecret } from '../server/http/auth.ts';
+import { redisReady } from '../server/redis.ts';
+import { createFileStorage, createRedisStorage } from '../server/storage.ts';
+import {
+  findProgram,
+  makeWorkspace,
+  pluginJar,
+  runDepot,
+  snapshotFiles,
+  startRedis,
+  type RedisServer,
+  type Workspace,
+} from './helpers.ts';
+
+// Issue 29 item 6: every change the CLI makes appends one record (time, action, target, actor,
+// what changed) to the audit log of the state store, and never a secret the commands printed or
+// were given. Run as an operator runs the commands, against the embedded store and a real Redis.
+
+const OS_USER = userInfo().username;
+/** A Discord-style webhook URL: its id and token path segments and its query value are credentials. */
+const HOOK_ID = '112233445566778899';
+const HOOK_TOKEN = 'Zq3xXw9-hookPathToken-kP0aLmB7sVt2';
+const HOOK_KEY = 'queryKey-5e1f0c2b9a';
+const HOOK_URL = `https://discord.com/api/webhooks/${HOOK_ID}/${HOOK_TOKEN}?wait=true&key=${HOOK_KEY}`;
+
+type Ran = { secrets: string[]; expected: Pick<AuditRecord, 'action' | 'target' | 'actor'>[] };
+
+const depotIn = (workspace: Workspace, env: Record<string, string>) => async (args: string[]) => {
+  const result = await runDepot(args, workspace, env);
+  assert.is(result.code, 0, `depot ${args.join(' ')}: ${result.stderr}`);
+  return JSON.parse(result.stdout);
+};
+
+/** A refused command: exit 1, one line on stderr naming `option`, and no audit record. */
+async function assertRefused(workspace: Workspace, env: Record<string, string>, args: string[], option: RegExp) {
+  const result = await runDepot(args, workspace, env);
+  assert.is(result.code, 1, `depot ${args.join(' ')} should be refused`);
+  assert.match(result.stderr.trim(), option);
+  assert.is(result.stderr.trim().split('\n').length, 1, result.stderr);
+}
+
+/** Every change the CLI makes today, by three people and the OS user, with refusals between them. */
+async function makeChanges(workspace: Workspace, env: Record<string, string>): Promise<Ran> {
+  const depot = depotIn(workspace, env);
+  const user = await depot(['user', 'add', 'olivia', '--nickname', 'Olivia Ø', '--by', 'alice']);
+  await assertRefused(workspace, env, ['user', 'add', 'olivia', '--by', 'alice'], /user olivia exists already/);
+  await assertRefused(workspace, env, ['user', 'add', 'mallory', '--by', ''], /--by: must be 1 to 64 characters/);
+  const server = await depot(['server', 'add', '--owner', 'olivia', '--private', '--name', 'Olivia SMP']);
+  const hook = await depot(['webhook', 'add', HOOK_URL, '--format', 'discord', '--by', 'bob']);
+  await assertRefused(workspace, env, ['webhook', 'add', 'ftp://example.com/x', '--by', 'bob'], /^depot webhook: url:/);
+  const jar = join(workspace.dir, 'Audited-9.1.0.jar');
+  await writeFile(jar, pluginJar('9.1.0'));
+  const release = ['release', jar, '--version', '9.1.0', '--java', '21', '--software', 'PaperMC', '--by', 'carol'];
+  const version = await depot(release);
+  await assertRefused(workspace, env, release, /already released/);
+  await depot(['webhook', 'remove', hook.id, '--by', 'bob']);
+  await assertRefused(workspace, env, ['webhook', 'remove', hook.id], /no webhook with id/);
+  return {
+    secrets: [user.token, hashSecret(user.token), server.ingestKey, hashSecret(server.ingestKey), hook.secret]
+      .concat([HOOK_ID, HOOK_TOKEN, HOOK_KEY, hook.url])
+      .concat([user.token.slice(4), server.ingestKey.slice(4), hook.secret.slice(4)]),
+    expected: [
+      { action: 'user add', target: 'olivia', actor: 'alice' },
+      { action: 'server add', target: server.id, actor: OS_USER },
+      { action: 'webhook add', target: hook.id, actor: 'bob' },
+      { action: 'release', target: version.id, actor: 'carol' },
+      { action: 'webhook remove', target: hook.id, actor: 'bob' },
+    ],
+  };
+}
+
+/** `depot audit` with `args`: the records it printed, one JSON line each. */
+async function printed(workspace: Workspace, env: Record<string, string>, args: string[] = []) {
+  const result = await runDepot(['audit', ...args], workspace, env);
+  assert.is(result.code, 0, result.stderr);
+  return result.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as AuditRecord);
+}
+
+/** What every backend must show after makeChanges: the records in order, with what changed and no secret. */
+function assertRecorded(records: AuditRecord[], ran: Ran, stored: string) {
+  assert.equal(
+    records.map(({ action, target, actor }) => ({ action, target, actor })),
+    ran.expected,
+  );
+  for (const record of records) assert.ok(Math.abs(Date.parse(record.at) - Date.now()) < 10 * 60_000, record.at);
+  const [user, server, added, release] = records;
+  assert.equal(user!.changes, { id: user!.changes.id, nickname: 'Olivia Ø' });
+  assert.equal(server!.changes, { owner: 'olivia', private: true, name: 'Olivia SMP' });
+  assert.equal(added!.changes, {
+    url: 'https://discord.com/api/webhooks/…/…?wait=…&key=…',
+    format: 'discord',
+    events: ['release'],
+  });
+  assert.is(release!.changes.pluginVersion, '9.1.0');
+  assert.is(release!.changes.createdBy, 'carol');
+  for (const secret of ran.secrets) assert.not.ok(stored.includes(secret), `the audit log holds a secret: ${secret}`);
+}
+
+const files = suite('audit log: the embedded store');
+const ctx = {} as { workspace: Workspace; ran: Ran };
+files.before(async () => {
+  ctx.workspace = await makeWorkspace();
+});
+files.after(() => ctx.workspace.remove());
+
+files(
+  'every change is one record in STORAGE_DIR/audit.jsonl, without a secret; `depot audit` prints them',
+  async () => {
+    const { workspace } = ctx;
+    ctx.ran = await makeChanges(workspace, {});
+    const path = join(workspace.storageDir, 'audit.jsonl');
+    assert.is((await stat(path)).mode & 0o777, 0o600, 'as private as the rest of STORAGE_DIR');
+    const stored = await readFile(path, 'utf8');
+    assert.ok(/^[\x20-\x7e\n]*$/.test(stored), 'ASCII lines');
+    const lines = stored.trimEnd().split('\n');
+    assertRecorded(
+      lines.map((line) => JSON.parse(line)),
+      ctx.ran,
+      stored,
+    );
+    assert.equal(await printed(workspace, {}), lines.map((line) => JSON.parse(line)) as AuditRecord[]);
+  },
+);
+
+files('--target and --since pick records; newest last whatever the order they were appended in', async () => {
+  const { workspace, ran } = ctx;
+  const storage = createFileStorage(workspace.storageDir);
+  const old = { at: new Date(Date.now() - 10 * DAY).toISOString(), action: 'user add' as const };
+  await auditStore(storage).append({ ...old, target: 'olivia', actor: 'dave', changes: {} });
+  await storage.dispose();
+  const all = await printed(workspace, {});
+  assert.is(all.length, 6);
+  assert.is(all[0]!.actor, 'dave', 'the oldest first, though appended last');
+  assert.equal(
+    (await printed(workspace, {}, ['--since', '7d'])).map((r) => r.target),
+    ran.expected.map((r) => r.target),
+  );
+  assert.equal(
+    (await printed(workspace, {}, ['--target', 'olivia'])).map((r) => r.actor),
+    ['dave', 'alice'],
+  );
+  assert.equal(await printed(workspace, {}, ['--since', '30d', '--target', 'nobody']), []);
+});
+
+files('bad options are refused in one line naming the option, and the log stays byte-identical', async () => {
+  const { workspace } = ctx;
+  const before = await snapshotFiles(workspace.storageDir);
+  for (const [args, option] of [
+    [['--since', '7x'], /^depot audit: --since: must be a duration such as 90m, 12h or 7d$/],
+    [['--since', '0d'], /^depot audit: --since: /],
+    [['--since', 'yesterday'], /^depot audit: --since: /],
+    [['--target', ''], /^depot audit: --target: /],
+    [['--until', '1d'], /^depot audit: .*--until/],
+  ] as const)
+    await assertRefused(workspace, {}, ['audit', ...args], option);
+  assert.equal(await snapshotFiles(workspace.storageDir), before);
+});
+
+const REDIS = findProgram('redis-server');
+const redis = suite('audit log: Redis');
+const rctx = {} as { workspace: Workspace; server: RedisServer };
+redis.before(async () => {
+  if (!REDIS) throw new Error('redis-server is not installed (apt-get install -y redis-server; .ci/run does)');
+  rctx.workspace = await makeWorkspace();
+  rctx.server = await startRedis(REDIS);
+});
+redis.after(async () => {
+  await rctx.server?.stop();
+  await rctx.workspace?.remove();
+});
+
+redis('with REDIS_URL every change is one entry of the stream depot:audit, without a secret', async () => {
+  const { workspace, server } = rctx;
+  const env = { REDIS_URL: server.url };
+  const ran = await makeChanges(workspace, env);
+  const state = createRedisStorage(server.url, () => {});
+  try {
+    assert.ok(await redisReady(state.redis!, 5000));
+    const entries = await state.redis!.xrange('depot:audit', '-', '+');
+    const stored = JSON.stringify(entries);
+    assertRecorded(
+      entries.map(([, fields]) => JSON.parse(fields[1]!)),
+      ran,
+      stored,
+    );
+    assert.equal(
+      (await printed(workspace, env)).map((r) => r.target),
+      ran.expected.map((r) => r.target),
+    );
+  } finally {
+    state.redis!.disconnect();
+  }
+  assert.not.ok(
+    await stat(join(workspace.storageDir, 'audit.jsonl')).catch(() => null),
+    'nothing in the embedded store',
+  );
+});
+
+files.run();
+redis.run();
