@@ -95,6 +95,18 @@ else {
     const listed = await runDepot(['server', 'list'], ctx.workspace, ctx.env);
     for (const secret of [old, rotated.ingestKey, hashSecret(old), hashSecret(rotated.ingestKey), 'ingestKeyHash'])
       assert.not.ok(listed.stdout.includes(secret), 'server list shows no key nor its digest');
+    // The rotation is in the audit log (the Redis stream), by its actor, without either key.
+    const audit = await runDepot(['audit', '--target', id], ctx.workspace, ctx.env);
+    const records = audit.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { action: string; actor: string });
+    assert.ok(
+      records.some((record) => record.action === 'server token'),
+      audit.stdout,
+    );
+    for (const secret of [old, rotated.ingestKey, hashSecret(old), hashSecret(rotated.ingestKey)])
+      assert.not.ok(audit.stdout.includes(secret), 'the audit log holds no key nor its digest');
   });
 
   shared('server list: ids, names, owners, private or public, sample days; --owner filters', async () => {
@@ -232,6 +244,15 @@ embedded('user remove --force: their servers, webhooks and tokens go; the chart 
   assert.equal((await depot(local, ['webhook', 'list'])).webhooks, []);
   const { users } = await depot(local, ['user', 'list']);
   assert.not.ok(users.some((u: { username: string }) => u.username === 'olivia'));
+  const audit = await runDepot(['audit', '--target', 'olivia'], local.workspace);
+  const [record] = audit.stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { action: string; changes: { force: boolean; servers: string[] } })
+    .filter((r) => r.action === 'user remove');
+  assert.ok(record, audit.stdout);
+  assert.is(record.changes.force, true);
+  assert.equal(record.changes.servers.sort(), removed.servers.sort());
 });
 
 embedded(
