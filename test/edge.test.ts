@@ -64,6 +64,7 @@ function getSamples(): string[] {
     '/api/plugin-versions/latest/PaperMC/21',
     '/api/plugin-versions/download/latest/velocity',
     '/api/plugin-versions/download/latest/Velocity/21',
+    `/api/plugin-versions/${ctx.versionId}`,
     `/api/plugin-versions/download/${ctx.versionId}`,
     `/api/plugin-versions/download/${ctx.versionId}.sha256`,
     `/api/plugin-versions/download/${ctx.versionId}.sha512`,

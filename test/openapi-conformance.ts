@@ -1,5 +1,6 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { openApiDocument } from '../server/openapi.ts';
+import { SHAPED_RULES } from '../server/endpoints.ts';
 
 // Every answer the suite receives over HTTP is checked against the OpenAPI document: its status is
 // documented for the operation, its content type and required headers are the documented ones, and
@@ -8,7 +9,10 @@ import { openApiDocument } from '../server/openapi.ts';
 
 type Header = { required?: boolean; schema?: { pattern?: string } };
 type ResponseSpec = { content?: Record<string, unknown>; headers?: Record<string, Header | { $ref: string }> };
-type Operation = { responses: Record<string, ResponseSpec> };
+type Operation = {
+  responses: Record<string, ResponseSpec>;
+  parameters?: { in: string; name: string; schema?: { pattern?: string } }[];
+};
 
 const doc = openApiDocument() as unknown as {
   paths: Record<string, Record<string, Operation>>;
@@ -18,18 +22,29 @@ const doc = openApiDocument() as unknown as {
 const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
 ajv.addSchema({ ...openApiDocument(), $id: 'openapi' });
 
-const TEMPLATES = Object.keys(doc.paths).map((template) => ({
-  template,
-  pattern: new RegExp(
-    `^${template
-      .split(/\{[^}]+\}/)
-      .map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&'))
-      .join('[^/]+')}$`,
-  ),
-}));
+const SHAPED = new Set(SHAPED_RULES.map((rule) => rule.template));
 
 /**
- * The documented path template a request path falls under (`{id}` is one segment); the most
+ * A path parameter's shape: any one segment, or, on the endpoints the server tells apart by their
+ * parameters' shape, the pattern its schema documents (unanchored).
+ */
+const parameterShape = (template: string, name: string) => {
+  if (!SHAPED.has(template)) return '[^/]+';
+  const parameters = Object.values(doc.paths[template]!).flatMap((operation) => operation.parameters ?? []);
+  const pattern = parameters.find((p) => p.in === 'path' && p.name === name)?.schema?.pattern;
+  return pattern ? `(?:${pattern.replace(/^\^/, '').replace(/\$$/, '')})` : '[^/]+';
+};
+
+const TEMPLATES = Object.keys(doc.paths).map((template) => {
+  const names = [...template.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]!);
+  const literals = template.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&'));
+  const source = literals.map((literal, i) => literal + (i < names.length ? parameterShape(template, names[i]!) : ''));
+  return { template, pattern: new RegExp(`^${source.join('')}$`) };
+});
+
+/**
+ * The documented path template a request path falls under (`{id}` is one segment of the shape its
+ * schema documents, when it documents one); the most
  * specific when several match (`/download/{id}.sha256` over `/download/{id}`), as the router picks.
  */
 export function templateOf(path: string): string | undefined {

@@ -325,9 +325,10 @@ byId(
 
 const unknownIds: [string, string][] = [
   ['plugin-1-unknown', 'No plugin version with id "plugin-1-unknown"'],
-  ['latest', 'No plugin version with id "latest": an id looks like plugin-<digits>-<letters and digits>'],
-  ['not-an-id', 'No plugin version with id "not-an-id": an id looks like plugin-<digits>-<letters and digits>'],
-  ['feed', 'No plugin version with id "feed": an id looks like plugin-<digits>-<letters and digits>'],
+  // A segment of another shape is no endpoint, as every unknown path is (edge.test.ts).
+  ['latest', 'No endpoint at /api/plugin-versions/latest'],
+  ['not-an-id', 'No endpoint at /api/plugin-versions/not-an-id'],
+  ['feed', 'No endpoint at /api/plugin-versions/feed'],
 ];
 for (const [id, message] of unknownIds) {
   byId(`404 /api/plugin-versions/${id}`, async () => {

@@ -15,7 +15,7 @@ type Operation = {
   chargedByRoute: boolean;
 };
 
-type Endpoint = { allow: string; operations: ReadonlyMap<string, Operation> };
+type Endpoint = { template: string; allow: string; operations: ReadonlyMap<string, Operation> };
 
 /** The part of an OpenAPI document's `paths` the edge reads. */
 type DocumentedOperation = {
@@ -39,6 +39,11 @@ const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 /** Every documented path with its operations; built once by the app and handed to the edge. */
 export type EndpointTable = {
   findEndpoint(path: string): Endpoint | undefined;
+  /**
+   * The endpoint a path names with its parameters of the right shape (`accepts`): the one the 405
+   * and OPTIONS answers speak of. `/api/plugin-versions/latest` fits `{id}` as a segment, not as an id.
+   */
+  findShapedEndpoint(path: string): Endpoint | undefined;
   /** The operation a request calls (HEAD is GET without the body), or undefined. */
   findOperation(method: string, path: string): Operation | undefined;
   /** What the lookup cache holds now: paths, and their characters in all. */
@@ -50,7 +55,11 @@ export type EndpointTable = {
  * on every request. The document is the one list of endpoints: methods (405, Allow), the rate limit
  * and CORS all read it. `chargedByRoute` names the documented paths whose routes charge the limit.
  */
-export function createEndpointTable(paths: DocumentedPaths, chargedByRoute: readonly string[] = []): EndpointTable {
+export function createEndpointTable(
+  paths: DocumentedPaths,
+  chargedByRoute: readonly string[] = [],
+  accepts: (template: string, path: string) => boolean = () => true,
+): EndpointTable {
   const router = createRouter<Endpoint>();
   for (const [template, item] of Object.entries(paths)) {
     const operations = new Map<string, Operation>();
@@ -65,6 +74,7 @@ export function createEndpointTable(paths: DocumentedPaths, chargedByRoute: read
     }
     const methods = [...operations.keys()].flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]));
     addRoute(router, '', template.replace(/\{([^}]+)\}/g, ':$1'), {
+      template,
       allow: [...methods, 'OPTIONS'].join(', '),
       operations,
     });
@@ -90,6 +100,10 @@ export function createEndpointTable(paths: DocumentedPaths, chargedByRoute: read
   };
   return {
     findEndpoint,
+    findShapedEndpoint(path) {
+      const endpoint = findEndpoint(path);
+      return endpoint && accepts(endpoint.template, path) ? endpoint : undefined;
+    },
     findOperation: (method, path) => findEndpoint(path)?.operations.get(method === 'HEAD' ? 'GET' : method),
     cacheUse: () => ({ paths: known.size, chars: knownChars }),
   };
@@ -104,7 +118,7 @@ export function answerUnrouted(endpoints: EndpointTable): Middleware {
   return (event, next) => {
     if (event.context.matchedRoute) return next();
     const path = event.url.pathname;
-    const endpoint = endpoints.findEndpoint(path);
+    const endpoint = endpoints.findShapedEndpoint(path);
     if (!endpoint || endpoints.findOperation(event.req.method, path))
       throw new HTTPError({ status: 404, message: `No endpoint at ${path}` });
     throw new HTTPError({
@@ -118,7 +132,7 @@ export function answerUnrouted(endpoints: EndpointTable): Middleware {
 /** OPTIONS, and the CORS preflight of public endpoints: which methods, and for any origin when public. */
 export function answerOptions(endpoints: EndpointTable) {
   return (event: H3Event): Response => {
-    const endpoint = endpoints.findEndpoint(event.url.pathname);
+    const endpoint = endpoints.findShapedEndpoint(event.url.pathname);
     if (!endpoint) throw new HTTPError({ status: 404, message: `No endpoint at ${event.url.pathname}` });
     const cors = endpoint.operations.get('GET')?.public
       ? {

@@ -46,7 +46,7 @@ function versionByIdOperation(): ZodOpenApiOperationObject {
   return {
     ...operation,
     description:
-      "The version object of the list's entry (`createdByUser` included), precomputed for every version. 404 names the id, and for a path segment of another shape says what an id looks like.",
+      "The version object of the list's entry (`createdByUser` included), precomputed for every version. 404 names the id; a segment of another shape is no endpoint (404 naming the path).",
     requestParams: { path: VersionId },
     responses: {
       ...operation.responses,

@@ -64,7 +64,7 @@ export function versionRoutes(ctx: VersionRouteDeps): H3 {
   });
   app.get(VERSION_RULES.version.under(VERSIONS_ROOT), (event) => {
     const { catalog } = ctx.tree();
-    const version = requireVersion(catalog, getRouterParam(event, 'id', { decode: true }) ?? '');
+    const version = requireVersion(catalog, getRouterParam(event, 'id', { decode: true }) ?? '', event.url.pathname);
     return sendJson(event, { version: presentVersion(catalog, version, true) }, CACHE_CONTROL.versionObject);
   });
   resolveRoutes(app, ctx);
@@ -109,14 +109,15 @@ async function findLatest(ctx: Pick<VersionRouteDeps, 'tree'>, event: H3Event): 
 }
 
 /**
- * The version an id names, else a 404 naming the id; an id of another shape (`latest` alone, a typo)
- * is told what an id looks like, since this route takes every single segment under the root.
+ * The version an id names, else a 404 naming the id. This route takes every single segment under
+ * the root: one of another shape (`latest` alone, a typo) is no endpoint, answered as every unknown
+ * path is.
  */
-function requireVersion(catalog: Catalog, id: string): CatalogVersion {
-  const version = PLUGIN_VERSION_ID.test(id) ? catalog.byId.get(id) : undefined;
+function requireVersion(catalog: Catalog, id: string, path: string): CatalogVersion {
+  if (!PLUGIN_VERSION_ID.test(id)) throw notFound(`No endpoint at ${path}`, undefined, NOT_FOUND_HEADERS);
+  const version = catalog.byId.get(id);
   if (version) return version;
-  const shape = PLUGIN_VERSION_ID.test(id) ? '' : ': an id looks like plugin-<digits>-<letters and digits>';
-  throw notFound(`No plugin version with id ${JSON.stringify(id)}${shape}`, undefined, NOT_FOUND_HEADERS);
+  throw notFound(`No plugin version with id ${JSON.stringify(id)}`, undefined, NOT_FOUND_HEADERS);
 }
 
 const sendFeed = (event: H3Event, atom: string) =>
