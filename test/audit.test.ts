@@ -1,6 +1,7 @@
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { AuditRecord } from '../server/audit/schema.ts';
@@ -166,6 +167,88 @@ files('bad options are refused in one line naming the option, and the log stays 
     await assertRefused(workspace, {}, ['audit', ...args], option);
   assert.equal(await snapshotFiles(workspace.storageDir), before);
 });
+
+/** What people paste into free text: markup and CDATA ends, shell variables, controls, bidi overrides, line separators. */
+const HOSTILE = [
+  ']]>]]>',
+  '$HOME',
+  '${PATH}',
+  '\u0000',
+  '\u0007',
+  '\r\n',
+  '\u202e',
+  '\u2028',
+  '\ud800',
+  '"}\n{"',
+  '\\',
+];
+
+files('hostile text in what changed: each record stays one ASCII line and reads back as written', async () => {
+  const storage = createFileStorage(join(ctx.workspace.dir, 'hostile-store'));
+  const log = auditStore(storage);
+  const text = fc.array(fc.oneof(fc.constantFrom(...HOSTILE), fc.string({ unit: 'binary', maxLength: 20 })), {
+    maxLength: 8,
+  });
+  const written: AuditRecord[] = [];
+  try {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.dictionary(
+          fc.string({ maxLength: 8 }),
+          text.map((parts) => parts.join('')),
+          { maxKeys: 4, noNullPrototype: true },
+        ),
+        async (changes) => {
+          const record: AuditRecord = {
+            at: new Date().toISOString(),
+            action: 'server add',
+            target: 't',
+            actor: 'a',
+            changes,
+          };
+          await log.append(record);
+          written.push(record);
+        },
+      ),
+      { numRuns: 100 },
+    );
+    const stored = await readFile(join(ctx.workspace.dir, 'hostile-store', 'audit.jsonl'), 'utf8');
+    assert.ok(/^[\x20-\x7e\n]*$/.test(stored), 'printable ASCII and newlines only');
+    assert.is(stored.split('\n').length - 1, written.length, 'one line a record');
+    const read = await log.read();
+    assert.is(read.unreadable, 0);
+    assert.equal(read.records, written);
+  } finally {
+    await storage.dispose();
+  }
+});
+
+files(
+  'hostile names are refused before anything changes: --by and --name, with controls, bidi overrides or 120 KB',
+  async () => {
+    const { workspace } = ctx;
+    const before = await snapshotFiles(workspace.storageDir);
+    // About the most one argument may carry (Linux: 128 KiB a string), far past every limit.
+    const huge = 'x'.repeat(120_000);
+    for (const by of ['\u202eadmin', 'bob\u0007', 'a\nb', huge])
+      await assertRefused(workspace, {}, ['server', 'add', '--owner', 'olivia', '--by', by], /^depot server: --by: /);
+    for (const name of ['SMP\u202e', 'SMP\u0001', huge])
+      await assertRefused(
+        workspace,
+        {},
+        ['server', 'add', '--owner', 'olivia', '--name', name],
+        /^depot server: --name: /,
+      );
+    assert.equal(await snapshotFiles(workspace.storageDir), before);
+    // What the shell would expand reaches the log as written: it is data, never evaluated.
+    const server = await depotIn(
+      workspace,
+      {},
+    )(['server', 'add', '--owner', 'olivia', '--name', '$HOME ]]>', '--by', '${USER}']);
+    const [record] = (await printed(workspace, {}, ['--target', server.id])) as AuditRecord[];
+    assert.equal([record!.actor, record!.changes.name], ['${USER}', '$HOME ]]>']);
+  },
+);
 
 const REDIS = findProgram('redis-server');
 const redis = suite('audit log: Redis');
