@@ -181,9 +181,10 @@ async function planTrees(
   const { catalog, brandRecords, site } = loaded;
   // The answers' code, and the one setting answers print (the feeds' PUBLIC_URL links).
   const code = sha256Hex(loaded.answerCode, JSON.stringify({ publicUrl: build.deploy.publicUrl ?? null }));
-  const otherCode = await describeOtherCode(currentDir, code);
-  if (otherCode) build.log(otherCode);
   const previous = await readPreviousTree(currentDir, code, { catalog, brands: brandRecords }, servedFrom);
+  // A previous tree whose answers are reused was built by this code; else its record says whose.
+  const otherCode = previous?.changes ? null : await describeOtherCode(currentDir, code);
+  if (otherCode) build.log(otherCode);
   // Encoded once: hashed twice and written into each staged tree.
   const catalogText = Buffer.from(catalogFileText(catalog, brandRecords));
   const catalogDigest = sha256Hex(catalogText);

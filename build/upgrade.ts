@@ -1,6 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { readJsonFile } from '../server/data-files.ts';
 import { BUILD_RECORD } from '../server/tree/previous.ts';
 
 /** Of a build record of any layout, only the code that built it. */
@@ -14,13 +14,7 @@ const RecordedCode = z.object({ code: z.string() });
 export async function describeOtherCode(treeDir: string | null, code: string): Promise<string | null> {
   if (!treeDir) return null;
   // No record, or not one a build wrote whole: the tree's code is unknown, so other code.
-  const text = await readFile(join(treeDir, BUILD_RECORD), 'utf8').catch(() => '');
-  let recorded: unknown;
-  try {
-    recorded = JSON.parse(text);
-  } catch {
-    recorded = undefined;
-  }
+  const recorded = await readJsonFile(join(treeDir, BUILD_RECORD)).catch(() => undefined);
   if (RecordedCode.safeParse(recorded).data?.code === code) return null;
   return '[build] the current tree was built by other code (or another PUBLIC_URL): every answer is rendered again';
 }

@@ -20,3 +20,7 @@ export async function readJsonFile(file: string): Promise<unknown> {
     throw new DataError(`${file}: not valid JSON (${(error as Error).message})`);
   }
 }
+
+/** A JSON object (not an array, not null): what a record read from a file or a store must be before its fields are looked at. */
+export const isJsonObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -13,7 +13,7 @@ import { createCatalog, loadUsers, type Catalog } from '../../server/versions/ca
 import { UserProfile, UserProfiles } from '../../server/versions/schema.ts';
 import { runBuild } from '../build.ts';
 import { writeFileAtomic } from '../../server/write-atomic.ts';
-import { actorOf, auditChange } from './audit.ts';
+import { actorOf, auditChange, recordQuietly } from './audit.ts';
 import { RefusedError } from './refused.ts';
 import { withState } from './state.ts';
 import { freeTextProblem } from '../../server/free-text.ts';
@@ -50,6 +50,12 @@ export async function addUser(args: string[], config: Config) {
   return { id: profile.data.id, username: profile.data.username, token };
 }
 
+/** `--owner <username>` of what is added (a server, a webhook): a user of data/users.json, else a refusal naming the option. */
+export async function requireOwner(dataDir: string, owner: string): Promise<void> {
+  if (!(await loadUsers(dataDir)).some((user) => user.username === owner))
+    throw new RefusedError(`--owner: no user ${JSON.stringify(owner)}; add one with: depot user add ${owner}`);
+}
+
 /** `server add --owner <username> [--private] [--name N]`: a UUID and an ingest key, printed once. */
 export async function addServer(args: string[], config: Config) {
   const { values } = parseArgs({
@@ -64,10 +70,7 @@ export async function addServer(args: string[], config: Config) {
   const actor = actorOf(values.by);
   const owner = values.owner;
   if (!owner) throw new RefusedError('--owner: missing, e.g. --owner alice');
-  const users = await loadUsers(config.dataDir);
-  if (!users.some((u) => u.username === owner)) {
-    throw new RefusedError(`--owner: no user ${JSON.stringify(owner)}; add one with: depot user add ${owner}`);
-  }
+  await requireOwner(config.dataDir, owner);
   if (values.name !== undefined && (values.name.length === 0 || values.name.length > 100))
     throw new RefusedError('--name: must be 1 to 100 characters');
   const nameProblem = values.name === undefined ? undefined : freeTextProblem(values.name);
@@ -81,9 +84,11 @@ export async function addServer(args: string[], config: Config) {
     ingestKeyHash: hashSecret(ingestKey),
     createdAt: new Date().toISOString(),
   };
-  await withState(config, ({ storage }) => serverStore(storage).add(server));
   const changes = { owner, private: server.private, name: values.name };
-  await auditChange(config, { action: 'server add', target: server.id, actor, changes });
+  await withState(config, async (state) => {
+    await serverStore(state.storage).add(server);
+    await recordQuietly(state, { action: 'server add', target: server.id, actor, changes });
+  });
   return { id: server.id, owner, private: server.private, ...(values.name ? { name: values.name } : {}), ingestKey };
 }
 

@@ -41,15 +41,24 @@ export function recordChange(state: StateStore, change: Change, now: Date = new 
 }
 
 /**
- * After a change succeeded: its record in the configured store's audit log. A record that cannot
- * be written is said on stderr and the command still succeeds: the change is made and served, and
- * what it printed (a token shown once) must not be lost.
+ * After a change succeeded, in the state store the command has open: its record in the audit log.
+ * A record that cannot be written is said on stderr and the command still succeeds: the change is
+ * made and served, and what it printed (a token shown once) must not be lost.
  */
+export function recordQuietly(state: StateStore, change: Change): Promise<void> {
+  return recordChange(state, change).catch((error: unknown) => sayNotRecorded(change, error));
+}
+
+/** recordQuietly for a command that holds no state store open (its change was a build). */
 export async function auditChange(config: Pick<Config, 'storageDir' | 'redisUrl'>, change: Change): Promise<void> {
-  await withState(config, (state) => recordChange(state, change)).catch((error: unknown) =>
-    console.error(
-      `[audit] ${change.action} ${change.target} is made, but its audit record could not be written: ${(error as Error).message}`,
-    ),
+  await withState(config, (state) => recordQuietly(state, change)).catch((error: unknown) =>
+    sayNotRecorded(change, error),
+  );
+}
+
+function sayNotRecorded(change: Change, error: unknown) {
+  console.error(
+    `[audit] ${change.action} ${change.target} is made, but its audit record could not be written: ${(error as Error).message}`,
   );
 }
 

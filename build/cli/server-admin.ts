@@ -6,7 +6,7 @@ import type { Config } from '../../server/config.ts';
 import { hashSecret, newSecret } from '../../server/http/auth.ts';
 import type { StateStore } from '../../server/storage.ts';
 import { loadUsers } from '../../server/versions/catalog.ts';
-import { actorOf, auditChange } from './audit.ts';
+import { actorOf, recordQuietly } from './audit.ts';
 import { RefusedError } from './refused.ts';
 import { withState } from './state.ts';
 
@@ -55,17 +55,16 @@ export async function removeServer(args: string[], config: Config) {
     options: { yes: { type: 'boolean' }, by: { type: 'string' } },
   });
   const actor = actorOf(values.by);
-  const answer = await withState(config, async (state) => {
+  return withState(config, async (state) => {
     const server = await existingServer(state, positionals[0], 'server remove <id> --yes');
     if (!values.yes)
       throw new RefusedError(
         `--yes: missing; removing server ${server.id} deletes its player counts for good: run again with --yes`,
       );
     const removed = await removeServerState(state.storage, server.id);
+    await recordQuietly(state, { action: 'server remove', target: server.id, actor, changes: { owner: server.owner } });
     return { id: server.id, owner: server.owner, removed: true, ...removed };
   });
-  await auditChange(config, { action: 'server remove', target: answer.id, actor, changes: { owner: answer.owner } });
-  return answer;
 }
 
 /** `server token <id>`: a new ingest key, printed once; the old one is refused at once on every origin. */
@@ -73,13 +72,17 @@ export async function rotateIngestKey(args: string[], config: Config) {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { by: { type: 'string' } } });
   const actor = actorOf(values.by);
   const ingestKey = newSecret('dpk');
-  const answer = await withState(config, async (state) => {
+  return withState(config, async (state) => {
     const server = await existingServer(state, positionals[0], 'server token <id>');
     if (!(await serverStore(state.storage).replaceIngestKey(server.id, hashSecret(ingestKey))))
       throw new RefusedError(`no server with id ${server.id}; see them with: depot server list`);
+    // The record says the key changed, never the key.
+    await recordQuietly(state, {
+      action: 'server token',
+      target: server.id,
+      actor,
+      changes: { ingestKey: 'replaced' },
+    });
     return { id: server.id, ingestKey };
   });
-  // The record says the key changed, never the key.
-  await auditChange(config, { action: 'server token', target: answer.id, actor, changes: { ingestKey: 'replaced' } });
-  return answer;
 }

@@ -12,10 +12,10 @@ import {
   type Delivery,
   type WebhookRecord,
 } from '../../server/webhooks/schema.ts';
-import { loadUsers } from '../../server/versions/catalog.ts';
+import { requireOwner } from './accounts.ts';
 import { shownWebhookUrl } from '../../server/webhooks/shown-url.ts';
 import { outboxKey, webhookStore } from '../../server/webhooks/store.ts';
-import { actorOf, auditChange } from './audit.ts';
+import { actorOf, recordQuietly } from './audit.ts';
 import { RefusedError } from './refused.ts';
 import { withState } from './state.ts';
 
@@ -72,8 +72,7 @@ async function addWebhook(args: string[], config: Config) {
         .join('; '),
     );
   }
-  if (owner !== undefined && !(await loadUsers(config.dataDir)).some((user) => user.username === owner))
-    throw new RefusedError(`--owner: no user ${JSON.stringify(owner)}; add one with: depot user add ${owner}`);
+  if (owner !== undefined) await requireOwner(config.dataDir, owner);
   const webhook: WebhookRecord = {
     id: `wh-${randomBytes(6).toString('hex')}`,
     ...parsed.data,
@@ -81,9 +80,11 @@ async function addWebhook(args: string[], config: Config) {
     createdAt: new Date().toISOString(),
     ...(owner === undefined ? {} : { owner }),
   };
-  await withState(config, ({ storage, redis }) => webhookStore(storage, redis).add(webhook));
   const changes = { url: shownWebhookUrl(webhook.url), format: webhook.format, events: webhook.events };
-  await auditChange(config, { action: 'webhook add', target: webhook.id, actor, changes });
+  await withState(config, async (state) => {
+    await webhookStore(state.storage, state.redis).add(webhook);
+    await recordQuietly(state, { action: 'webhook add', target: webhook.id, actor, changes });
+  });
   return webhook;
 }
 
@@ -143,14 +144,13 @@ async function removeWebhook(args: string[], config: Config) {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { by: { type: 'string' } } });
   const id = webhookIdArg(positionals, 'remove');
   const actor = actorOf(values.by);
-  const removed = await withState(config, async ({ storage, redis }) => {
-    const store = webhookStore(storage, redis);
+  await withState(config, async (state) => {
+    const store = webhookStore(state.storage, state.redis);
     const webhook = await store.get(id);
-    return webhook && (await store.remove(id)) ? webhook : null;
+    if (!webhook || !(await store.remove(id))) throw new RefusedError(`no webhook with id ${id}`);
+    const changes = { url: shownWebhookUrl(webhook.url), format: webhook.format, events: webhook.events };
+    await recordQuietly(state, { action: 'webhook remove', target: id, actor, changes });
   });
-  if (!removed) throw new RefusedError(`no webhook with id ${id}`);
-  const changes = { url: shownWebhookUrl(removed.url), format: removed.format, events: removed.events };
-  await auditChange(config, { action: 'webhook remove', target: id, actor, changes });
   return { id, removed: true };
 }
 

@@ -22,11 +22,17 @@ const REMEMBER_MS = 500;
 export const serverKey = (id: string) => `servers:${id}`;
 
 export function serverStore(storage: Storage) {
-  const remembered = new LRUCache<string, ServerRecord>({ max: 10_000, ttl: REMEMBER_MS });
   const read = async (id: string) => {
     const record = ServerRecord.safeParse(await storage.getItem(serverKey(id)));
     return record.success ? record.data : null;
   };
+  // fetch() shares one read among the requests that miss together: a popular chart's record
+  // expiring is one storage read, not one per request in flight.
+  const remembered = new LRUCache<string, ServerRecord>({
+    max: 10_000,
+    ttl: REMEMBER_MS,
+    fetchMethod: async (id) => (await read(id)) ?? undefined,
+  });
   return {
     async add(server: ServerRecord): Promise<void> {
       await storage.setItem(serverKey(server.id), ServerRecord.parse(server));
@@ -36,8 +42,7 @@ export function serverStore(storage: Storage) {
      * storage, never remembered: ingestion, so a rotated key is refused at once on every origin.
      */
     async get(id: string, { fresh = false }: { fresh?: boolean } = {}): Promise<ServerRecord | null> {
-      const known = fresh ? undefined : remembered.get(id);
-      if (known) return known;
+      if (!fresh) return (await remembered.fetch(id)) ?? null;
       const record = await read(id);
       if (record) remembered.set(id, record);
       return record;

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { parseFile } from '../data-files.ts';
 import type { Storage } from '../storage.ts';
-import { SECONDS_PER, type DurationUnit } from '../duration.ts';
+import { SECONDS_PER, parseDuration } from '../duration.ts';
 import { playersChartPath } from './paths.ts';
 import { fileUrlKey } from './url-key-file.ts';
 import { redisUrlKey } from './url-key-redis.ts';
@@ -22,7 +22,8 @@ const EXPIRY_MESSAGE = 'must be a duration from 1m to 365d, such as 90m, 12h or 
 const Expiry = z
   .string({ error: EXPIRY_MESSAGE })
   .regex(/^\d{1,6}[mhd]$/, { error: EXPIRY_MESSAGE })
-  .transform((text) => Number(text.slice(0, -1)) * SECONDS_PER[text.at(-1) as DurationUnit])
+  // parseDuration: undefined for zero, which the range below refuses as NaN.
+  .transform((text) => (parseDuration(text) ?? Number.NaN) / 1000)
   .refine((seconds) => seconds >= 60 && seconds <= MAX_EXPIRY_SECONDS, { error: EXPIRY_MESSAGE });
 
 /** POST /api/servers/:id/chart-urls and `depot chart-url`: the chart a URL shows, and how long it lives. */

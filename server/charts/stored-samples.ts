@@ -42,7 +42,9 @@ export function samplesByDay(samples: readonly Sample[]): Map<number, Sample[]> 
   const byDay = new Map<number, Sample[]>();
   for (const sample of samples) {
     const day = Math.floor(sample.at / DAY);
-    byDay.set(day, [...(byDay.get(day) ?? []), sample]);
+    const list = byDay.get(day);
+    if (list) list.push(sample);
+    else byDay.set(day, [sample]);
   }
   return byDay;
 }

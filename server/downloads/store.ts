@@ -34,7 +34,7 @@ export type DownloadStore = {
   read(): Promise<DayCount[]>;
   /**
    * Every download, all time (the downloads badge): summed again at most every TOTAL_TTL_MS, or
-   * when this process counted meanwhile; closed days add their sum kept from their one parse.
+   * when this process counted meanwhile.
    */
   total(): Promise<number>;
 };

@@ -109,6 +109,9 @@ export function createEndpointTable(
   };
 }
 
+/** What a 404 of a path no endpoint serves says. */
+export const noEndpointAt = (path: string) => `No endpoint at ${path}`;
+
 /**
  * The app's last middleware, run once no earlier one answered: a request no route matched gets 405
  * with Allow for a documented path and another method, a JSON 404 otherwise. (Not a catch-all
@@ -120,7 +123,7 @@ export function answerUnrouted(endpoints: EndpointTable): Middleware {
     const path = event.url.pathname;
     const endpoint = endpoints.findShapedEndpoint(path);
     if (!endpoint || endpoints.findOperation(event.req.method, path))
-      throw new HTTPError({ status: 404, message: `No endpoint at ${path}` });
+      throw new HTTPError({ status: 404, message: noEndpointAt(path) });
     throw new HTTPError({
       status: 405,
       message: `${event.req.method} is not allowed on ${path}; allowed: ${endpoint.allow}`,
@@ -133,7 +136,7 @@ export function answerUnrouted(endpoints: EndpointTable): Middleware {
 export function answerOptions(endpoints: EndpointTable) {
   return (event: H3Event): Response => {
     const endpoint = endpoints.findShapedEndpoint(event.url.pathname);
-    if (!endpoint) throw new HTTPError({ status: 404, message: `No endpoint at ${event.url.pathname}` });
+    if (!endpoint) throw new HTTPError({ status: 404, message: noEndpointAt(event.url.pathname) });
     const cors = endpoint.operations.get('GET')?.public
       ? {
           ...PUBLIC_HEADERS,

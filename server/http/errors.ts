@@ -2,6 +2,7 @@ import { HTTPError, type H3Event } from 'h3';
 import type { ServerRequest } from 'srvx';
 import { StorageUnavailableError } from '../storage.ts';
 import { throttledLog } from '../throttled-log.ts';
+import { isJsonObject } from '../data-files.ts';
 import { PRIVATE_HEADERS, PUBLIC_HEADERS } from './cache.ts';
 import type { EndpointTable } from './endpoints.ts';
 import { rateLimitFields } from './event-context.ts';
@@ -31,7 +32,7 @@ function answerError(caught: HTTPError, event: H3Event, endpoints: EndpointTable
     status = 500;
     body = { error: 'Internal server error' };
   } else {
-    body = { error: error.message, ...(isRecord(error.data) ? error.data : {}) };
+    body = { error: error.message, ...(isJsonObject(error.data) ? error.data : {}) };
   }
   const headers = new Headers(rateLimitFields(event));
   if (!error.unhandled) error.headers?.forEach((value, name) => headers.set(name, value));
@@ -54,10 +55,6 @@ function isClientAbort(cause: unknown, event: H3Event): boolean {
   if (!req) return false;
   const code = (cause as { code?: unknown } | undefined)?.code;
   return code === 'ECONNRESET' || code === 'ABORT_ERR' || (req.destroyed && !req.complete);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 const logStorageOutage = throttledLog((line) => console.error(line));

@@ -49,13 +49,14 @@ export function pathRule<const Pattern extends string>(
   const source = literals
     .map((literal, i) => escapeRegExp(literal) + (i < names.length ? `(${shapeOf(names[i]!)})` : ''))
     .join('');
-  const regex = new RegExp(`^${source}$`);
+  // Up to the query string, without cutting it off first: no literal of a pattern, and no shape,
+  // holds a `?` (a segment is `[^/?]+`), so the match ends where the path does.
+  const regex = new RegExp(`^${source}(?:\\?|$)`);
   return {
     pattern,
     template: pattern.replace(PARAM, '{$1}'),
     match(path) {
-      const query = path.indexOf('?');
-      const found = regex.exec(query === -1 ? path : path.slice(0, query));
+      const found = regex.exec(path);
       if (!found) return undefined;
       // Groups in the shapes are non-capturing by convention; the parameters' groups come in order.
       return Object.fromEntries(names.map((name, i) => [name, found[i + 1]!])) as Record<Param, string>;

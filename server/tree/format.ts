@@ -4,6 +4,7 @@ import { ENCODINGS } from '../http/compress.ts';
 import { CatalogVersion, UserProfiles } from '../versions/schema.ts';
 import { BrandSourceRecord, brandKey } from '../brands/source-record.ts';
 import { AnswerChanges } from './answer-inputs.ts';
+import { PAGE_RULES } from '../page-paths.ts';
 
 /**
  * dist/ layout: `current` is a symlink to `trees/<name>`, swapped atomically by the build. A tree
@@ -15,7 +16,7 @@ export const CURRENT_LINK = 'current';
 export const TREES_DIR = 'trees';
 export const FILES_DIR = 'files';
 /** Where the site's "page not found" page (site/src/pages/404.astro) is in the manifest. */
-export const NOT_FOUND_PAGE = '/404';
+export const NOT_FOUND_PAGE = PAGE_RULES.notFound.pattern;
 /** A tree's folder name: the start of its manifest's sha256. */
 export const TREE_NAME = /^[0-9a-f]{20}$/;
 

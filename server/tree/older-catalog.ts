@@ -1,8 +1,9 @@
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import { CDATA_END, forbiddenCharacter, freeTextProblem, type TextKind } from '../free-text.ts';
 import { CatalogVersion, UserProfile } from '../versions/schema.ts';
+import { jarDigests } from '../versions/catalog-version.ts';
+import { isJsonObject } from '../data-files.ts';
 
 // A tree's catalog.json is written by the code that built the tree and read by the origin's code,
 // which may be newer: origins restarted on an upgrade before the build that follows it. What newer
@@ -30,7 +31,7 @@ export function readOlderVersion(
   jarPath: (sha256: string) => string,
   notes: OlderCatalogNotes,
 ): CatalogVersion | undefined {
-  if (!isObject(raw)) return undefined;
+  if (!isJsonObject(raw)) return undefined;
   const version = { ...raw };
   if (version.sha512 === undefined && typeof version.sha256 === 'string' && /^[0-9a-f]{64}$/.test(version.sha256)) {
     const sha512 = jarSha512(jarPath(version.sha256), version.sha256);
@@ -47,9 +48,9 @@ export function readOlderVersion(
 
 /** catalog.json's users as older code wrote them, made to follow the character rule; other values as they are. */
 export function readOlderUsers(raw: unknown, notes: OlderCatalogNotes): unknown {
-  if (!isObject(raw) || !Array.isArray(raw.users)) return raw;
+  if (!isJsonObject(raw) || !Array.isArray(raw.users)) return raw;
   const users = raw.users.map((user: unknown) => {
-    if (!isObject(user)) return user;
+    if (!isJsonObject(user)) return user;
     const made = { ...user };
     notes.text.push(...followCharacterRule(made, UserProfile.shape, `user ${String(user.username)}`));
     return made;
@@ -83,8 +84,8 @@ function jarSha512(file: string, sha256: string): string | undefined {
   } catch {
     return undefined;
   }
-  if (createHash('sha256').update(bytes).digest('hex') !== sha256) return undefined;
-  return createHash('sha512').update(bytes).digest('hex');
+  const digests = jarDigests(bytes);
+  return digests.sha256 === sha256 ? digests.sha512 : undefined;
 }
 
 /** Names and versions may not hold `]]>` either (schema.ts's NameText). */
@@ -119,6 +120,3 @@ function withoutRefused(text: string, options: { kind: TextKind; cdata: boolean 
   }
   return cleaned;
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -2,7 +2,7 @@ import { readFile, readlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { createCatalog, type Catalog } from '../versions/catalog.ts';
-import { parseFile, readJsonFile, DataError } from '../data-files.ts';
+import { parseFile, readJsonFile, DataError, isJsonObject } from '../data-files.ts';
 import { describeIssues } from '../describe-issues.ts';
 import { CatalogVersion } from '../versions/schema.ts';
 import type { BrandSourceRecord } from '../brands/source-record.ts';
@@ -141,7 +141,8 @@ function parseTreeCatalog(
   const head = fits.success ? fits.data : parseFile(CatalogFileHead, readOlderUsers(raw, older), file);
   const jarPath = (sha256: string) => jarFile(dirname(file), sha256);
   const versions = head.versions.map((version, index) => {
-    const known = earlier && isObject(version) && typeof version.id === 'string' ? earlier.get(version.id) : undefined;
+    const known =
+      earlier && isJsonObject(version) && typeof version.id === 'string' ? earlier.get(version.id) : undefined;
     if (known && sameRecord(version as Record<string, unknown>, known)) return known;
     const parsed = CatalogVersion.safeParse(version);
     if (parsed.success) return parsed.data;
@@ -152,9 +153,6 @@ function parseTreeCatalog(
   });
   return { catalog: createCatalog(versions, head.users), brands: brandMap(head.brands) };
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Same keys, same values; arrays (of strings) compared item by item. */
 function sameRecord(raw: Record<string, unknown>, known: object): boolean {

@@ -1,6 +1,7 @@
 import { H3, getRouterParam, type H3Event } from 'h3';
 import { CACHE_CONTROL, NOT_FOUND_HEADERS } from '../http/cache.ts';
 import { notFound } from '../http/errors.ts';
+import { noEndpointAt } from '../http/endpoints.ts';
 import { sendDocument, sendJson } from '../http/json.ts';
 import { MEDIA_TYPES } from '../http/media-types.ts';
 import { validateNamedParams, validateParams, validateQuery } from '../http/validate.ts';
@@ -114,7 +115,7 @@ async function findLatest(ctx: Pick<VersionRouteDeps, 'tree'>, event: H3Event): 
  * path is.
  */
 function requireVersion(catalog: Catalog, id: string, path: string): CatalogVersion {
-  if (!PLUGIN_VERSION_ID.test(id)) throw notFound(`No endpoint at ${path}`, undefined, NOT_FOUND_HEADERS);
+  if (!PLUGIN_VERSION_ID.test(id)) throw notFound(noEndpointAt(path), undefined, NOT_FOUND_HEADERS);
   const version = catalog.byId.get(id);
   if (version) return version;
   throw notFound(`No plugin version with id ${JSON.stringify(id)}`, undefined, NOT_FOUND_HEADERS);

@@ -44,7 +44,9 @@ function fileDueIndex(storage: Storage): DueIndex {
       const byWebhook = new Map<string, DueEntry[]>();
       for (const entry of await entries()) {
         if (entry.due > now) continue;
-        byWebhook.set(entry.webhookId, [...(byWebhook.get(entry.webhookId) ?? []), entry]);
+        const list = byWebhook.get(entry.webhookId);
+        if (list) list.push(entry);
+        else byWebhook.set(entry.webhookId, [entry]);
       }
       for (const [webhookId, list] of byWebhook)
         byWebhook.set(webhookId, list.sort((a, b) => a.due - b.due || a.id.localeCompare(b.id)).slice(0, limit));
