@@ -22,7 +22,8 @@ function latestKey(channel: Channel, software: ServerSoftware, java?: JavaVersio
 
 /**
  * The latest version per channel and software (+ Java version), from records sorted newest first.
- * A channel's latest is chosen among its own versions and those of the more stable channels.
+ * A channel's latest is chosen among its own versions and those of the more stable channels, never
+ * a withdrawn one.
  */
 export function indexLatest(newestFirst: readonly CatalogVersion[]): LatestIndex {
   const index = new Map<string, CatalogVersion>();
@@ -30,6 +31,8 @@ export function indexLatest(newestFirst: readonly CatalogVersion[]): LatestIndex
   // would: at 10,000 versions, most are skipped after one lookup.
   const seen = new Set<string>();
   for (const version of newestFirst) {
+    // Issue 29: a withdrawn version is latest for nothing; the next one that qualifies is.
+    if (version.withdrawn) continue;
     const channel = channelOf(version);
     for (const software of version.serverSoftware) {
       const group = latestKey(channel, software, version.javaVersion);
@@ -66,4 +69,16 @@ export function isLatestMap(index: LatestIndex, version: PluginVersionRecord): R
   return Object.fromEntries(
     version.serverSoftware.map((software) => [software, pickLatest(index, software, version.javaVersion) === version]),
   );
+}
+
+/**
+ * Issue 29: the version a withdrawn one's users move to: the latest of its own channel, Java version
+ * and first software that has one (a newer or an older build); undefined when none does.
+ */
+export function successorOf(index: LatestIndex, version: PluginVersionRecord): CatalogVersion | undefined {
+  for (const software of version.serverSoftware) {
+    const found = pickLatest(index, software, version.javaVersion, channelOf(version));
+    if (found) return found;
+  }
+  return undefined;
 }

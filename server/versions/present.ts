@@ -40,6 +40,7 @@ export function presentVersion(catalog: Catalog, version: CatalogVersion, withUs
         }
       : {}),
     ...(version.changelog === undefined ? {} : { changelog: version.changelog }),
+    ...(version.withdrawn === undefined ? {} : { withdrawn: version.withdrawn }),
     isLatest: isLatestMap(catalog.latest, version),
   };
 }

@@ -34,12 +34,14 @@ function versionsOf(newestFirst: readonly CatalogVersion[], software: ServerSoft
  * software, then each of RUNS_PLUGINS_OF in order: a native build beats a compatible one whatever
  * their age), then SPEC 2.4.2's newest first (createdAt, then plugin version, then id), whatever
  * the build's Java version, as SPEC 2.4.4 picks without a Java version: a newer Java 17 build beats
- * an older Java 21 one on a Java 21 server. Only versions shown in `channel` (channelsShowing).
+ * an older Java 21 one on a Java 21 server. Only versions shown in `channel` (channelsShowing), never
+ * a withdrawn one.
  */
 export function resolveBuild(newestFirst: readonly CatalogVersion[], query: ServerQuery): Resolved | undefined {
   for (const software of RUNS_PLUGINS_OF[query.software]) {
     const version = versionsOf(newestFirst, software).find(
       (candidate) =>
+        !candidate.withdrawn &&
         channelsShowing(channelOf(candidate)).includes(query.channel) &&
         (query.java === undefined || runsOnJava(candidate.javaVersion, query.java)) &&
         (query.minecraft === undefined || supportsMinecraft(candidate, query.minecraft)),

@@ -104,6 +104,23 @@ const NameText = (max: number) =>
 
 const IsoTimestamp = z.iso.datetime({ precision: 3, error: 'must be an ISO 8601 UTC timestamp with milliseconds' });
 
+/** Why a version was withdrawn: one line an admin reads in a warning, on pages, feeds and update checks. */
+export const WithdrawReason = LineText(500);
+
+/** Issue 29: a version pulled from every latest, resolve and update-check answer; still downloadable by its id. */
+export const Withdrawal = z
+  .strictObject({
+    reason: WithdrawReason,
+    at: IsoTimestamp,
+    by: LineText(64),
+  })
+  .meta({
+    id: 'Withdrawal',
+    description:
+      'Present when the version was withdrawn: why, when and by whom. A withdrawn version is never latest, resolved or offered by an update check; its download carries Deprecation and a Link to its successor',
+  });
+export type Withdrawal = z.infer<typeof Withdrawal>;
+
 /** One file of data/versions/: a released JAR and what it supports. */
 export const PluginVersionRecord = z
   .strictObject({
@@ -131,6 +148,7 @@ export const PluginVersionRecord = z
     updatedAt: IsoTimestamp,
     createdBy: LineText(64),
     channel: Channel.optional(),
+    withdrawn: Withdrawal.optional(),
   })
   .superRefine(checkMinecraftVersions);
 export type PluginVersionRecord = z.infer<typeof PluginVersionRecord>;
@@ -209,6 +227,7 @@ export const PluginVersion = z
     changelog: z.string().optional().meta({
       description: 'Release notes, Markdown as the author wrote them (at most 64 KiB); absent when there are none',
     }),
+    withdrawn: Withdrawal.optional(),
     isLatest: z.partialRecord(z.enum(SERVER_SOFTWARE), z.boolean()).meta({
       description:
         "Per supported software: is this the latest version for that software and this version's Java version (SPEC 2.4), on the release channel: always false for beta and alpha versions",

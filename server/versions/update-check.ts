@@ -33,6 +33,7 @@ export function checkForUpdate(
     versionsFor(versions, software, java)
       .filter(
         (v) =>
+          !v.withdrawn &&
           channelsShowing(channelOf(v)).includes(channel) &&
           semver.gt(v.pluginVersion, current) &&
           semver.lte(v.pluginVersion, latest.pluginVersion),
