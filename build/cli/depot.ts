@@ -15,9 +15,13 @@ const webhooks = () => import('./webhooks.ts');
 const counts = () => import('./counts.ts');
 const chartUrls = () => import('./chart-url.ts');
 const audit = () => import('./audit.ts');
+const lifecycle = () => import('./lifecycle.ts');
 
 const USAGE = `usage: npm run depot -- <command>
   release <file.jar> --version 1.4.0 --java 21 --software PaperMC,Folia [--minecraft 1.20.6-1.21.4] [--proxy 3.4] [--by alice] [--changelog notes.md] [--channel beta]
+  withdraw <id> --reason "<text>" [--by alice]   (no longer latest, resolved or offered; still downloadable by id)
+  restore <id> [--by alice]
+  edit <id> [--channel release|beta|alpha] [--changelog notes.md] [--minecraft 1.20.6-1.21.4] [--proxy 3.4] [--by alice]
   user add <username> [--nickname N] [--image URL] [--by alice]
   user list | user remove <username> [--force] [--by alice]   (--force: their servers and webhooks go too)
   server add --owner <username> [--private] [--name N] [--by alice]
@@ -43,6 +47,13 @@ async function main(argv: string[]): Promise<number> {
       case 'release': {
         const { parseReleaseArgs, releaseJar } = await release();
         return print(await releaseJar(parseReleaseArgs(args), config, new Date()));
+      }
+      case 'withdraw':
+      case 'restore':
+      case 'edit': {
+        const { withdrawVersion, restoreVersion, editVersion } = await lifecycle();
+        const run = { withdraw: withdrawVersion, restore: restoreVersion, edit: editVersion }[command];
+        return print(await run(args, config, new Date()));
       }
       case 'audit': {
         const lines = await (await audit()).readAudit(args, config, Date.now());

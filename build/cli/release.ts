@@ -37,6 +37,37 @@ import {
   refuseForbiddenText,
 } from '../../server/free-text.ts';
 
+/** `--minecraft`, issue 15: `1.21.4`, `1.20.6-1.21.4`, `1.21.x` or a comma list of them. */
+export const MinecraftOption = z
+  .string()
+  .max(400, { error: 'is longer than 400 characters' })
+  .transform((text, ctx): MinecraftRange[] | string => {
+    // A snapshot or pre-release name (24w14a, 1.21.5-pre1) is kept as written, as before ranges: it matches only itself.
+    if (!/^[\d.x,\s-]+$/.test(text)) {
+      const problem = freeTextProblem(text, { cdata: false });
+      if (problem) {
+        ctx.addIssue({ code: 'custom', message: problem });
+        return z.NEVER;
+      }
+      if (text.length <= 32) return text;
+      ctx.addIssue({ code: 'custom', message: 'must be a version, a range or a list of them such as 1.20.6-1.21.4' });
+      return z.NEVER;
+    }
+    const ranges = parseMinecraftList(text);
+    if (typeof ranges === 'string') {
+      ctx.addIssue({ code: 'custom', message: ranges });
+      return z.NEVER;
+    }
+    return ranges;
+  });
+
+/** `--proxy`: the proxy version a build is for. */
+export const ProxyOption = z
+  .string()
+  .min(1)
+  .max(32)
+  .superRefine(refuseForbiddenText({ cdata: false }));
+
 const ReleaseOptions = z.object({
   file: z.string({
     error: 'missing the JAR file: depot release <file.jar> --version X.Y.Z --java 21 --software PaperMC',
@@ -52,36 +83,8 @@ const ReleaseOptions = z.object({
         .filter(Boolean),
     )
     .pipe(z.array(ServerSoftwareName).min(1)),
-  /** Issue 15: `1.21.4`, `1.20.6-1.21.4`, `1.21.x` or a comma list of them. */
-  minecraft: z
-    .string()
-    .max(400, { error: 'is longer than 400 characters' })
-    .transform((text, ctx): MinecraftRange[] | string => {
-      // A snapshot or pre-release name (24w14a, 1.21.5-pre1) is kept as written, as before ranges: it matches only itself.
-      if (!/^[\d.x,\s-]+$/.test(text)) {
-        const problem = freeTextProblem(text, { cdata: false });
-        if (problem) {
-          ctx.addIssue({ code: 'custom', message: problem });
-          return z.NEVER;
-        }
-        if (text.length <= 32) return text;
-        ctx.addIssue({ code: 'custom', message: 'must be a version, a range or a list of them such as 1.20.6-1.21.4' });
-        return z.NEVER;
-      }
-      const ranges = parseMinecraftList(text);
-      if (typeof ranges === 'string') {
-        ctx.addIssue({ code: 'custom', message: ranges });
-        return z.NEVER;
-      }
-      return ranges;
-    })
-    .optional(),
-  proxy: z
-    .string()
-    .min(1)
-    .max(32)
-    .superRefine(refuseForbiddenText({ cdata: false }))
-    .optional(),
+  minecraft: MinecraftOption.optional(),
+  proxy: ProxyOption.optional(),
   /** createdBy (`operator` when absent) and the audit log's actor (the OS user when absent). */
   by: Actor.optional(),
   /** A Markdown file, stored as data/versions/<id>.md. */
@@ -95,7 +98,7 @@ export type ReleaseOptions = z.output<typeof ReleaseOptions>;
  * A path as a refusal shows it: quoted with its control and format characters escaped, so it stays
  * one harmless line that reads as written.
  */
-function shownPath(path: string): string {
+export function shownPath(path: string): string {
   if (forbiddenCharacter(path) === undefined) return path;
   return `"${escapeForbidden(path.replace(/["\\]/g, '\\$&'))}"`;
 }
@@ -116,21 +119,24 @@ export function parseReleaseArgs(args: string[]): ReleaseOptions {
     },
   });
   const parsed = ReleaseOptions.safeParse({ ...values, file: positionals[0] });
-  if (!parsed.success) {
-    const reasons = parsed.error.issues.map((issue) => {
-      const option = String(issue.path[0] ?? '');
-      return option === 'file' ? issue.message : `--${option}: ${issue.message}`;
-    });
-    throw new RefusedError(reasons.join('; '));
-  }
+  if (!parsed.success) throw optionsRefused(parsed.error.issues, 'file');
   return parsed.data;
+}
+
+/** A command's options refused: each issue as `--<option>: <message>`, the positional's as its message alone. */
+export function optionsRefused(issues: readonly z.core.$ZodIssue[], positional: string): RefusedError {
+  const reasons = issues.map((issue) => {
+    const option = String(issue.path[0] ?? '');
+    return option === positional ? issue.message : `--${option}: ${issue.message}`;
+  });
+  return new RefusedError(reasons.join('; '));
 }
 
 /**
  * `--changelog <file>`: checked as the build checks data/versions/<id>.md, then rendered once within
  * the render limits (acceptChangelog), all before anything is written.
  */
-async function readChangelogOption(file: string): Promise<string> {
+export async function readChangelogOption(file: string): Promise<string> {
   const markdown = await readChangelog(file).catch((error: NodeJS.ErrnoException) => {
     if (error instanceof DataError) throw new RefusedError(`--changelog: ${escapeForbidden(error.message)}`);
     throw new RefusedError(`--changelog: cannot read ${shownPath(file)}: ${error.code ?? error.message}`);
@@ -274,7 +280,7 @@ function newRecord(
  * Issue 15: one version stays SPEC's `minecraftVersion` alone, as before; a range or list adds
  * `minecraftVersions`, and `minecraftVersion` holds its highest version for clients reading only SPEC's field.
  */
-function minecraftFields(ranges: MinecraftRange[] | string | undefined) {
+export function minecraftFields(ranges: MinecraftRange[] | string | undefined) {
   if (ranges === undefined) return {};
   if (typeof ranges === 'string') return { minecraftVersion: ranges };
   const [only] = ranges;

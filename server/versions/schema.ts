@@ -105,7 +105,11 @@ const NameText = (max: number) =>
 const IsoTimestamp = z.iso.datetime({ precision: 3, error: 'must be an ISO 8601 UTC timestamp with milliseconds' });
 
 /** Why a version was withdrawn: one line an admin reads in a warning, on pages, feeds and update checks. */
-export const WithdrawReason = LineText(500);
+export const WithdrawReason = z
+  .string()
+  .min(1, { error: 'must be 1 to 500 characters' })
+  .max(500, { error: 'must be 1 to 500 characters' })
+  .superRefine(refuseForbiddenText());
 
 /** Issue 29: a version pulled from every latest, resolve and update-check answer; still downloadable by its id. */
 export const Withdrawal = z

@@ -1,0 +1,228 @@
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import type { Config } from '../../server/config.ts';
+import { DataError, parseFile, readJsonFile } from '../../server/data-files.ts';
+import { escapeForbidden } from '../../server/free-text.ts';
+import { catalogVersion } from '../../server/versions/catalog-version.ts';
+import {
+  changelogPath,
+  createCatalog,
+  readChangelog,
+  versionsDir,
+  type Catalog,
+} from '../../server/versions/catalog.ts';
+import { channelOf } from '../../server/versions/channels.ts';
+import {
+  Channel,
+  PLUGIN_VERSION_ID,
+  PluginVersionRecord,
+  WithdrawReason,
+  type CatalogVersion,
+} from '../../server/versions/schema.ts';
+import { writeFileAtomic } from '../../server/write-atomic.ts';
+import { runBuild } from '../build.ts';
+import { Actor } from '../../server/audit/schema.ts';
+import { actorOf, auditChange } from './audit.ts';
+import { RefusedError } from './refused.ts';
+import { MinecraftOption, ProxyOption, minecraftFields, optionsRefused, readChangelogOption } from './release.ts';
+
+/**
+ * Issue 29: withdraw, restore and edit a released version. Each rewrites the version's record (and,
+ * for an edit, its changelog) and is served first like a release: the same build, its delta tree
+ * carrying the change before the answers that read it are rendered again. The JAR, its id, size,
+ * digests and createdAt never change; updatedAt does.
+ */
+
+/** A version's record after a change, its changelog (undefined: as it was) and what the audit log records. */
+type Revision = { record: PluginVersionRecord; changelog?: string; changes: Record<string, unknown> };
+
+/** What a command decides of a version as it stands: its revision, or why there is nothing to do (exit 0). */
+type Decision = Revision | { nothingToDo: string };
+
+const VersionId = z
+  .string({ error: 'missing the version id, such as plugin-1780412400000-b878942086' })
+  .regex(PLUGIN_VERSION_ID, {
+    error: 'must be a version id such as plugin-1780412400000-b878942086 (GET /api/plugin-versions lists them)',
+  });
+
+const WithdrawOptions = z.object({
+  id: VersionId,
+  reason: z
+    .string({ error: 'is required: say why, in 1 to 500 characters, e.g. --reason "corrupts worlds on 1.21.4"' })
+    .pipe(WithdrawReason),
+  by: Actor.optional(),
+});
+
+const RestoreOptions = z.object({ id: VersionId, by: Actor.optional() });
+
+/** The fields an edit may change: what does not change the JAR. */
+const EditOptions = z.object({
+  id: VersionId,
+  channel: Channel.optional(),
+  changelog: z.string().min(1).optional(),
+  minecraft: MinecraftOption.optional(),
+  proxy: ProxyOption.optional(),
+  by: Actor.optional(),
+});
+
+/** What a JAR's bytes fix: an edit refuses them, naming what to do instead. */
+const FIXED_BY_THE_JAR = ['version', 'java', 'software', 'file', 'file-name', 'size', 'sha256', 'created-at', 'id'];
+
+function parseOptions<T extends z.ZodType>(
+  schema: T,
+  args: string[],
+  options: Record<string, { type: 'string' | 'boolean' }>,
+): z.output<T> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options });
+  if (positionals.length > 1)
+    throw new RefusedError(`one version id at a time; got ${positionals.length}: ${positionals.join(' ')}`);
+  const parsed = schema.safeParse({ ...values, id: positionals[0] });
+  if (!parsed.success) throw optionsRefused(parsed.error.issues, 'id');
+  return parsed.data;
+}
+
+/** `withdraw <id> --reason "<text>" [--by alice]`. */
+export async function withdrawVersion(args: string[], config: Config, now: Date) {
+  const options = parseOptions(WithdrawOptions, args, { reason: { type: 'string' }, by: { type: 'string' } });
+  const { reason } = options;
+  return changeVersion(config, options.id, 'withdraw', options.by, now, (record) => {
+    if (record.withdrawn)
+      return { nothingToDo: `${record.id} is already withdrawn (${JSON.stringify(record.withdrawn.reason)})` };
+    const withdrawn = { reason, at: now.toISOString(), by: options.by ?? 'operator' };
+    return { record: { ...record, withdrawn }, changes: { reason } };
+  });
+}
+
+/** `restore <id> [--by alice]`: a withdrawn version answered again as before its withdrawal. */
+export async function restoreVersion(args: string[], config: Config, now: Date) {
+  const options = parseOptions(RestoreOptions, args, { by: { type: 'string' } });
+  return changeVersion(config, options.id, 'restore', options.by, now, (record) => {
+    if (!record.withdrawn)
+      throw new RefusedError(`${record.id} is not withdrawn; nothing to restore (withdraw it with depot withdraw)`);
+    const { withdrawn, ...restored } = record;
+    return { record: restored, changes: { withdrawnReason: withdrawn.reason } };
+  });
+}
+
+/** `edit <id> [--channel C] [--changelog notes.md] [--minecraft RANGE] [--proxy V] [--by alice]`. */
+export async function editVersion(args: string[], config: Config, now: Date) {
+  const fixed = Object.fromEntries(FIXED_BY_THE_JAR.map((name) => [name, { type: 'string' as const }]));
+  const options = parseOptions(EditOptions, args, {
+    ...fixed,
+    channel: { type: 'string' },
+    changelog: { type: 'string' },
+    minecraft: { type: 'string' },
+    proxy: { type: 'string' },
+    by: { type: 'string' },
+  });
+  const asked = FIXED_BY_THE_JAR.find((name) =>
+    args.some((arg) => arg === `--${name}` || arg.startsWith(`--${name}=`)),
+  );
+  if (asked)
+    throw new RefusedError(
+      `--${asked}: cannot change: the JAR fixes it; release a new version (and withdraw this one) instead`,
+    );
+  const { channel, minecraft, proxy } = options;
+  if ([channel, options.changelog, minecraft, proxy].every((value) => value === undefined))
+    throw new RefusedError('nothing to change: give --channel, --changelog, --minecraft or --proxy');
+  const changelog = options.changelog === undefined ? undefined : await readChangelogOption(options.changelog);
+  return changeVersion(config, options.id, 'edit', options.by, now, (record, version) => {
+    const { minecraftVersion: _version, minecraftVersions: _ranges, ...rest } = record;
+    const edited: PluginVersionRecord = {
+      ...(minecraft === undefined ? record : { ...rest, ...minecraftFields(minecraft) }),
+      ...(proxy === undefined ? {} : { proxyVersion: proxy }),
+      ...(channel === undefined ? {} : { channel }),
+    };
+    const changes = editedFields(record, edited);
+    if (changelog !== undefined && changelog !== version.changelog)
+      changes.changelog = `replaced (${Buffer.byteLength(changelog)} bytes)`;
+    if (Object.keys(changes).length === 0) return { nothingToDo: `${record.id} already has what the edit asks` };
+    return { record: edited, ...(changelog === undefined ? {} : { changelog }), changes };
+  });
+}
+
+/** The editable fields whose value an edit changes, each with its new value (null: removed). */
+function editedFields(before: PluginVersionRecord, after: PluginVersionRecord): Record<string, unknown> {
+  const value = (record: PluginVersionRecord, field: (typeof EDITABLE)[number]) =>
+    field === 'channel' ? channelOf(record) : (record[field] ?? null);
+  const fields = EDITABLE.filter(
+    (field) => JSON.stringify(value(before, field)) !== JSON.stringify(value(after, field)),
+  );
+  return Object.fromEntries(fields.map((field) => [field, value(after, field)]));
+}
+
+const EDITABLE = ['channel', 'proxyVersion', 'minecraftVersion', 'minecraftVersions'] as const;
+
+/**
+ * Decides the change against the version's record in data/ (nothing to do, or a refusal, leaves
+ * data/ and the served tree as they were), then, under the build lock, against the version as the
+ * served catalog holds it: writes its changelog, then its record (the commit point), and builds.
+ */
+async function changeVersion(
+  config: Config,
+  id: string,
+  action: 'withdraw' | 'restore' | 'edit',
+  by: string | undefined,
+  now: Date,
+  decide: (record: PluginVersionRecord, version: CatalogVersion) => Decision,
+) {
+  const actor = actorOf(by);
+  const stored = await readRecord(config.dataDir, id);
+  const first = decide(stored.record, stored.version);
+  if ('nothingToDo' in first) {
+    console.error(`depot ${action}: ${first.nothingToDo}; nothing changed`);
+    return { id, unchanged: true };
+  }
+  let written: Revision | undefined;
+  const change = async (catalog: Catalog): Promise<Catalog> => {
+    const served = catalog.byId.get(id);
+    if (!served) throw new RefusedError(`${id} is not in the served catalog; run npm run build, then try again`);
+    const { sha512, changelog: servedChangelog, ...record } = served;
+    const decision = decide(record, served);
+    if ('nothingToDo' in decision) throw new RefusedError(`${decision.nothingToDo} (changed meanwhile)`);
+    const next = revisedRecord(decision.record, now);
+    const changelog = decision.changelog ?? servedChangelog;
+    if (decision.changelog !== undefined) await writeFileAtomic(changelogPath(config.dataDir, id), decision.changelog);
+    await writeFileAtomic(recordPath(config.dataDir, id), `${JSON.stringify(next, null, 2)}\n`);
+    written = { ...decision, record: next };
+    const revised = catalogVersion(next, sha512, changelog);
+    return createCatalog(
+      catalog.versions.map((version) => (version.id === id ? revised : version)),
+      [...catalog.users.values()],
+    );
+  };
+  await runBuild({ ...config, cacheDir: config.buildCacheDir, change, log: (line) => console.error(line) });
+  await auditChange(config, { action, target: id, actor, changes: written!.changes });
+  return written!.record;
+}
+
+/** A revised record as data/ holds it: checked, its keys in the schema's order, updatedAt now. */
+function revisedRecord(record: PluginVersionRecord, now: Date): PluginVersionRecord {
+  const parsed = PluginVersionRecord.safeParse({ ...record, updatedAt: now.toISOString() });
+  if (!parsed.success) throw new RefusedError(parsed.error.issues.map((issue) => issue.message).join('; '));
+  return parsed.data;
+}
+
+const recordPath = (dataDir: string, id: string) => join(versionsDir(dataDir), `${id}.json`);
+
+/** The record of `id` in data/ and the version it makes (its changelog included), or a refusal naming the id. */
+async function readRecord(dataDir: string, id: string) {
+  const file = recordPath(dataDir, id);
+  const raw = await readJsonFile(file).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT')
+      throw new RefusedError(`no version ${id} in ${versionsDir(dataDir)} (GET /api/plugin-versions lists them)`);
+    throw error;
+  });
+  const record = parseFile(PluginVersionRecord, raw, file);
+  const changelog = await readChangelogIfAny(changelogPath(dataDir, id));
+  return { record, version: catalogVersion(record, '', changelog) };
+}
+
+function readChangelogIfAny(file: string): Promise<string | undefined> {
+  return readChangelog(file).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    if (error instanceof DataError) throw new RefusedError(escapeForbidden(error.message));
+    throw error;
+  });
+}
