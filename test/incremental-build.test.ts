@@ -4,7 +4,7 @@ import { suite } from 'uvu';
 import { listVersionPaths } from '../build/paths.ts';
 import { namedMinecraftVersions } from '../build/resolve-paths.ts';
 import { resolveInputsOf } from '../server/tree/answer-inputs.ts';
-import { byHashPath, versionPath } from '../server/versions/paths.ts';
+import { byHashPath, downloadPath, versionPath } from '../server/versions/paths.ts';
 import { pickLatest } from '../server/versions/latest.ts';
 import { presentVersion } from '../server/versions/present.ts';
 import type { CatalogVersion } from '../server/versions/schema.ts';
@@ -223,7 +223,8 @@ apiFirst.run();
 /**
  * What a build asks the app again, from the version objects (`presentVersion`: the record and its
  * isLatest) that differ between the previous tree and the new one: a version's download and checksum
- * files when its record changed; its own answer and a lookup by hash when its version object changed; a software's
+ * files when its record changed (a withdrawn one's download also when its softwares' versions on its
+ * Java version did: one of them is its successor); its own answer and a lookup by hash when its version object changed; a software's
  * latest, JAR, update checks and latest badges when one of its versions' objects changed (on the
  * Java version the path names, if any), its feed likewise; a resolve answer when a changed object belongs to a
  * software of its chain and runs on its Java (any Java for a 404 or without one); anything else
@@ -245,10 +246,16 @@ function answersAsked(before: Tree, after: Tree): number {
       [byHashPath('sha512', v.sha512), v],
     ]),
   );
+  // A withdrawn version's JAR links to its successor: the newest of its softwares on its Java version.
+  const successorMoved = (id: string, path: string) => {
+    const version = after.catalog.byId.get(id)!;
+    if (!version.withdrawn || path !== downloadPath(id)) return false;
+    return version.serverSoftware.some((s) => touches(s.toLowerCase(), (v) => v.javaVersion === version.javaVersion));
+  };
   const all = listVersionPaths(after.catalog);
   const asked = all.filter((path) => {
     const file = /^\/api\/plugin-versions\/download\/(plugin-[^/.]+)/.exec(path);
-    if (file) return recordChanged(file[1]!);
+    if (file) return recordChanged(file[1]!) || successorMoved(file[1]!, path);
     const own = /^\/api\/plugin-versions\/(plugin-[^/.?]+)$/.exec(path);
     if (own) return changed.some((v) => v.id === own[1]);
     const found = byHash.get(path);
@@ -455,6 +462,58 @@ incremental('a changed user asks only the answers that name users: the lists, th
 });
 
 incremental.run();
+
+const withdrawn = suite('incremental build: a withdraw, then a release that gives the withdrawn version a successor');
+withdrawn.before.each(async () => {
+  ctx.workspace = await makeWorkspace();
+});
+withdrawn.after.each(() => ctx.workspace.remove());
+
+/** Builds data/ as it stands on the current tree, then from nothing: the two trees must be the same, file for file. */
+async function assertIncrementalIsFull(): Promise<Tree> {
+  const { dataDir, distDir } = ctx.workspace;
+  const before = await openTree((await currentTreeDir(distDir))!);
+  const lines: string[] = [];
+  await runBuild({ dataDir, distDir, cacheDir: SHARED_BUILD_CACHE, site: false, log: (line) => lines.push(line) });
+  const incrementalTree = await openTree((await currentTreeDir(distDir))!);
+  const asked = answersAsked(before, incrementalTree);
+  assert.ok(
+    lines.some((line) => line.includes('prerender: ') && line.includes(` ${asked} answered anew (`)),
+    `the previous tree was reused: ${asked} answers asked, ${lines.join('\n')}`,
+  );
+  const a = await snapshotTree(incrementalTree.dir);
+  await rm(distDir, { recursive: true, force: true });
+  const full = await runBuild({ dataDir, distDir, cacheDir: SHARED_BUILD_CACHE, site: false });
+  const b = await snapshotTree(full.treeDir);
+  assert.equal(Object.keys(a).sort(), Object.keys(b).sort(), 'the same files');
+  for (const file of Object.keys(a)) assert.is(a[file], b[file], `${file}: same bytes`);
+  return openTree(full.treeDir);
+}
+
+withdrawn(
+  "each build reusing the previous tree gives a full build's tree: the withdrawn JAR's Link follows",
+  async () => {
+    const { dataDir } = ctx.workspace;
+    // PaperMC 1.3.0 on Java 21: the only build of its softwares on Java 21, so nothing to move to yet.
+    const id = 'plugin-1780412400000-b878942086';
+    const file = join(dataDir, 'versions', `${id}.json`);
+    const record = JSON.parse(await readFile(file, 'utf8'));
+    const withdrawal = { reason: 'Corrupts worlds', at: '2026-11-02T10:15:30.000Z', by: 'alice' };
+    await writeFile(file, JSON.stringify({ ...record, withdrawn: withdrawal }));
+    const afterWithdraw = await assertIncrementalIsFull();
+    const entry = () => afterWithdraw.routes.get(downloadPath(id))!;
+    assert.is(entry().headers.deprecation, '@1793614530');
+    assert.is(entry().headers.link, undefined, 'no successor yet');
+    await addPaperVersion(dataDir, '6.0.0', pluginJar('6.0.0'));
+    const afterRelease = await assertIncrementalIsFull();
+    const successor = afterRelease.catalog.versions.find((v) => v.pluginVersion === '6.0.0')!;
+    assert.is(
+      afterRelease.routes.get(downloadPath(id))!.headers.link,
+      `<${downloadPath(successor.id)}>; rel="successor-version"`,
+    );
+  },
+);
+withdrawn.run();
 servedFirst.run();
 
 const ownAnswer = suite("a version's own answer: refreshed by the change that reads it, kept otherwise");

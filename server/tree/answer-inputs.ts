@@ -19,7 +19,8 @@ import { matchFirst } from '../http/path-rule.ts';
  * (delta.ts) is the previous tree's answers with this change, which the origin answers live.
  *
  * An answer's inputs are the version objects it may show, each its record and its isLatest: a
- * version's JAR and checksum files, its record alone; its own answer by id, its version object and
+ * version's JAR and checksum files, its record alone (a withdrawn version's JAR, also the objects
+ * of its softwares' versions on its Java version, one of which is its successor); its own answer by id, its version object and
  * the users (it joins its uploader's profile); a lookup by hash, its version object; a
  * software's latest, JAR, update checks and latest badges, the objects of that software's versions
  * (on that Java version when the path names one); its feed, those and the users; a resolve answer,
@@ -168,7 +169,7 @@ export function readsChange(
   answer: { status: () => number; catalog: () => Catalog },
 ): boolean {
   const file = matchFirst(VERSION_FILES, path);
-  if (file) return changes.records.has(file.id!);
+  if (file) return changes.records.has(file.id!) || readsSuccessorChange(path, file.id!, changes, answer.catalog);
   // A version's own answer is its object (record and isLatest) with its uploader's profile, as the list shows it.
   const own = VERSION_RULES.version.match(path);
   if (own) return changes.shown.has(own.id) || changes.users;
@@ -192,6 +193,18 @@ export function readsChange(
   const feed = VERSION_RULES.softwareFeed.match(path)?.software;
   if (feed) return changes.users || changes.groups.has(groupKey(feed, undefined));
   return changes.all;
+}
+
+/**
+ * Issue 29: a withdrawn version's download links to its successor (successorOf), the latest of its
+ * channel among its softwares' versions on its Java version: it reads those groups too.
+ */
+function readsSuccessorChange(path: string, id: string, changes: ChangeSets, catalog: () => Catalog): boolean {
+  if (!VERSION_RULES.download.match(path)) return false;
+  const version = catalog().byId.get(id);
+  if (!version?.withdrawn) return false;
+  const java = onJava(version.javaVersion);
+  return version.serverSoftware.some((software) => changes.groups.has(groupKey(software.toLowerCase(), java)));
 }
 
 /** A page of the human site (not an API answer or a brand image): a release's delta tree carries the previous site's. */

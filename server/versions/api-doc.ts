@@ -91,12 +91,31 @@ function metadata(
   };
 }
 
+/** Issue 29: on the download by id of a withdrawn version only (a latest or resolved JAR never is one). */
+const WITHDRAWAL_HEADERS = {
+  Deprecation: {
+    description:
+      'RFC 9745, on a withdrawn version only: when it was withdrawn, as a structured-field date (`@` and seconds since the epoch). Its Cache-Control is then 60 s, not immutable',
+    schema: { type: 'string' as const, pattern: '^@\\d+$' },
+    required: false,
+  },
+  Link: {
+    description:
+      'On a withdrawn version that has one: the download its users move to, `</api/plugin-versions/download/<id>>; rel="successor-version"` (RFC 8288, RFC 5829), the newest version not withdrawn of its channel, Java version and first software that has one',
+    schema: {
+      type: 'string' as const,
+      pattern: '^</api/plugin-versions/download/plugin-\\d+-[A-Za-z0-9]+>; rel="successor-version"$',
+    },
+    required: false,
+  },
+};
+
 function download(summary: string, path: z.ZodObject, latest: boolean): ZodOpenApiOperationObject {
   const headers = {
     ...CACHE_HEADERS,
     ...DISPOSITION_HEADERS,
     ...DIGEST_HEADERS,
-    ...(latest ? LOCATION_HEADERS : {}),
+    ...(latest ? LOCATION_HEADERS : WITHDRAWAL_HEADERS),
     ...RATE_LIMIT_HEADERS,
   };
   return {
@@ -144,6 +163,7 @@ const UPDATE_CHECK_DESCRIPTION = [
   '`latest`, `outdated` (with `behind` newer versions), `ahead` (a dev build, or a beta when the release channel was asked),',
   'or `unknown` when `current` is not a semantic version. 404 when the software has no version for that Java version and channel,',
   'as the latest endpoint answers; 400 for a `current` longer than 64 characters or an unknown channel.',
+  'A withdrawn version is never `latest`: when every build of `current` was withdrawn, the answer adds `withdrawn: {reason}` and `moveTo`.',
 ].join(' ');
 
 // Issue 15: compatible resolution and the Minecraft filter.

@@ -14,7 +14,8 @@ export type JarSource = {
 
 /**
  * A JAR answer, by id, latest or resolve; `latest` (and resolve) ones also name the immutable copy
- * they are (Content-Location).
+ * they are (Content-Location). `extra` comes last: a withdrawn version's download adds its own
+ * headers and exposes them (withdrawalHeaders).
  */
 export function sendJar(
   ctx: JarSource,
@@ -22,6 +23,7 @@ export function sendJar(
   version: CatalogVersion,
   cacheControl: string,
   latest: boolean,
+  extra: Record<string, string> = {},
 ) {
   ctx.downloads.countJar(event, version.id);
   return sendRepresentation(event, {
@@ -35,6 +37,7 @@ export function sendJar(
       ...PUBLIC_HEADERS,
       'access-control-expose-headers': JAR_EXPOSED_HEADERS,
       ...integrityHeaders(version, latest),
+      ...extra,
     },
     size: version.fileSize,
     body: { path: jarFile(ctx.tree().dir, version.sha256) },

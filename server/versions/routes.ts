@@ -9,6 +9,7 @@ import type { Catalog } from './catalog.ts';
 import type { Channel } from './channels.ts';
 import { releaseFeed } from './feed.ts';
 import { sendJar, type JarSource } from './jar-answer.ts';
+import { withdrawalHeaders } from './withdrawal-headers.ts';
 import { presentVersion, presentVersionList } from './present.ts';
 import { requireLatest } from './require-latest.ts';
 import {
@@ -21,7 +22,7 @@ import {
   type UpdateCheck,
 } from './schema.ts';
 import type { JavaVersion as JavaVersionNumber, ServerSoftware } from './software.ts';
-import { checkForUpdate } from './update-check.ts';
+import { checkForUpdate, withdrawalOf } from './update-check.ts';
 import { VERSION_RULES, VERSIONS_ROOT } from './paths.ts';
 import { resolveRoutes } from './resolve-routes.ts';
 import { integrityRoutes } from './integrity-routes.ts';
@@ -59,9 +60,13 @@ export function versionRoutes(ctx: VersionRouteDeps): H3 {
   });
   app.get(VERSION_RULES.download.under(VERSIONS_ROOT), (event) => {
     const id = getRouterParam(event, 'id', { decode: true }) ?? '';
-    const version = PLUGIN_VERSION_ID.test(id) ? ctx.tree().catalog.byId.get(id) : undefined;
+    const { catalog } = ctx.tree();
+    const version = PLUGIN_VERSION_ID.test(id) ? catalog.byId.get(id) : undefined;
     if (!version) throw notFound(`No plugin version with id ${JSON.stringify(id)}`, undefined, NOT_FOUND_HEADERS);
-    return sendJar(ctx, event, version, CACHE_CONTROL.versionFile, false);
+    // Issue 29: servers pin versions, so a withdrawn one stays downloadable, saying so; not
+    // immutable then, since its successor moves with later releases and a restore takes it back.
+    const cacheControl = version.withdrawn ? CACHE_CONTROL.versionObject : CACHE_CONTROL.versionFile;
+    return sendJar(ctx, event, version, cacheControl, false, withdrawalHeaders(catalog, version));
   });
   app.get(VERSION_RULES.version.under(VERSIONS_ROOT), (event) => {
     const { catalog } = ctx.tree();
@@ -81,11 +86,15 @@ export function versionRoutes(ctx: VersionRouteDeps): H3 {
       current,
       latest,
     });
+    const shown = presentVersion(catalog, latest, false);
+    const withdrawn = withdrawalOf(catalog.versions, { software, java: latest.javaVersion, current });
+    // Issue 29: a server running a withdrawn version is told why and where to go; absent otherwise.
     const answer: UpdateCheck = {
       status,
       current,
-      latest: presentVersion(catalog, latest, false),
+      latest: shown,
       behind,
+      ...(withdrawn && { withdrawn, moveTo: shown }),
     };
     return sendJson(event, answer, CACHE_CONTROL.latest);
   });

@@ -282,6 +282,17 @@ export const UpdateCheck = z
       description:
         'How many released versions (distinct plugin versions of the channel, for this software and Java version) are newer than current, up to the latest; 0 when latest or ahead; null when unknown',
     }),
+    withdrawn: z
+      .object({ reason: z.string().meta({ description: 'Why it was withdrawn, one line for admins to read' }) })
+      .optional()
+      .meta({
+        description:
+          'Present when every build of current for this software and Java version was withdrawn (issue 29): the server runs a version the author pulled, and should move to `moveTo`',
+      }),
+    moveTo: PluginVersion.optional().meta({
+      description:
+        'With `withdrawn` only: the version to move to, the newest compatible one not withdrawn for this software, Java version and channel (the same as `latest`, named even when older than current)',
+    }),
   })
   .meta({
     id: 'UpdateCheck',

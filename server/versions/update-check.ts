@@ -43,7 +43,23 @@ export function checkForUpdate(
   return { status: 'outdated', behind: newer.size };
 }
 
-/** A semantic version as written, build metadata allowed: semver itself would also take `v1.2.0`, `=1.2.0` and spaces. */
+/**
+ * Issue 29: why the version a server runs was withdrawn, when the depot's builds of `current` for
+ * this software and Java version all were (the newest one's reason); undefined when one of them
+ * stands, or the depot never released `current` there.
+ */
+export function withdrawalOf(
+  versions: readonly PluginVersionRecord[],
+  question: Pick<UpdateQuestion, 'software' | 'java' | 'current'>,
+): { reason: string } | undefined {
+  const builds = versionsFor(versions, question.software, question.java).filter(
+    (v) => v.pluginVersion === question.current,
+  );
+  const first = builds[0];
+  if (!first?.withdrawn || builds.some((v) => !v.withdrawn)) return undefined;
+  return { reason: first.withdrawn.reason };
+}
+
 // Per list of versions (a tree's catalog), its versions by software and Java version: a build asks
 // hundreds of update checks of one catalog, each of which would otherwise scan every version.
 const indexes = new WeakMap<readonly PluginVersionRecord[], Map<string, PluginVersionRecord[]>>();
@@ -65,6 +81,7 @@ function versionsFor(versions: readonly PluginVersionRecord[], software: ServerS
   return index.get(`${software}|${java}`) ?? [];
 }
 
+/** A semantic version as written, build metadata allowed: semver itself would also take `v1.2.0`, `=1.2.0` and spaces. */
 function isSemVer(text: string): boolean {
   return /^\d\S*$/.test(text) && semver.valid(text) !== null;
 }
