@@ -6,9 +6,9 @@ import { BRAND_NAMES } from '../../../server/brands/brands.ts';
 import { brandImagePath } from '../../../server/brands/paths.ts';
 import { HISTORY_ALL, historyPagePath, versionPagePath } from '../../../server/page-paths.ts';
 import { BRAND_SOFTWARE } from './brand-kit.ts';
-import { pickLatest } from '../../../server/versions/latest.ts';
+import { pickLatest, successorOf } from '../../../server/versions/latest.ts';
 import { presentVersion } from '../../../server/versions/present.ts';
-import type { PluginVersion } from '../../../server/versions/schema.ts';
+import type { PluginVersion, Withdrawal } from '../../../server/versions/schema.ts';
 import {
   JAVA_VERSIONS,
   SERVER_SOFTWARE,
@@ -98,7 +98,8 @@ export function describeFilter({ software, java }: HistoryFilter): string {
 export function latestOnPage(versions: readonly PluginVersion[], only?: ServerSoftware): Map<ServerSoftware, string> {
   const picks = new Map<ServerSoftware, string>();
   for (const version of versions) {
-    if (version.channel !== 'release') continue;
+    // Issue 29: a withdrawn version is latest for nothing, here as in the API.
+    if (version.channel !== 'release' || version.withdrawn) continue;
     for (const software of version.serverSoftware)
       if (!picks.has(software) && (!only || software === only)) picks.set(software, version.id);
   }
@@ -118,6 +119,17 @@ export function softwareMark(software: ServerSoftware): { light: string; dark: s
 /** Every version as its page shows it (the /version/<id> pages). */
 export function versionPages(catalog: Catalog): PluginVersion[] {
   return catalog.versions.map((v) => presentVersion(catalog, v, true));
+}
+
+/** Issue 29: a withdrawn version's warning: why, when, by whom, and the version its users move to. */
+export type WithdrawnNotice = Withdrawal & { successor: PluginVersion | undefined };
+
+/** The warning a withdrawn version's page shows (undefined when it is not withdrawn). */
+export function withdrawnNotice(catalog: Catalog, version: PluginVersion): WithdrawnNotice | undefined {
+  const record = catalog.byId.get(version.id);
+  if (!version.withdrawn || !record) return undefined;
+  const successor = successorOf(catalog.latest, record);
+  return { ...version.withdrawn, successor: successor && presentVersion(catalog, successor, true) };
 }
 
 /** The page of one version: its permanent link. */
