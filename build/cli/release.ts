@@ -22,7 +22,7 @@ import { writeFileAtomic } from '../../server/write-atomic.ts';
 import { Actor } from '../../server/audit/schema.ts';
 import { actorOf, auditChange } from './audit.ts';
 import { RefusedError } from './refused.ts';
-import { enqueueReleaseWebhooks } from './announce.ts';
+import { enqueueWebhooks } from './announce.ts';
 import { presentVersion } from '../../server/versions/present.ts';
 import { highestMinecraft, parseMinecraftList, type MinecraftRange } from '../../server/versions/minecraft.ts';
 import { acceptChangelog } from '../../server/versions/changelog.ts';
@@ -191,12 +191,12 @@ export async function releaseJar(
     );
     // Announcements first: sent once the version is served, they are never lost to a crash after its record.
     const announced = dirs.storageDir
-      ? await enqueueReleaseWebhooks(
+      ? await enqueueWebhooks(
           { storageDir: dirs.storageDir, redisUrl: dirs.redisUrl },
-          presentVersion(next, next.byId.get(record.id)!, true),
+          { event: 'release', version: presentVersion(next, next.byId.get(record.id)!, true) },
           now.getTime(),
         )
-      : { told: 0, withdraw: async () => {} };
+      : { told: 0, cancel: async () => {} };
     try {
       await mkdir(jarsDir(dirs.dataDir), { recursive: true });
       await mkdir(versionsDir(dirs.dataDir), { recursive: true });
@@ -207,7 +207,7 @@ export async function releaseJar(
         `${JSON.stringify(record, null, 2)}\n`,
       );
     } catch (error) {
-      await announced.withdraw();
+      await announced.cancel();
       throw error;
     }
     released = { record, told: announced.told };
