@@ -17,7 +17,8 @@ export const FEED_ENTRIES = 50;
  * and Java; its content is the sanitised changelog and the download link (the library's enclosures
  * guess an image type from the URL, so the link is in the content). Links are absolute, under
  * PUBLIC_URL. Built by the `feed` library, never by hand; what it puts in CDATA sections is HTML
- * made safe for one by feedHtml, since the library escapes only the first `]]>` (issue 27).
+ * made safe for one by feedHtml, since the library escapes only the first `]]>` (issue 27). A
+ * withdrawn version's entry says so in its title and why in its summary and content (issue 29).
  */
 export function releaseFeed(catalog: Catalog, publicUrl: string, software?: ServerSoftware): string {
   const url = (path: string) => new URL(path, publicUrl).href;
