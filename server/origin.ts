@@ -89,7 +89,7 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
     publicUrl: options.publicUrl ?? DEFAULT_PUBLIC_URL,
     now: context.now,
     warn,
-    serves: (versionId) => follower.current().catalog.byId.has(versionId),
+    servedVersion: (versionId) => follower.current().catalog.byId.get(versionId),
     retryBaseMs: options.webhookRetryBaseMs,
     timeoutMs: options.webhookTimeoutMs,
   });

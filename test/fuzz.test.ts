@@ -15,7 +15,7 @@ import { createCatalog, loadCatalog } from '../server/versions/catalog.ts';
 import { acceptChangelog, changelogHtml } from '../server/versions/changelog.ts';
 import { releaseFeed } from '../server/versions/feed.ts';
 import { ChangelogMarkdown, PluginVersionRecord, UserProfile } from '../server/versions/schema.ts';
-import { parseXmlStrictly } from './strict-xml.ts';
+import { htmlText, parseXmlStrictly } from './strict-xml.ts';
 import {
   makeAccounts,
   makeWorkspace,
@@ -575,35 +575,46 @@ hostile('a name or version is refused naming its field, or every feed, header an
   const catalog = await loadCatalog(workspace.dataDir);
   await workspace.remove();
   const [first, ...rest] = catalog.versions;
-  const fields = ['fileName', 'minecraftVersion', 'proxyVersion', 'createdBy', 'nickname'] as const;
+  // `reason`: a withdrawal's (issue 29), up to 500 characters, shown in the feeds' summary and content.
+  const fields = ['fileName', 'minecraftVersion', 'proxyVersion', 'createdBy', 'nickname', 'reason'] as const;
   const routes: Record<string, RouteEntry> = {};
   let accepted = 0;
   await fc.assert(
     fc.property(fc.constantFrom(...fields), hostileText(12, 40), (field, text) => {
-      const value = field === 'fileName' ? `${text.slice(0, 190)}.jar` : text.slice(0, 32);
+      const value = field === 'fileName' ? `${text.slice(0, 190)}.jar` : text.slice(0, field === 'reason' ? 500 : 32);
       const { sha512: _sha512, changelog: _changelog, ...record } = first!;
+      const withdrawn = { reason: value, at: record.createdAt, by: 'hostile' };
+      const changed = field === 'reason' ? { withdrawn } : { [field]: value };
       const parsed =
         field === 'nickname'
           ? UserProfile.safeParse({ id: 'u', username: 'hostile', nickname: value })
-          : PluginVersionRecord.safeParse({ ...record, createdBy: 'hostile', [field]: value });
+          : PluginVersionRecord.safeParse({ ...record, createdBy: 'hostile', ...changed });
       if (!parsed.success) {
         assert.ok(
-          parsed.error.issues.some((issue) => issue.path[0] === field),
+          parsed.error.issues.some((issue) => issue.path[0] === (field === 'reason' ? 'withdrawn' : field)),
           field,
         );
         for (const issue of parsed.error.issues) assert.not.match(issue.message, /[\u0000-\u001f\u202a-\u202e]/);
         return;
       }
       accepted++;
-      const version = { ...first!, createdBy: 'hostile', ...(field === 'nickname' ? {} : { [field]: value }) };
+      const version = { ...first!, createdBy: 'hostile', ...(field === 'nickname' ? {} : changed) };
       const users = [
         ...catalog.users.values(),
         { id: 'u', username: 'hostile', nickname: field === 'nickname' ? value : null },
       ];
-      parseXmlStrictly(
+      const feed = parseXmlStrictly(
         releaseFeed(createCatalog([version, ...rest], users), 'https://e.org'),
         `${field}: ${JSON.stringify(value)}`,
       );
+      if (field === 'reason') {
+        // The reason reads back as written, in the summary and the content alike.
+        const [summary, content] = ['summary', 'content'].map((name) =>
+          htmlText(feed.getElementsByTagNameNS('http://www.w3.org/2005/Atom', name)[0]!.textContent ?? ''),
+        );
+        assert.ok(summary!.startsWith(`Withdrawn: ${value} (`), JSON.stringify(value));
+        assert.ok(content!.startsWith(`<p><strong>Withdrawn</strong>: ${value}</p>`), JSON.stringify(value));
+      }
       if (field !== 'fileName') return;
       const disposition = dispositionHeader('attachment', value);
       validateHeaderValue('content-disposition', disposition);

@@ -29,7 +29,7 @@ const USAGE = `usage: npm run depot -- <command>
   stats add <serverId> <players> [--at ISO-8601]
   chart-url <serverId> [--days 7] [--expires 30d] [--width W] [--height H] [--theme light|dark|auto] [--background solid|transparent] [--format svg|png|json|csv]
   migrate [--to redis://host:6379]      (STORAGE_DIR's servers, tokens and samples into Redis)
-  webhook add <url> [--format json|discord] [--events release] [--owner <username>] [--by alice]
+  webhook add <url> [--format json|discord] [--events release,withdraw] [--owner <username>] [--by alice]
   webhook list | webhook remove <id> [--by alice] | webhook test <id>
   audit [--since 7d] [--target <id>]    (the changes made, one JSON line each, newest last; --by defaults to the OS user)
   counts import <access.log>             (JAR downloads nginx served, from its log, into the download counts)

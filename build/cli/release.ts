@@ -19,14 +19,11 @@ import { inspectJar } from '../../server/versions/jar.ts';
 import { Channel, JavaVersion, PluginVersionRecord, SemVer, ServerSoftwareName } from '../../server/versions/schema.ts';
 import { runBuild } from '../build.ts';
 import { writeFileAtomic } from '../../server/write-atomic.ts';
-import type { Delivery } from '../../server/webhooks/schema.ts';
-import { webhookStore } from '../../server/webhooks/store.ts';
 import { Actor } from '../../server/audit/schema.ts';
 import { actorOf, auditChange } from './audit.ts';
 import { RefusedError } from './refused.ts';
-import { withState } from './state.ts';
+import { enqueueWebhooks } from './announce.ts';
 import { presentVersion } from '../../server/versions/present.ts';
-import type { PluginVersion } from '../../server/versions/schema.ts';
 import { highestMinecraft, parseMinecraftList, type MinecraftRange } from '../../server/versions/minecraft.ts';
 import { acceptChangelog } from '../../server/versions/changelog.ts';
 import {
@@ -200,12 +197,12 @@ export async function releaseJar(
     );
     // Announcements first: sent once the version is served, they are never lost to a crash after its record.
     const announced = dirs.storageDir
-      ? await enqueueReleaseWebhooks(
+      ? await enqueueWebhooks(
           { storageDir: dirs.storageDir, redisUrl: dirs.redisUrl },
-          presentVersion(next, next.byId.get(record.id)!, true),
+          { event: 'release', version: presentVersion(next, next.byId.get(record.id)!, true) },
           now.getTime(),
         )
-      : { told: 0, withdraw: async () => {} };
+      : { told: 0, cancel: async () => {} };
     try {
       await mkdir(jarsDir(dirs.dataDir), { recursive: true });
       await mkdir(versionsDir(dirs.dataDir), { recursive: true });
@@ -216,7 +213,7 @@ export async function releaseJar(
         `${JSON.stringify(record, null, 2)}\n`,
       );
     } catch (error) {
-      await announced.withdraw();
+      await announced.cancel();
       throw error;
     }
     released = { record, told: announced.told };
@@ -286,37 +283,4 @@ export function minecraftFields(ranges: MinecraftRange[] | string | undefined) {
   const [only] = ranges;
   if (ranges.length === 1 && only!.from === only!.to) return { minecraftVersion: only!.from };
   return { minecraftVersion: highestMinecraft(ranges), minecraftVersions: ranges };
-}
-
-/**
- * A release's announcements: one outbox entry per webhook subscribed to releases, carrying the
- * version object as the new catalog presents it (as the new tree will serve it). Written before
- * the release's record, so no crash after it loses an announcement: the origins send each only
- * once the tree they serve holds the version (DeliveryOptions.serves). Returns `withdraw`, for a
- * release that fails before its record is written.
- */
-export async function enqueueReleaseWebhooks(
-  config: { storageDir: string; redisUrl?: string | undefined },
-  version: PluginVersion,
-  now: number,
-): Promise<{ told: number; withdraw: () => Promise<void> }> {
-  const state = { storageDir: config.storageDir, redisUrl: config.redisUrl };
-  const written = await withState(state, async ({ storage, redis }) => {
-    const store = webhookStore(storage, redis);
-    const subscribed = (await store.list()).filter((w) => w.events.includes('release'));
-    const deliveries: Delivery[] = [];
-    for (const webhook of subscribed)
-      deliveries.push(await store.enqueue(webhook.id, { event: 'release', version }, now));
-    return deliveries;
-  }).catch((error: unknown) => {
-    throw new RefusedError(
-      `nothing was released: its webhook deliveries could not be written (${(error as Error).message})`,
-    );
-  });
-  const withdraw = () =>
-    withState(state, async ({ storage, redis }) => {
-      const store = webhookStore(storage, redis);
-      for (const delivery of written) await store.drop(delivery);
-    });
-  return { told: written.length, withdraw };
 }

@@ -26,7 +26,11 @@ const AddOptions = z.object({
     .string()
     .default('release')
     .transform((list) => [...new Set(list.split(',').map((name) => name.trim()))])
-    .pipe(z.array(z.enum(WEBHOOK_EVENTS, { error: `must be ${WEBHOOK_EVENTS.join(', ')}` })).min(1)),
+    .pipe(
+      z
+        .array(z.enum(WEBHOOK_EVENTS, { error: `must be ${WEBHOOK_EVENTS.join(' or ')}, or both: release,withdraw` }))
+        .min(1),
+    ),
 });
 
 /** `webhook add|list|remove|test`: webhooks live in the state store, where the origins deliver from. */
@@ -45,7 +49,7 @@ export async function runWebhookCommand(args: string[], config: Config): Promise
   return null;
 }
 
-/** `webhook add <url> [--format json|discord] [--events release] [--owner <username>]`: the secret is printed here only. */
+/** `webhook add <url> [--format json|discord] [--events release,withdraw] [--owner <username>]`: the secret is printed here only. */
 async function addWebhook(args: string[], config: Config) {
   const {
     values: { owner, ...values },

@@ -6,6 +6,7 @@ import { channelOf } from './channels.ts';
 import { describeMinecraft } from './minecraft.ts';
 import { downloadPath, feedPath } from './paths.ts';
 import { historyPagePath, versionPagePath } from '../page-paths.ts';
+import type { CatalogVersion } from './schema.ts';
 import type { ServerSoftware } from './software.ts';
 
 /** How many releases a feed lists, newest first: readers poll it, so it stays small at 10,000 versions. */
@@ -16,13 +17,12 @@ export const FEED_ENTRIES = 50;
  * and Java; its content is the sanitised changelog and the download link (the library's enclosures
  * guess an image type from the URL, so the link is in the content). Links are absolute, under
  * PUBLIC_URL. Built by the `feed` library, never by hand; what it puts in CDATA sections is HTML
- * made safe for one by feedHtml, since the library escapes only the first `]]>` (issue 27).
+ * made safe for one by feedHtml, since the library escapes only the first `]]>` (issue 27). A
+ * withdrawn version's entry says so in its title and why in its summary and content (issue 29).
  */
 export function releaseFeed(catalog: Catalog, publicUrl: string, software?: ServerSoftware): string {
   const url = (path: string) => new URL(path, publicUrl).href;
-  const versions = catalog.versions
-    .filter((version) => !software || version.serverSoftware.includes(software))
-    .slice(0, FEED_ENTRIES);
+  const versions = feedVersions(catalog, software);
   const feed = new Feed({
     title: software ? `Plugin releases for ${software}` : 'Plugin releases',
     description: `Every plugin release${software ? ` for ${software}` : ''}, newest first, with its changelog`,
@@ -30,38 +30,63 @@ export function releaseFeed(catalog: Catalog, publicUrl: string, software?: Serv
     link: url(historyPagePath(software?.toLowerCase(), undefined)),
     feedLinks: { atom: url(feedPath(software)) },
     // The newest change, so the same releases always give the same bytes (and ETag).
-    updated: new Date(versions.reduce((newest, v) => (v.updatedAt > newest ? v.updatedAt : newest), '1970-01-01')),
+    updated: new Date(versions.reduce((newest, v) => (changedAt(v) > newest ? changedAt(v) : newest), '1970-01-01')),
     generator: 'plugin depot',
   });
   for (const version of versions) {
     const channel = channelOf(version);
     const user = catalog.users.get(version.createdBy);
     const facts = `${version.serverSoftware.join(', ')} on Java ${version.javaVersion}`;
+    const { withdrawn } = version;
+    const summary = `${channel === 'release' ? 'Release' : `A ${channel} version`} for ${facts}${version.minecraftVersion ? `, Minecraft ${describeMinecraft(version)}` : ''}: ${version.fileName}`;
     feed.addItem({
       title: feedHtml(
-        escapeXml(`${version.pluginVersion}${channel === 'release' ? '' : ` (${channel})`} for ${facts}`),
+        escapeXml(
+          `${withdrawn ? 'Withdrawn: ' : ''}${version.pluginVersion}${channel === 'release' ? '' : ` (${channel})`} for ${facts}`,
+        ),
       ),
       id: url(versionPagePath(version.id)),
       link: url(versionPagePath(version.id)),
-      date: new Date(version.updatedAt),
+      date: new Date(changedAt(version)),
       published: new Date(version.createdAt),
-      description: feedHtml(
-        escapeXml(
-          `${channel === 'release' ? 'Release' : `A ${channel} version`} for ${facts}${version.minecraftVersion ? `, Minecraft ${describeMinecraft(version)}` : ''}: ${version.fileName}`,
-        ),
-      ),
+      description: feedHtml(escapeXml(withdrawn ? `Withdrawn: ${withdrawn.reason} (${summary})` : summary)),
       content: feedHtml(
-        `${version.changelog === undefined ? '' : changelogHtml(version.changelog)}\n<p><a href="${escapeXml(url(downloadPath(version.id)))}">Download ${escapeXml(version.fileName)}</a></p>`,
+        `${withdrawn ? `<p><strong>Withdrawn</strong>: ${escapeXml(withdrawn.reason)}</p>\n` : ''}${version.changelog === undefined ? '' : changelogHtml(version.changelog)}\n<p><a href="${escapeXml(url(downloadPath(version.id)))}">Download ${escapeXml(version.fileName)}</a></p>`,
       ),
       category: [
         { term: channel, name: `channel: ${channel}` },
         ...version.serverSoftware.map((name) => ({ term: name })),
         { term: `java-${version.javaVersion}`, name: `Java ${version.javaVersion}` },
+        ...(withdrawn ? [{ term: 'withdrawn' }] : []),
       ],
       author: [{ name: xmlCharacters(user?.nickname ?? user?.username ?? version.createdBy) }],
     });
   }
   return feed.atom1();
+}
+
+/**
+ * When an entry last changed: its withdrawal (issue 29), or its record's update when an edit came
+ * later. ISO timestamps of one format compare as text.
+ */
+function changedAt(version: CatalogVersion): string {
+  const withdrawnAt = version.withdrawn?.at;
+  return withdrawnAt !== undefined && withdrawnAt > version.updatedAt ? withdrawnAt : version.updatedAt;
+}
+
+/**
+ * The FEED_ENTRIES entries, newest first: by release time, a withdrawn version by its withdrawal's,
+ * so that an old version's withdrawal still reaches the feed's readers. Without a withdrawn
+ * version, the newest releases as the catalog orders them.
+ */
+function feedVersions(catalog: Catalog, software: ServerSoftware | undefined): CatalogVersion[] {
+  const versions = catalog.versions.filter((version) => !software || version.serverSoftware.includes(software));
+  if (!versions.some((version) => version.withdrawn)) return versions.slice(0, FEED_ENTRIES);
+  const shownAt = (version: CatalogVersion) => version.withdrawn?.at ?? version.createdAt;
+  // A stable sort: versions of one time keep the catalog's order (SPEC 2.4.2's newest first).
+  return versions
+    .sort((a, b) => (shownAt(a) < shownAt(b) ? 1 : shownAt(a) > shownAt(b) ? -1 : 0))
+    .slice(0, FEED_ENTRIES);
 }
 
 /**

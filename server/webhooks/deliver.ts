@@ -9,7 +9,7 @@ import {
   nextAttemptAt,
   retryAfterMs,
 } from './retry.ts';
-import type { Attempt, Delivery } from './schema.ts';
+import type { Attempt, Delivery, DeliveryEvent } from './schema.ts';
 import type { DueEntry } from './due-index.ts';
 import { RECENT_ATTEMPTS, outboxKey, type WebhookStore } from './store.ts';
 
@@ -22,11 +22,26 @@ export type DeliveryOptions = {
   timeoutMs?: number;
   warn: (line: string) => void;
   /**
-   * Does the tree this origin serves have this version? A release is announced only by an origin
-   * that serves it (with a CI release, the tree reaches the origins after the outbox entry).
+   * The version as the tree this origin serves holds it (undefined when it has none): a change is
+   * announced only by an origin that serves it (announcementServed), since with a CI release the
+   * tree reaches the origins after the outbox entry.
    */
-  serves?: (versionId: string) => boolean;
+  servedVersion?: (versionId: string) => { withdrawn?: unknown } | undefined;
 };
+
+/**
+ * Does the served tree show what the delivery announces? A release: the tree has the version; a
+ * withdraw: it has the version withdrawn. A test announces nothing and is always sent.
+ */
+export function announcementServed(
+  payload: DeliveryEvent,
+  servedVersion: NonNullable<DeliveryOptions['servedVersion']>,
+): boolean {
+  if (payload.event === 'ping') return true;
+  const served = servedVersion(payload.version.id);
+  if (payload.event === 'withdraw') return served?.withdrawn !== undefined;
+  return served !== undefined;
+}
 
 /** What became of one look at an outbox entry. */
 export type AttemptResult = 'delivered' | 'retry' | 'failed' | 'skipped';
@@ -81,8 +96,7 @@ export async function attemptDelivery(
       });
       return 'failed';
     }
-    if (delivery.payload.event === 'release' && options.serves && !options.serves(delivery.payload.version.id))
-      return 'skipped';
+    if (options.servedVersion && !announcementServed(delivery.payload, options.servedVersion)) return 'skipped';
     const { body, headers } = renderDelivery(delivery, webhook, options.publicUrl);
     const answer = await post(webhook.url, body, headers, AbortSignal.any([AbortSignal.timeout(timeoutMs), stop]));
     if (stop.aborted) return 'skipped';

@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { versionPagePath } from '../page-paths.ts';
 import { describeMinecraft } from '../versions/minecraft.ts';
 import type { PluginVersion } from '../versions/schema.ts';
 import type { Delivery, DeliveryEvent, WebhookRecord } from './schema.ts';
@@ -29,9 +30,13 @@ export function renderDelivery(delivery: Delivery, webhook: WebhookRecord, publi
   return { body, headers };
 }
 
-/** A Discord "execute webhook" body: one embed per release, a line of text for a test. */
+/** Discord's embed colour for a withdrawal: amber, a warning (an integer, as Discord takes it). */
+export const WITHDRAW_COLOUR = 0xf59e0b;
+
+/** A Discord "execute webhook" body: one embed per release or withdrawal, a line of text for a test. */
 export function discordMessage(payload: DeliveryEvent, publicUrl: string) {
   if (payload.event === 'ping') return { content: 'plugin depot: test delivery; this webhook works.' };
+  if (payload.event === 'withdraw') return withdrawMessage(payload.version, payload.reason, publicUrl);
   const { version } = payload;
   const { channel, changelog } = version;
   const downloadUrl = new URL(version.downloadUrl, publicUrl).href;
@@ -41,15 +46,40 @@ export function discordMessage(payload: DeliveryEvent, publicUrl: string) {
         title: `Version ${version.pluginVersion}${channel === 'release' ? '' : ` (${channel})`}`,
         url: downloadUrl,
         description: `${changelog ? `${excerpt(changelog)}\n\n` : ''}[Download ${version.fileName}](${downloadUrl})`,
-        fields: [
-          { name: 'Software', value: version.serverSoftware.join(', '), inline: true },
-          { name: 'Java', value: version.javaVersion, inline: true },
-          { name: 'Minecraft', value: minecraftOf(version), inline: true },
-        ],
+        fields: versionFields(version),
         timestamp: version.createdAt,
       },
     ],
   };
+}
+
+/**
+ * Issue 29: the version is withdrawn, and why: the reason as written, in an embed as a release's
+ * changelog is (an embed's text mentions no one); the link goes to its page, which says what to
+ * move to, not to the JAR.
+ */
+function withdrawMessage(version: PluginVersion, reason: string, publicUrl: string) {
+  const { channel } = version;
+  return {
+    embeds: [
+      {
+        title: `Version ${version.pluginVersion}${channel === 'release' ? '' : ` (${channel})`} withdrawn`,
+        url: new URL(versionPagePath(version.id), publicUrl).href,
+        color: WITHDRAW_COLOUR,
+        description: `Withdrawn: ${reason}\n\nServers running ${version.fileName} should move to another version.`,
+        fields: versionFields(version),
+        ...(version.withdrawn ? { timestamp: version.withdrawn.at } : {}),
+      },
+    ],
+  };
+}
+
+function versionFields(version: PluginVersion) {
+  return [
+    { name: 'Software', value: version.serverSoftware.join(', '), inline: true },
+    { name: 'Java', value: version.javaVersion, inline: true },
+    { name: 'Minecraft', value: minecraftOf(version), inline: true },
+  ];
 }
 
 function minecraftOf(version: PluginVersion): string {

@@ -1,9 +1,13 @@
 import { z } from 'zod';
-import { PluginVersion } from '../versions/schema.ts';
+import { PluginVersion, WithdrawReason } from '../versions/schema.ts';
 
 export const WEBHOOK_FORMATS = ['json', 'discord'] as const;
-/** What a webhook subscribes to; `ping` (from `depot webhook test`) reaches every webhook. */
-export const WEBHOOK_EVENTS = ['release'] as const;
+/**
+ * What a webhook subscribes to (`release` unless `--events` says otherwise, so a webhook added
+ * before issue 29 gets no `withdraw`); `ping` (from `depot webhook test`) reaches every webhook.
+ */
+export const WEBHOOK_EVENTS = ['release', 'withdraw'] as const;
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 export const WebhookId = z
   .string()
@@ -40,12 +44,18 @@ export const Attempt = z.strictObject({
 });
 export type Attempt = z.infer<typeof Attempt>;
 
-/** What is announced: a released version as the API serves it (extra fields kept), or a test. */
+/**
+ * What is announced: a released version as the API serves it (extra fields kept); a withdrawn one,
+ * as the API serves it once withdrawn, and why (issue 29); or a test.
+ */
 export const DeliveryEvent = z.discriminatedUnion('event', [
   z.strictObject({ event: z.literal('release'), version: PluginVersion.loose() }),
+  z.strictObject({ event: z.literal('withdraw'), version: PluginVersion.loose(), reason: WithdrawReason }),
   z.strictObject({ event: z.literal('ping'), webhookId: WebhookId }),
 ]);
 export type DeliveryEvent = z.infer<typeof DeliveryEvent>;
+/** An announcement of a change to what is served: every event but the test. */
+export type Announcement = Exclude<DeliveryEvent, { event: 'ping' }>;
 
 /** An outbox entry (pending) or, once finished, its record in the webhook's bounded log. */
 export const Delivery = z.strictObject({
