@@ -170,6 +170,29 @@ withdraw(
   },
 );
 
+withdraw('npm run depot -- withdraw announces through the same outbox; restore announces nothing', async () => {
+  const { workspace } = ctx;
+  const catalog = await loadCatalog(workspace.dataDir);
+  const target = catalog.versions.find((v) => v.serverSoftware.includes('Velocity'))!;
+  const result = await npmDepot(['withdraw', target.id, '--reason', 'breaks proxies', '--by', 'tester2'], workspace);
+  assert.is(result.code, 0, result.stderr);
+  assert.match(result.stderr, /\[webhooks\] 2 deliveries written to the outbox/);
+  await until(() => ctx.bothReceiver.succeeded.length === 2 && ctx.discord.succeeded.length === 2, 'delivered');
+  const body = JSON.parse(ctx.bothReceiver.received[1]!.body) as {
+    event: string;
+    version: PluginVersion;
+    reason: string;
+  };
+  assert.equal([body.event, body.reason, body.version.id], ['withdraw', 'breaks proxies', target.id]);
+  assert.equal(body.version.withdrawn?.by, 'tester2');
+  assert.ok(signatureHolds(ctx.both.secret, ctx.bothReceiver.received[1]!));
+  const restored = await npmDepot(['restore', target.id], workspace);
+  assert.is(restored.code, 0, restored.stderr);
+  await new Promise((r) => setTimeout(r, 500));
+  assert.is(ctx.bothReceiver.received.length, 2, 'a restore is no event');
+  assert.is(ctx.releaseOnly.received.length, 0, 'a webhook subscribed to release alone gets no withdraw');
+});
+
 withdraw('a reason the character rule refuses is refused before anything reaches the outbox', async () => {
   const { workspace } = ctx;
   const catalog = await loadCatalog(workspace.dataDir);

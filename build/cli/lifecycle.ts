@@ -25,6 +25,8 @@ import { runBuild } from '../build.ts';
 import { Actor } from '../../server/audit/schema.ts';
 import { actorOf, auditChange } from './audit.ts';
 import { RefusedError } from './refused.ts';
+import { enqueueWebhooks } from './announce.ts';
+import { presentVersion } from '../../server/versions/present.ts';
 import { MinecraftOption, ProxyOption, minecraftFields, optionsRefused, readChangelogOption } from './release.ts';
 
 /**
@@ -34,8 +36,16 @@ import { MinecraftOption, ProxyOption, minecraftFields, optionsRefused, readChan
  * digests and createdAt never change; updatedAt does.
  */
 
-/** A version's record after a change, its changelog (undefined: as it was) and what the audit log records. */
-type Revision = { record: PluginVersionRecord; changelog?: string; changes: Record<string, unknown> };
+/**
+ * A version's record after a change, its changelog (undefined: as it was), what the audit log
+ * records, and for a withdrawal the reason its webhooks announce.
+ */
+type Revision = {
+  record: PluginVersionRecord;
+  changelog?: string;
+  changes: Record<string, unknown>;
+  announce?: { event: 'withdraw'; reason: string };
+};
 
 /** What a command decides of a version as it stands: its revision, or why there is nothing to do (exit 0). */
 type Decision = Revision | { nothingToDo: string };
@@ -90,7 +100,7 @@ export async function withdrawVersion(args: string[], config: Config, now: Date)
     if (record.withdrawn)
       return { nothingToDo: `${record.id} is already withdrawn (${JSON.stringify(record.withdrawn.reason)})` };
     const withdrawn = { reason, at: now.toISOString(), by: options.by ?? 'operator' };
-    return { record: { ...record, withdrawn }, changes: { reason } };
+    return { record: { ...record, withdrawn }, changes: { reason }, announce: { event: 'withdraw', reason } };
   });
 }
 
@@ -175,6 +185,7 @@ async function changeVersion(
     return { id, unchanged: true };
   }
   let written: Revision | undefined;
+  let told = 0;
   const change = async (catalog: Catalog): Promise<Catalog> => {
     const served = catalog.byId.get(id);
     if (!served) throw new RefusedError(`${id} is not in the served catalog; run npm run build, then try again`);
@@ -182,17 +193,36 @@ async function changeVersion(
     const decision = decide(record, served);
     if ('nothingToDo' in decision) throw new RefusedError(`${decision.nothingToDo} (changed meanwhile)`);
     const next = revisedRecord(decision.record, now);
-    const changelog = decision.changelog ?? servedChangelog;
-    if (decision.changelog !== undefined) await writeFileAtomic(changelogPath(config.dataDir, id), decision.changelog);
-    await writeFileAtomic(recordPath(config.dataDir, id), `${JSON.stringify(next, null, 2)}\n`);
-    written = { ...decision, record: next };
-    const revised = catalogVersion(next, sha512, changelog);
-    return createCatalog(
+    const revised = catalogVersion(next, sha512, decision.changelog ?? servedChangelog);
+    const changed = createCatalog(
       catalog.versions.map((version) => (version.id === id ? revised : version)),
       [...catalog.users.values()],
     );
+    // Announcements first, as a release's: sent once the change is served, never lost to a crash after its record.
+    const announced = decision.announce
+      ? await enqueueWebhooks(
+          config,
+          { ...decision.announce, version: presentVersion(changed, revised, true) },
+          now.getTime(),
+        )
+      : { told: 0, cancel: async () => {} };
+    try {
+      if (decision.changelog !== undefined)
+        await writeFileAtomic(changelogPath(config.dataDir, id), decision.changelog);
+      await writeFileAtomic(recordPath(config.dataDir, id), `${JSON.stringify(next, null, 2)}\n`);
+    } catch (error) {
+      await announced.cancel();
+      throw error;
+    }
+    written = { ...decision, record: next };
+    told = announced.told;
+    return changed;
   };
   await runBuild({ ...config, cacheDir: config.buildCacheDir, change, log: (line) => console.error(line) });
+  if (told > 0)
+    console.error(
+      `[webhooks] ${told} deliveries written to the outbox, sent by the origins once they serve the ${action}`,
+    );
   await auditChange(config, { action, target: id, actor, changes: written!.changes });
   return written!.record;
 }
