@@ -33,7 +33,7 @@ export type DeliveryOptions = {
  * Does the served tree show what the delivery announces? A release: the tree has the version; a
  * withdraw: it has the version withdrawn. A test announces nothing and is always sent.
  */
-export function announcementServed(
+function announcementServed(
   payload: DeliveryEvent,
   servedVersion: NonNullable<DeliveryOptions['servedVersion']>,
 ): boolean {

@@ -7,7 +7,6 @@ export const WEBHOOK_FORMATS = ['json', 'discord'] as const;
  * before issue 29 gets no `withdraw`); `ping` (from `depot webhook test`) reaches every webhook.
  */
 export const WEBHOOK_EVENTS = ['release', 'withdraw'] as const;
-export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 export const WebhookId = z
   .string()
