@@ -54,6 +54,10 @@ const DOCUMENTED: [page: string, command: RegExp][] = [
   ['docs/operations.md', /^npm run build$/],
   ['docs/operations.md', /^npm run demo$/],
   ['docs/operations.md', /^npm run depot -- release /],
+  ['README.md', /^npm run depot -- withdraw <versionId> /],
+  ['docs/operations.md', /^npm run depot -- withdraw <versionId> /],
+  ['docs/operations.md', /^npm run depot -- restore <versionId>/],
+  ['docs/operations.md', /^npm run depot -- edit <versionId> /],
   ['docs/operations.md', /^npm run depot -- user add /],
   ['docs/operations.md', /^npm run depot -- server add /],
   ['docs/operations.md', /^npm run depot -- user list$/],
@@ -292,6 +296,7 @@ readme('npm run depot -- release <file.jar> --version 1.4.0 --java 21 --software
   assert.is(record.fileName, 'ReadmePlugin-1.4.0.jar');
   assert.is(record.channel, 'beta');
   ctx.released = record.id as string;
+  ctx.values['<versionId>'] = record.id as string;
   assert.ok(existsSync(join(ctx.dir, 'data', 'versions', `${record.id}.json`)));
   assert.is(
     readFileSync(join(ctx.dir, 'data', 'versions', `${record.id}.md`), 'utf8'),
@@ -308,6 +313,30 @@ readme('npm run depot -- release "$JAR" --version "$VERSION" ... (the CI release
   );
   assert.is(record.pluginVersion, '1.4.1');
   assert.is(record.fileName, 'CiPlugin.jar');
+});
+
+readme('npm run depot -- withdraw, restore and edit <versionId> (README and operations.md)', async () => {
+  for (const page of ['README.md', 'docs/operations.md']) {
+    const withdrawn = jsonAfterBanner((await runDocumented(page, /^npm run depot -- withdraw <versionId> /)).stdout);
+    assert.equal(withdrawn.withdrawn, {
+      reason: 'corrupts worlds on 1.21.4',
+      at: withdrawn.updatedAt,
+      by: page === 'README.md' ? 'operator' : 'alice',
+    });
+    const restored = jsonAfterBanner((await runDocumented(page, /^npm run depot -- restore <versionId>/)).stdout);
+    assert.is(restored.withdrawn, undefined);
+  }
+  const edited = jsonAfterBanner((await runDocumented('README.md', /^npm run depot -- edit <versionId> /)).stdout);
+  assert.is(edited.channel, 'release');
+  const full = jsonAfterBanner(
+    (await runDocumented('docs/operations.md', /^npm run depot -- edit <versionId> /)).stdout,
+  );
+  assert.equal([full.channel, full.proxyVersion, full.minecraftVersion], ['release', '3.4', '1.21.4']);
+  assert.equal(full.minecraftVersions, [{ from: '1.20.6', to: '1.21.4' }]);
+  assert.is(
+    readFileSync(join(ctx.dir, 'data', 'versions', `${full.id}.md`), 'utf8'),
+    '## 1.4.0\n\n- Notes as an operator writes them.\n',
+  );
 });
 
 readme('npm run depot -- user add <username> [--nickname N] [--image URL]', async () => {
