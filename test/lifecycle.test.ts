@@ -1,12 +1,14 @@
-import { readFile, realpath, writeFile } from 'node:fs/promises';
+import { readFile, readdir, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { PluginVersion, UpdateCheck } from '../server/versions/schema.ts';
+import { PluginVersionRecord, type PluginVersion, type UpdateCheck } from '../server/versions/schema.ts';
 import {
   makeWorkspace,
+  runBuildCommand,
   runDepot,
   snapshotFiles,
+  spawnScript,
   snapshotTree,
   startTestOrigin,
   until,
@@ -216,4 +218,54 @@ lifecycle(
   },
 );
 
+const killed = suite('depot withdraw killed with SIGKILL');
+killed.before(async () => {
+  ctx.workspace = await makeWorkspace();
+  ctx.origin = await startTestOrigin(ctx.workspace);
+});
+killed.after(async () => {
+  await ctx.origin.close();
+  await ctx.workspace.remove();
+});
+
+killed('at any step leaves a whole record, and the next build serves what data/ says', async () => {
+  const target = (await latestId('/api/plugin-versions/latest/papermc'))!;
+  const recordFile = join(ctx.workspace.dataDir, 'versions', `${target}.json`);
+  // Before the record is written (staging the delta tree follows it), once the change is served, while the rest builds.
+  for (const line of ['[build] stage:', '[build] swap:', '[build] load:', '[build] prerender:']) {
+    const child = spawnScript(
+      'build/cli/depot.ts',
+      ['withdraw', target, '--reason', `killed at ${line}`],
+      ctx.workspace,
+    );
+    try {
+      await until(() => child.stderr().includes(line), `the withdraw reaches ${line}`, 60_000);
+    } finally {
+      child.child.kill('SIGKILL');
+      await child.exited;
+    }
+    const record = PluginVersionRecord.parse(JSON.parse(await readFile(recordFile, 'utf8')));
+    const servedNow = (await getJson<{ version: PluginVersion }>(`/api/plugin-versions/${target}`)).body.version;
+    // What the origin answers is never a withdrawal data/ lacks: the record is written before its delta tree.
+    if (servedNow.withdrawn) assert.equal(servedNow.withdrawn, record.withdrawn);
+    const build = await runBuildCommand(ctx.workspace);
+    assert.is(build.code, 0, build.stderr);
+    await served(
+      async () =>
+        JSON.stringify(
+          (await getJson<{ version: PluginVersion }>(`/api/plugin-versions/${target}`)).body.version.withdrawn,
+        ) === JSON.stringify(record.withdrawn),
+      'the build serves data/',
+    );
+    // The next command sweeps what a killed writer left (a temporary file naming its pid); restore for the next round.
+    const restored = await runDepot(['restore', target], ctx.workspace);
+    assert.is(restored.code, record.withdrawn ? 0 : 1, restored.stderr);
+    const leftovers = (await readdir(join(ctx.workspace.dataDir, 'versions'))).filter(
+      (name) => !/\.(json|md)$/.test(name),
+    );
+    assert.equal(leftovers, [], 'no temporary file left in data/versions');
+  }
+});
+
 lifecycle.run();
+killed.run();
