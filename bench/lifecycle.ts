@@ -5,7 +5,7 @@ import { versionPath } from '../server/versions/paths.ts';
 type Answered = { id: string; channel: string; withdrawn?: { reason: string } };
 
 /** Issue 29's changes to a released version, each timed from its command's start until the origin serves it. */
-export type LifecycleTimes = { withdraw: number; restore: number; edit: number };
+type LifecycleTimes = { withdraw: number; restore: number; edit: number };
 
 /** Runs one `depot` command (a new process, as an operator runs it) to its end. */
 type RunDepot = (args: string[]) => Promise<unknown>;
@@ -33,7 +33,7 @@ export async function timeUntilServed(run: () => Promise<unknown>, served: () =>
 }
 
 /** The id of the version `path` (a latest answer) names; null when the origin answers none (SPEC's 404). */
-export async function latestId(base: string, path: string): Promise<string | null> {
+async function latestId(base: string, path: string): Promise<string | null> {
   const response = await fetch(base + path);
   if (response.status === 404) return null;
   if (!response.ok) throw new Error(`${path}: ${response.status}`);
