@@ -1,4 +1,5 @@
 // npm run bench [-- --rounds 3 --seconds 5 --only serving|build|release|brands|charts|counting|scale|growth] [--versions 100,1000,10000]
+// (--versions: the growth bench's counts, default 100,1000,10000; the release bench's large workspaces, default 1000)
 // Each figure is printed beside a baseline measured in the same run, as a ratio: these machines are
 // noisy, so only same-run ratios compare. Medians over the rounds.
 import { execFile } from 'node:child_process';
@@ -19,13 +20,14 @@ import { benchCharts } from './charts.ts';
 import { benchCounting } from './counting.ts';
 import { WRK, buildWithBigJar, fmt, load, measureCpu, median, pluginJar, report, type CpuFigures } from './harness.ts';
 import { benchScale } from './scale.ts';
+import { lifecycleToServed, timeUntilServed } from './lifecycle.ts';
 
 const { values } = parseArgs({
   options: {
     rounds: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '5' },
     only: { type: 'string' },
-    versions: { type: 'string', default: '100,1000,10000' },
+    versions: { type: 'string' },
   },
 });
 const ROUNDS = Math.min(Math.max(Number(values.rounds), 1), 10);
@@ -33,7 +35,13 @@ const SECONDS = Math.min(Math.max(Number(values.seconds), 1), 30);
 const TSX = ['--import', 'tsx'];
 /** The operator CLI as `npm run depot` runs it (its bundle, build/cli/launch.mjs), without npm's own start. */
 const DEPOT = ['build/cli/launch.mjs'];
-const VERSIONS = values.versions.split(',').map((n) => Math.min(Math.max(Number(n) || 100, 1), 20_000));
+const VERSIONS = (values.versions ?? '100,1000,10000')
+  .split(',')
+  .map((n) => Math.min(Math.max(Number(n) || 100, 1), 20_000));
+/** The release bench's large workspaces: `--versions` when given, else 1,000 versions. */
+const RELEASE_SIZES = values.versions === undefined ? [1000] : VERSIONS;
+/** Above this many versions the release bench builds without the site: with it, each command's full build takes over a minute there, after its change is served. */
+const RELEASE_SITE_UP_TO = 1000;
 
 async function makeWorkspace(name: string) {
   const dir = join(work, name);
@@ -282,19 +290,21 @@ async function benchBuild() {
   report('first build (renders all images)', first, 'ms', 'cp -r data/ (I/O floor)', median(copies));
 }
 
+/** A workspace the release bench releases into; `site: false` runs every command with SITE=off. */
+type ReleaseWorkspace = { dataDir: string; distDir: string; dir: string; cacheDir?: string; site?: boolean };
+
 /**
  * From `depot release` (a new process, as an operator runs it) until the origin following
  * dist/current answers the new version: its metadata and its download. `rounds` releases of
- * `3.<label>.<round>`; returns the times in ms. The CLI is awaited (its site build) before the next.
+ * `3.<label>.<round>`; returns the times in ms. Each command is awaited (its full build) before the
+ * next. With `lifecycle`, each release is then withdrawn, restored and moved to beta (issue 29),
+ * each timed the same way until the origin serves it (bench/lifecycle.ts).
  */
-async function releaseToServed(
-  ws: { dataDir: string; distDir: string; dir: string; cacheDir?: string },
-  label: number,
-  rounds: number,
-) {
+async function releaseToServed(ws: ReleaseWorkspace, label: number, rounds: number, lifecycle = false) {
   const port = 4104;
+  const base = `http://127.0.0.1:${port}`;
   const path = '/api/plugin-versions/latest/papermc/21';
-  const origin = await startProcess(process.execPath, [...TSX, 'server/main.ts'], `http://127.0.0.1:${port}${path}`, {
+  const origin = await startProcess(process.execPath, [...TSX, 'server/main.ts'], base + path, {
     PORT: String(port),
     HOST: '127.0.0.1',
     RATE_LIMIT: '0',
@@ -302,38 +312,44 @@ async function releaseToServed(
     DIST_DIR: ws.distDir,
     DATA_DIR: ws.dataDir,
   });
-  const releases: number[] = [];
+  const runDepot = (args: string[]) =>
+    timeCommand(process.execPath, [...DEPOT, ...args], {
+      DATA_DIR: ws.dataDir,
+      DIST_DIR: ws.distDir,
+      // The audit log of every change goes to the workspace, not the checkout's .storage.
+      STORAGE_DIR: join(ws.dir, 'storage'),
+      ...(ws.cacheDir ? { BUILD_CACHE_DIR: ws.cacheDir } : {}),
+      ...(ws.site === false ? { SITE: 'off' } : {}),
+    });
+  const times = { release: [] as number[], withdraw: [] as number[], restore: [] as number[], edit: [] as number[] };
   try {
     for (let round = 0; round < rounds; round++) {
       const jar = join(ws.dir, `Release-${label}-${round}.jar`);
       const bytes = pluginJar(`release ${label} ${round}`);
       await writeFile(jar, bytes);
       const version = `3.${label}.${round}`;
-      const started = performance.now();
-      const cli = timeCommand(
-        process.execPath,
-        [...DEPOT, 'release', jar, '--version', version, '--java', '21', '--software', 'PaperMC'],
-        { DATA_DIR: ws.dataDir, DIST_DIR: ws.distDir, ...(ws.cacheDir ? { BUILD_CACHE_DIR: ws.cacheDir } : {}) },
+      const release = ['release', jar, '--version', version, '--java', '21', '--software', 'PaperMC'];
+      times.release.push(
+        await timeUntilServed(
+          () => runDepot(release),
+          () => answersRelease(base, path, version, bytes),
+        ),
       );
-      const deadline = Date.now() + 30_000;
-      let served = false;
-      while (!served && Date.now() < deadline) {
-        served = await answersRelease(`http://127.0.0.1:${port}`, path, version, bytes);
-        if (!served) await new Promise((r) => setTimeout(r, 10));
-      }
-      if (!served) throw new Error('the release was not served within 30 s');
-      releases.push(performance.now() - started);
-      await cli;
+      if (!lifecycle) continue;
+      const changed = await lifecycleToServed(base, path, runDepot);
+      for (const action of ['withdraw', 'restore', 'edit'] as const) times[action].push(changed[action]);
     }
   } finally {
     await origin.stop();
   }
-  return releases;
+  return times;
 }
 
 /** Does the origin answer `version` as the latest, and its download with the released bytes? */
 async function answersRelease(base: string, path: string, version: string, bytes: Uint8Array): Promise<boolean> {
-  const body = (await (await fetch(base + path)).json()) as { version: { pluginVersion: string; downloadUrl: string } };
+  const response = await fetch(base + path);
+  if (response.status === 404) return false;
+  const body = (await response.json()) as { version: { pluginVersion: string; downloadUrl: string } };
   if (body.version.pluginVersion !== version) return false;
   const download = await fetch(base + body.version.downloadUrl);
   const served = new Uint8Array(await download.arrayBuffer());
@@ -343,32 +359,45 @@ async function answersRelease(base: string, path: string, version: string, bytes
 /** `depot` with no command: the CLI's bare start-up (node, the launcher's stamp check, the bundle, its config). */
 const cliStartup = () => timeCommand(process.execPath, DEPOT, { EXPECT_FAILURE: '1' });
 
+/**
+ * Release to served on the demo data and on each size of RELEASE_SIZES, beside the CLI's bare
+ * start-up; then withdraw, restore and edit to served (issue 29), each beside the release of the
+ * same workspace and run.
+ */
 async function benchRelease() {
-  console.log(`\n# Release to served (${ROUNDS} rounds, origin following dist/current; metadata and download)`);
+  console.log(
+    `\n# Release, withdraw, restore and edit to served (${ROUNDS} rounds, origin following dist/current; SITE=off above ${RELEASE_SITE_UP_TO.toLocaleString('en')} versions)`,
+  );
   const startups: number[] = [];
   for (let round = 0; round < ROUNDS; round++) startups.push(await cliStartup());
-  const demo = await makeWorkspace('release');
-  await runBuild(demo);
-  const large = {
-    dir: join(work, 'release-large'),
-    dataDir: join(work, 'release-large/data'),
-    distDir: join(work, 'release-large/dist'),
-  };
-  await writeLargeData(large.dataDir, 1000);
-  await runBuild(large);
-  for (const [name, ws] of [
-    ['demo data', demo],
-    ['1,000 versions', large],
-  ] as const) {
-    const releases = await releaseToServed(ws, ws === demo ? 0 : 1, ROUNDS);
+  const workspaces: [string, ReleaseWorkspace][] = [['demo data', await makeWorkspace('release')]];
+  for (const count of RELEASE_SIZES) {
+    const dir = join(work, `release-${count}`);
+    const ws = { dir, dataDir: join(dir, 'data'), distDir: join(dir, 'dist'), site: count <= RELEASE_SITE_UP_TO };
+    await writeLargeData(ws.dataDir, count);
+    workspaces.push([`${count.toLocaleString('en')} versions`, ws]);
+  }
+  for (const [index, [name, ws]] of workspaces.entries()) {
+    await runBuild(ws);
+    const times = await releaseToServed(ws, index, ROUNDS, true);
+    const release = median(times.release);
     report(
       `depot release -> served, ${name} (node build/cli/launch.mjs, no npm)`,
-      median(releases),
+      release,
       'ms',
       'depot CLI start (no-op, no npm)',
       median(startups),
       '< 1000 ms',
     );
+    for (const action of ['withdraw', 'restore', 'edit'] as const)
+      report(
+        `depot ${action} -> served, ${name}`,
+        median(times[action]),
+        'ms',
+        'release, same run',
+        release,
+        '< 1000 ms',
+      );
   }
 }
 
@@ -409,7 +438,7 @@ async function benchGrowth(counts: number[]) {
       built = withSite.distDir;
     }
     const ws = { dir: join(work, `growth-${count}`), dataDir, distDir: built, cacheDir };
-    const releases = await releaseToServed(ws, 2 + counts.indexOf(count), ROUNDS);
+    const releases = (await releaseToServed(ws, 2 + counts.indexOf(count), ROUNDS)).release;
     console.log(
       `${count.toLocaleString('en').padStart(8)} ${`${fmt(median(off))} ms`.padStart(16)} ${`${fmt(median(on))} ms`.padStart(16)} ${`${fmt(median(releases))} ms`.padStart(18)}`,
     );
