@@ -12,7 +12,8 @@ import {
   versionsDir,
   type Catalog,
 } from '../../server/versions/catalog.ts';
-import { channelOf } from '../../server/versions/channels.ts';
+import { channelOf, type Channel as ChannelName } from '../../server/versions/channels.ts';
+import type { MinecraftRange } from '../../server/versions/minecraft.ts';
 import {
   Channel,
   PLUGIN_VERSION_ID,
@@ -92,27 +93,32 @@ function parseOptions<T extends z.ZodType>(
   return parsed.data;
 }
 
+/** Who asks for a change: `by` (the record's withdrawn.by), and the audit log's actor (else actorOf(by)). */
+type Requester = { by?: string | undefined; actor?: string | undefined };
+
+export type WithdrawRequest = Requester & { id: string; reason: string };
+export type RestoreRequest = Requester & { id: string };
+/** An edit: what the JAR does not fix; the changelog as text already checked (checkChangelog). */
+export type EditRequest = Requester & {
+  id: string;
+  channel?: ChannelName | undefined;
+  changelog?: string | undefined;
+  minecraft?: MinecraftRange[] | string | undefined;
+  proxy?: string | undefined;
+};
+
 /** `withdraw <id> --reason "<text>" [--by alice]`. */
-export async function withdrawVersion(args: string[], config: Config, now: Date) {
-  const options = parseOptions(WithdrawOptions, args, { reason: { type: 'string' }, by: { type: 'string' } });
-  const { reason } = options;
-  return changeVersion(config, options.id, 'withdraw', options.by, now, (record) => {
-    if (record.withdrawn)
-      return { nothingToDo: `${record.id} is already withdrawn (${JSON.stringify(record.withdrawn.reason)})` };
-    const withdrawn = { reason, at: now.toISOString(), by: options.by ?? 'operator' };
-    return { record: { ...record, withdrawn }, changes: { reason }, announce: { event: 'withdraw', reason } };
-  });
+export function withdrawVersion(args: string[], config: Config, now: Date) {
+  return withdraw(
+    parseOptions(WithdrawOptions, args, { reason: { type: 'string' }, by: { type: 'string' } }),
+    config,
+    now,
+  );
 }
 
-/** `restore <id> [--by alice]`: a withdrawn version answered again as before its withdrawal. */
-export async function restoreVersion(args: string[], config: Config, now: Date) {
-  const options = parseOptions(RestoreOptions, args, { by: { type: 'string' } });
-  return changeVersion(config, options.id, 'restore', options.by, now, (record) => {
-    if (!record.withdrawn)
-      throw new RefusedError(`${record.id} is not withdrawn; nothing to restore (withdraw it with depot withdraw)`);
-    const { withdrawn, ...restored } = record;
-    return { record: restored, changes: { withdrawnReason: withdrawn.reason } };
-  });
+/** `restore <id> [--by alice]`. */
+export function restoreVersion(args: string[], config: Config, now: Date) {
+  return restore(parseOptions(RestoreOptions, args, { by: { type: 'string' } }), config, now);
 }
 
 /** `edit <id> [--channel C] [--changelog notes.md] [--minecraft RANGE] [--proxy V] [--by alice]`. */
@@ -133,11 +139,37 @@ export async function editVersion(args: string[], config: Config, now: Date) {
     throw new RefusedError(
       `--${asked}: cannot change: the JAR fixes it; release a new version (and withdraw this one) instead`,
     );
-  const { channel, minecraft, proxy } = options;
-  if ([channel, options.changelog, minecraft, proxy].every((value) => value === undefined))
+  if ([options.channel, options.changelog, options.minecraft, options.proxy].every((value) => value === undefined))
     throw new RefusedError('nothing to change: give --channel, --changelog, --minecraft or --proxy');
   const changelog = options.changelog === undefined ? undefined : await readChangelogOption(options.changelog);
-  return changeVersion(config, options.id, 'edit', options.by, now, (record, version) => {
+  return edit({ ...options, changelog }, config, now);
+}
+
+/** A version withdrawn: in no latest, resolve or update-check answer; announced to the webhooks subscribed to withdraw. */
+export function withdraw(request: WithdrawRequest, config: Config, now: Date) {
+  const { reason } = request;
+  return changeVersion(config, request, 'withdraw', now, (record) => {
+    if (record.withdrawn)
+      return { nothingToDo: `${record.id} is already withdrawn (${JSON.stringify(record.withdrawn.reason)})` };
+    const withdrawn = { reason, at: now.toISOString(), by: request.by ?? 'operator' };
+    return { record: { ...record, withdrawn }, changes: { reason }, announce: { event: 'withdraw', reason } };
+  });
+}
+
+/** A withdrawn version answered again as before its withdrawal. */
+export function restore(request: RestoreRequest, config: Config, now: Date) {
+  return changeVersion(config, request, 'restore', now, (record) => {
+    if (!record.withdrawn)
+      throw new RefusedError(`${record.id} is not withdrawn; nothing to restore (withdraw it with depot withdraw)`);
+    const { withdrawn, ...restored } = record;
+    return { record: restored, changes: { withdrawnReason: withdrawn.reason } };
+  });
+}
+
+/** What the JAR does not fix, changed: channel, changelog, Minecraft versions, proxy version. */
+export function edit(request: EditRequest, config: Config, now: Date) {
+  const { channel, changelog, minecraft, proxy } = request;
+  return changeVersion(config, request, 'edit', now, (record, version) => {
     const { minecraftVersion: _version, minecraftVersions: _ranges, ...rest } = record;
     const edited: PluginVersionRecord = {
       ...(minecraft === undefined ? record : { ...rest, ...minecraftFields(minecraft) }),
@@ -171,13 +203,13 @@ const EDITABLE = ['channel', 'proxyVersion', 'minecraftVersion', 'minecraftVersi
  */
 async function changeVersion(
   config: Config,
-  id: string,
+  request: Requester & { id: string },
   action: 'withdraw' | 'restore' | 'edit',
-  by: string | undefined,
   now: Date,
   decide: (record: PluginVersionRecord, version: CatalogVersion) => Decision,
 ) {
-  const actor = actorOf(by);
+  const { id } = request;
+  const actor = request.actor ?? actorOf(request.by);
   const stored = await readRecord(config.dataDir, id);
   const first = decide(stored.record, stored.version);
   if ('nothingToDo' in first) {
