@@ -250,6 +250,36 @@ files(
   },
 );
 
+/**
+ * Issue 30: a publishing token added and revoked records its id, user, name and expiry (never the
+ * token or its digest); the stored log (`stored()`) holds neither, however it is written.
+ */
+async function assertTokenChangesRecorded(
+  workspace: Workspace,
+  env: Record<string, string>,
+  stored: () => Promise<string>,
+) {
+  const depot = depotIn(workspace, env);
+  const added = await depot(['token', 'add', 'olivia', '--name', 'ci', '--by', 'dave']);
+  await assertRefused(workspace, env, ['token', 'add', 'olivia', '--expires', 'soon'], /^depot token: --expires: /);
+  await depot(['token', 'revoke', added.id, '--by', 'erin']);
+  const records = await printed(workspace, env, ['--target', added.id]);
+  assert.equal(
+    records.map(({ action, actor, changes }) => ({ action, actor, changes })),
+    [
+      { action: 'token add', actor: 'dave', changes: { username: 'olivia', name: 'ci', expiresAt: added.expiresAt } },
+      { action: 'token revoke', actor: 'erin', changes: { username: 'olivia', name: 'ci' } },
+    ],
+  );
+  const log = await stored();
+  for (const secret of [added.token, added.token.slice(4), hashSecret(added.token)])
+    assert.not.ok(log.includes(secret), `the audit log holds a secret: ${secret}`);
+}
+
+files('a publishing token added and revoked: two records naming its id, never the token or its digest', () =>
+  assertTokenChangesRecorded(ctx.workspace, {}, () => readFile(join(ctx.workspace.storageDir, 'audit.jsonl'), 'utf8')),
+);
+
 const REDIS = findProgram('redis-server');
 const redis = suite('audit log: Redis');
 const rctx = {} as { workspace: Workspace; server: RedisServer };
@@ -288,6 +318,19 @@ redis('with REDIS_URL every change is one entry of the stream depot:audit, witho
     await stat(join(workspace.storageDir, 'audit.jsonl')).catch(() => null),
     'nothing in the embedded store',
   );
+});
+
+redis('with REDIS_URL a publishing token added and revoked: two entries, never the token or its digest', async () => {
+  const { workspace, server } = rctx;
+  const state = createRedisStorage(server.url, () => {});
+  try {
+    assert.ok(await redisReady(state.redis!, 5000));
+    await assertTokenChangesRecorded(workspace, { REDIS_URL: server.url }, async () =>
+      JSON.stringify(await state.redis!.xrange('depot:audit', '-', '+')),
+    );
+  } finally {
+    state.redis!.disconnect();
+  }
 });
 
 files.run();

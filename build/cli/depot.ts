@@ -16,6 +16,7 @@ const counts = () => import('./counts.ts');
 const chartUrls = () => import('./chart-url.ts');
 const audit = () => import('./audit.ts');
 const lifecycle = () => import('./lifecycle.ts');
+const tokens = () => import('./tokens.ts');
 
 const USAGE = `usage: npm run depot -- <command>
   release <file.jar> --version 1.4.0 --java 21 --software PaperMC,Folia [--minecraft 1.20.6-1.21.4] [--proxy 3.4] [--by alice] [--changelog notes.md] [--channel beta]
@@ -31,6 +32,8 @@ const USAGE = `usage: npm run depot -- <command>
   migrate [--to redis://host:6379]      (STORAGE_DIR's servers, tokens and samples into Redis)
   webhook add <url> [--format json|discord] [--events release,withdraw] [--owner <username>] [--by alice]
   webhook list | webhook remove <id> [--by alice] | webhook test <id>
+  token add <username> [--name ci] [--expires 90d|never] [--by alice]   (a publishing token, printed once; expires in 90d unless told)
+  token list | token revoke <id> [--by alice]
   audit [--since 7d] [--target <id>]    (the changes made, one JSON line each, newest last; --by defaults to the OS user)
   counts import <access.log>             (JAR downloads nginx served, from its log, into the download counts)
   counts repair                          (rewrites the download journals without torn lines a full disk left)`;
@@ -67,6 +70,11 @@ async function main(argv: string[]): Promise<number> {
       case 'webhook': {
         const result = await (await webhooks()).runWebhookCommand(args, config);
         if (result) return print(result);
+        break;
+      }
+      case 'token': {
+        const result = (await tokens()).runTokenCommand(args, config);
+        if (result) return print(await result);
         break;
       }
       case 'counts': {

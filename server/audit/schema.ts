@@ -17,6 +17,8 @@ const AUDIT_ACTIONS = [
   'server token',
   'webhook add',
   'webhook remove',
+  'token add',
+  'token revoke',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -37,7 +39,7 @@ const Changes = z.record(z.string(), z.json());
 export const AuditRecord = z.strictObject({
   at: z.iso.datetime(),
   action: z.enum(AUDIT_ACTIONS),
-  /** The version id, username, server id or webhook id changed. */
+  /** The version id, username, server id, webhook id or publishing token id changed. */
   target: z.string().min(1).max(200),
   actor: Actor,
   changes: Changes,

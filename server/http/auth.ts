@@ -2,8 +2,12 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { HTTPError, type H3Event } from 'h3';
 import { sha256Hex } from '../digest.ts';
 
-/** A new secret, shown once: a prefix naming its kind and 32 random bytes. */
-export function newSecret(prefix: 'dpt' | 'dpk' | 'dpw'): string {
+/**
+ * A new secret, shown once: a prefix naming its kind and 32 random bytes (base64url, 43 characters).
+ * dpt_ a user's token (private charts), dpk_ a server's ingest key, dpw_ a webhook's signing
+ * secret, dpp_ a publishing token; each is refused where another kind is expected.
+ */
+export function newSecret(prefix: 'dpt' | 'dpk' | 'dpw' | 'dpp'): string {
   return `${prefix}_${randomBytes(32).toString('base64url')}`;
 }
 

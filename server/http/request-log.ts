@@ -4,7 +4,7 @@ import { guarded } from './after-response.ts';
 import { connectionClient } from './client-address.ts';
 import type { AnsweredFrom } from './event-context.ts';
 
-/** One structured line per request. Built from the request line and our own context, never from headers, so never a token or key. */
+/** One structured line per request. Built from the request line (its path, secrets cut) and our own context, never from headers or the query, so never a token or key. */
 export type RequestLog = {
   method: string;
   path: string;
@@ -16,6 +16,19 @@ export type RequestLog = {
   /** The client went away before the answer was complete. */
   aborted?: true;
 };
+
+/**
+ * A secret of ours pasted into a path (a client that put its token where an id goes): its prefix
+ * stays, to say what kind it was, and the rest is cut. The query string is never logged at all.
+ */
+const SECRET_IN_PATH = /(?<![A-Za-z0-9])(dp[ptkw]_)[A-Za-z0-9_%-]+/g;
+
+/** The path a log line shows: the request line's, without its query string and without any secret. */
+export function loggedPath(url: string | undefined): string {
+  const query = url?.indexOf('?') ?? -1;
+  const path = query === -1 ? (url ?? '/') : url!.slice(0, query);
+  return path.replace(SECRET_IN_PATH, '$1[redacted]');
+}
 
 const CACHE_NAMES: Record<AnsweredFrom, RequestLog['cache']> = {
   precomputed: 'static',
@@ -38,10 +51,9 @@ export function logRequests(log: (entry: RequestLog) => void, trustProxy: (addre
       guarded('request-log', () => {
         const cache = context.answeredFrom && CACHE_NAMES[context.answeredFrom];
         const client = (context.client ?? connectionClient(req, trustProxy, socket)).address;
-        const query = req.url?.indexOf('?') ?? -1;
         log({
           method: req.method ?? 'GET',
-          path: query === -1 ? (req.url ?? '/') : req.url!.slice(0, query),
+          path: loggedPath(req.url),
           status: res.statusCode,
           ms: Math.round((performance.now() - started) * 100) / 100,
           ...(cache ? { cache } : {}),
