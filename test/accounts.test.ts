@@ -233,7 +233,11 @@ embedded('user remove --force: their servers, webhooks and tokens go; the chart 
   const { privateServer, owner } = local.accounts;
   const origin = local.origins[0]!;
   assert.is((await chart(origin, privateServer.id, owner)).status, 200);
+  const publishing = await depot(local, ['token', 'add', 'olivia', '--name', 'ci']);
   const removed = await depot(local, ['user', 'remove', 'olivia', '--force']);
+  assert.equal(removed.publishingTokens, [publishing.id], 'their publishing tokens are revoked with them');
+  const { tokens: left } = await depot(local, ['token', 'list']);
+  assert.not.ok(left.some((t: { id: string }) => t.id === publishing.id));
   assert.is(removed.username, 'olivia');
   assert.equal(removed.servers.sort(), [local.accounts.publicServer.id, privateServer.id].sort());
   assert.is(removed.webhooks.length, 1);

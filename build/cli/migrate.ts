@@ -9,6 +9,7 @@ import { AUDIT_KEY } from '../../server/audit/store-file.ts';
 import { redactUrl } from '../../server/redis.ts';
 import { CACHE_PREFIX, createFileStorage, redisKey, type Storage } from '../../server/storage.ts';
 import { TokenRecord } from '../../server/users.ts';
+import { PublishTokenRecord } from '../../server/publish-tokens/schema.ts';
 import { Delivery, WebhookRecord } from '../../server/webhooks/schema.ts';
 import { RefusedError } from './refused.ts';
 import { withState } from './state.ts';
@@ -22,6 +23,7 @@ const KINDS: {
 }[] = [
   { prefix: 'servers:', name: 'servers', schema: ServerRecord },
   { prefix: 'user-tokens:', name: 'tokens', schema: TokenRecord },
+  { prefix: 'publish-tokens:', name: 'tokens', schema: PublishTokenRecord },
   {
     prefix: 'samples:',
     name: 'samples',

@@ -12,6 +12,7 @@ import { writeFileAtomic } from '../../server/write-atomic.ts';
 import { runBuild } from '../build.ts';
 import { actorOf, auditChange } from './audit.ts';
 import { RefusedError } from './refused.ts';
+import { publishTokenStore } from '../../server/publish-tokens/store.ts';
 import { withState } from './state.ts';
 
 /** The servers and webhooks of the state store, by owner. */
@@ -67,7 +68,17 @@ async function removeOwnedState(state: StateStore, username: string, force: bool
   const webhooks = webhookStore(state.storage, state.redis);
   for (const webhook of owned.webhooks) await webhooks.remove(webhook.id);
   const tokens = await userTokenStore(state.storage).removeUser(username);
-  return { servers: owned.servers.map((s) => s.id), webhooks: owned.webhooks.map((w) => w.id), tokens };
+  // Publishing tokens act as their user: they go with it, refused at once on every origin.
+  const publishing = publishTokenStore(state.storage, state.redis);
+  const revoked: string[] = [];
+  for (const token of await publishing.list())
+    if (token.username === username && (await publishing.revoke(token.id))) revoked.push(token.id);
+  return {
+    servers: owned.servers.map((s) => s.id),
+    webhooks: owned.webhooks.map((w) => w.id),
+    tokens,
+    publishingTokens: revoked,
+  };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { loggedPath } from './request-log.ts';
 import { HTTPError, type H3Event } from 'h3';
 import type { ServerRequest } from 'srvx';
 import { StorageUnavailableError } from '../storage.ts';
@@ -23,12 +24,12 @@ function answerError(caught: HTTPError, event: H3Event, endpoints: EndpointTable
   if (error.unhandled && isClientAbort(error.cause, event)) {
     // Not our fault and nothing to debug: one line, no stack; the answer reaches nobody.
     logClientAbort(
-      `[request] ${event.req.method} ${event.url.pathname}: the client went away before its request was complete (said at most once a minute)`,
+      `[request] ${event.req.method} ${loggedPath(event.url.pathname)}: the client went away before its request was complete (said at most once a minute)`,
     );
     status = 400;
     body = { error: 'The request ended before its body was complete' };
   } else if (error.unhandled) {
-    console.error(`[error] ${event.req.method} ${event.url.pathname}:`, error.cause ?? error);
+    console.error(`[error] ${event.req.method} ${loggedPath(event.url.pathname)}:`, error.cause ?? error);
     status = 500;
     body = { error: 'Internal server error' };
   } else {
