@@ -41,7 +41,10 @@ const text = (example: string) =>
 const METADATA_FIELDS = {
   pluginVersion: text('"1.4.0"').pipe(SemVer),
   // A number is what a YAML or shell author writes most often: 21 reads as "21".
-  javaVersion: z.preprocess((value) => (typeof value === 'number' ? String(value) : value), JavaVersion),
+  javaVersion: z.preprocess(
+    (value) => (typeof value === 'number' ? String(value) : value),
+    text('"21"').pipe(JavaVersion),
+  ),
   serverSoftware: z
     .array(ServerSoftwareName, {
       error: (issue) =>
