@@ -10,7 +10,7 @@ import { HTTPError, type H3Event } from 'h3';
 import type { ServerRequest } from 'srvx';
 
 /** The `metadata` part: a few fields and a changelog of at most 64 KiB, which JSON escaping can double. */
-export const METADATA_MAX_BYTES = 256 * 1024;
+const METADATA_MAX_BYTES = 256 * 1024;
 /** Boundaries and part headers around the two parts: a Content-Length beyond the parts' limits and this is refused unread. */
 const FRAMING_BYTES = 16 * 1024;
 
