@@ -14,9 +14,17 @@ import {
   versionsDir,
   type Catalog,
 } from '../../server/versions/catalog.ts';
-import { catalogVersion, jarDigests } from '../../server/versions/catalog-version.ts';
+import { catalogVersion, jarDigests, type JarDigests } from '../../server/versions/catalog-version.ts';
 import { inspectJar } from '../../server/versions/jar.ts';
-import { Channel, JavaVersion, PluginVersionRecord, SemVer, ServerSoftwareName } from '../../server/versions/schema.ts';
+import {
+  CHANGELOG_MAX_BYTES,
+  Channel,
+  ChangelogMarkdown,
+  JavaVersion,
+  PluginVersionRecord,
+  SemVer,
+  ServerSoftwareName,
+} from '../../server/versions/schema.ts';
 import { runBuild } from '../build.ts';
 import { writeFileAtomic } from '../../server/write-atomic.ts';
 import { Actor } from '../../server/audit/schema.ts';
@@ -24,46 +32,13 @@ import { actorOf, auditChange } from './audit.ts';
 import { RefusedError } from './refused.ts';
 import { enqueueWebhooks } from './announce.ts';
 import { presentVersion } from '../../server/versions/present.ts';
-import { highestMinecraft, parseMinecraftList, type MinecraftRange } from '../../server/versions/minecraft.ts';
+import { highestMinecraft, type MinecraftRange } from '../../server/versions/minecraft.ts';
 import { acceptChangelog } from '../../server/versions/changelog.ts';
-import {
-  describeCharacter,
-  escapeForbidden,
-  forbiddenCharacter,
-  freeTextProblem,
-  refuseForbiddenText,
-} from '../../server/free-text.ts';
+import { describeCharacter, escapeForbidden, forbiddenCharacter } from '../../server/free-text.ts';
+import { MinecraftOption, ProxyOption } from '../../server/publish/metadata.ts';
 
-/** `--minecraft`, issue 15: `1.21.4`, `1.20.6-1.21.4`, `1.21.x` or a comma list of them. */
-export const MinecraftOption = z
-  .string()
-  .max(400, { error: 'is longer than 400 characters' })
-  .transform((text, ctx): MinecraftRange[] | string => {
-    // A snapshot or pre-release name (24w14a, 1.21.5-pre1) is kept as written, as before ranges: it matches only itself.
-    if (!/^[\d.x,\s-]+$/.test(text)) {
-      const problem = freeTextProblem(text, { cdata: false });
-      if (problem) {
-        ctx.addIssue({ code: 'custom', message: problem });
-        return z.NEVER;
-      }
-      if (text.length <= 32) return text;
-      ctx.addIssue({ code: 'custom', message: 'must be a version, a range or a list of them such as 1.20.6-1.21.4' });
-      return z.NEVER;
-    }
-    const ranges = parseMinecraftList(text);
-    if (typeof ranges === 'string') {
-      ctx.addIssue({ code: 'custom', message: ranges });
-      return z.NEVER;
-    }
-    return ranges;
-  });
-
-/** `--proxy`: the proxy version a build is for. */
-export const ProxyOption = z
-  .string()
-  .min(1)
-  .max(32)
-  .superRefine(refuseForbiddenText({ cdata: false }));
+// Also the HTTP API's metadata fields (issue 30): defined beside it, since server/ never imports build/.
+export { MinecraftOption, ProxyOption };
 
 const ReleaseOptions = z.object({
   file: z.string({
@@ -90,6 +65,14 @@ const ReleaseOptions = z.object({
   channel: Channel.optional(),
 });
 export type ReleaseOptions = z.output<typeof ReleaseOptions>;
+
+/** What a release takes: the CLI's options, or the HTTP API's upload and metadata (issue 30), which go the same way. */
+export type ReleaseInput = Omit<ReleaseOptions, 'changelog'> & {
+  /** The name the JAR is stored and served under; absent, the file's own (the CLI). An upload's is its part's filename. */
+  fileName?: string;
+  /** `--changelog`'s Markdown file, or the Markdown itself (the API's metadata). */
+  changelog?: string | { markdown: string };
+};
 
 /**
  * A path as a refusal shows it: quoted with its control and format characters escaped, so it stays
@@ -135,12 +118,36 @@ export function optionsRefused(issues: readonly z.core.$ZodIssue[], positional: 
  */
 export async function readChangelogOption(file: string): Promise<string> {
   const markdown = await readChangelog(file).catch((error: NodeJS.ErrnoException) => {
-    if (error instanceof DataError) throw new RefusedError(`--changelog: ${escapeForbidden(error.message)}`);
-    throw new RefusedError(`--changelog: cannot read ${shownPath(file)}: ${error.code ?? error.message}`);
+    if (error instanceof DataError) throw new RefusedError(`--changelog: ${escapeForbidden(error.message)}`, CHANGELOG);
+    throw new RefusedError(`--changelog: cannot read ${shownPath(file)}: ${error.code ?? error.message}`, CHANGELOG);
   });
   const problem = acceptChangelog(markdown, cpuMilliseconds);
-  if (problem) throw new RefusedError(`--changelog: ${shownPath(file)}: ${problem}`);
+  if (problem) throw new RefusedError(`--changelog: ${shownPath(file)}: ${problem}`, CHANGELOG);
   return markdown;
+}
+
+const CHANGELOG = { kind: 'field', field: 'changelog' } as const;
+
+/**
+ * The API's `changelog`: what a --changelog file is checked for (readChangelog, then
+ * acceptChangelog), on the text itself.
+ */
+export function acceptChangelogText(markdown: string): string {
+  const refuse = (problem: string) => new RefusedError(`changelog: ${escapeForbidden(problem)}`, CHANGELOG);
+  // A JSON string can hold a lone surrogate, which no UTF-8 file can.
+  if (Buffer.from(markdown, 'utf8').toString('utf8') !== markdown) throw refuse('not valid UTF-8');
+  const size = Buffer.byteLength(markdown);
+  if (size > CHANGELOG_MAX_BYTES) throw refuse(`${size} bytes; a changelog holds at most ${CHANGELOG_MAX_BYTES} bytes`);
+  const parsed = ChangelogMarkdown.safeParse(markdown);
+  if (!parsed.success) throw refuse(parsed.error.issues.map((issue) => issue.message).join('; '));
+  const problem = acceptChangelog(markdown, cpuMilliseconds);
+  if (problem) throw refuse(problem);
+  return markdown;
+}
+
+function releaseChangelog(changelog: ReleaseInput['changelog']): Promise<string | undefined> | string | undefined {
+  if (changelog === undefined) return undefined;
+  return typeof changelog === 'string' ? readChangelogOption(changelog) : acceptChangelogText(changelog.markdown);
 }
 
 /** This process's CPU time: a render's cost, whatever else the machine runs meanwhile. */
@@ -155,7 +162,7 @@ function cpuMilliseconds(): number {
  * most files no record names (the build refuses a changelog without its record: remove it).
  */
 export async function releaseJar(
-  options: ReleaseOptions,
+  options: ReleaseInput,
   dirs: {
     dataDir: string;
     distDir: string;
@@ -166,33 +173,16 @@ export async function releaseJar(
   },
   now: Date,
 ) {
-  const file = shownPath(options.file);
-  // The name is served in Content-Disposition, feeds, pages and nginx.conf, and written to logs:
-  // refuse it (the character rule) before reading anything.
-  const name = basename(options.file);
-  const forbidden = forbiddenCharacter(name);
-  if (forbidden !== undefined || name.includes(']]>')) {
-    const what = forbidden === undefined ? '"]]>"' : describeCharacter(forbidden);
-    throw new RefusedError(`the JAR's file name ${shownPath(name)} contains ${what}; rename the file`);
-  }
-  const bytes = await readFile(options.file).catch((error: NodeJS.ErrnoException) => {
-    throw new RefusedError(`cannot read ${file}: ${error.code ?? error.message}`);
-  });
-  try {
-    inspectJar(bytes);
-  } catch (error) {
-    throw new RefusedError(`${file} is ${(error as Error).message}`);
-  }
-  const changelog = options.changelog === undefined ? undefined : await readChangelogOption(options.changelog);
-  const { sha256, sha512 } = jarDigests(bytes);
+  const jar = await readReleaseJar(options.file, options.fileName);
+  const changelog = await releaseChangelog(options.changelog);
   let released: { record: PluginVersionRecord; told: number } | undefined;
   // Checked and written under the build lock, against data/ as the build loads it: two releases of
   // the same JAR at once cannot both pass the duplicate check, and data/ is read once.
   const change = async (catalog: Catalog): Promise<Catalog> => {
-    const record = newRecord(options, catalog, { file, bytes, sha256, now });
+    const record = newRecord(options, catalog, jar, now);
     // As loadCatalog makes it (sha512 included): the tree's catalog.json and its answers carry it.
     const next = createCatalog(
-      [...catalog.versions, catalogVersion(record, sha512, changelog)],
+      [...catalog.versions, catalogVersion(record, jar.sha512, changelog)],
       [...catalog.users.values()],
     );
     // Announcements first: sent once the version is served, they are never lost to a crash after its record.
@@ -206,7 +196,7 @@ export async function releaseJar(
     try {
       await mkdir(jarsDir(dirs.dataDir), { recursive: true });
       await mkdir(versionsDir(dirs.dataDir), { recursive: true });
-      await writeFileAtomic(jarPath(dirs.dataDir, record.id), bytes);
+      await writeFileAtomic(jarPath(dirs.dataDir, record.id), jar.bytes);
       if (changelog !== undefined) await writeFileAtomic(changelogPath(dirs.dataDir, record.id), changelog);
       await writeFileAtomic(
         join(versionsDir(dirs.dataDir), `${record.id}.json`),
@@ -233,15 +223,46 @@ export async function releaseJar(
   return record;
 }
 
+type ReleaseJar = { shown: string; name: string; bytes: Uint8Array } & JarDigests;
+
+/**
+ * The JAR of a release, read and checked before anything is written: its name (the character
+ * rule), its bytes (a plugin JAR) and their digests. `shown` names it in refusals: an upload's
+ * temporary path means nothing to its sender, its file name does.
+ */
+async function readReleaseJar(path: string, fileName?: string): Promise<ReleaseJar> {
+  const shown = shownPath(fileName ?? path);
+  // The name is served in Content-Disposition, feeds, pages and nginx.conf, and written to logs:
+  // refuse it (the character rule) before reading anything.
+  const name = fileName ?? basename(path);
+  const forbidden = forbiddenCharacter(name);
+  if (forbidden !== undefined || name.includes(']]>')) {
+    const what = forbidden === undefined ? '"]]>"' : describeCharacter(forbidden);
+    throw new RefusedError(`the JAR's file name ${shownPath(name)} contains ${what}; rename the file`, {
+      kind: 'field',
+      field: 'fileName',
+    });
+  }
+  const bytes = await readFile(path).catch((error: NodeJS.ErrnoException) => {
+    throw new RefusedError(`cannot read ${shown}: ${error.code ?? error.message}`);
+  });
+  try {
+    inspectJar(bytes);
+  } catch (error) {
+    throw new RefusedError(`${shown} is ${(error as Error).message}`, { kind: 'not-a-jar' });
+  }
+  return { shown, name, bytes, ...jarDigests(bytes) };
+}
+
 /** The record of a release, refused when data/ already has the same bytes or the same version, Java and softwares. */
-function newRecord(
-  options: ReleaseOptions,
-  catalog: Catalog,
-  jar: { file: string; bytes: Uint8Array; sha256: string; now: Date },
-): PluginVersionRecord {
-  const { file, bytes, sha256, now } = jar;
+function newRecord(options: ReleaseInput, catalog: Catalog, jar: ReleaseJar, now: Date): PluginVersionRecord {
+  const { shown, bytes, sha256 } = jar;
   const sameBytes = catalog.versions.find((v) => v.sha256 === sha256);
-  if (sameBytes) throw new RefusedError(`${file} is already released as ${sameBytes.id} (same sha256)`);
+  if (sameBytes)
+    throw new RefusedError(`${shown} is already released as ${sameBytes.id} (same sha256)`, {
+      kind: 'duplicate',
+      existingId: sameBytes.id,
+    });
   const sameRelease = catalog.versions.find(
     (v) =>
       v.pluginVersion === options.version &&
@@ -251,6 +272,7 @@ function newRecord(
   if (sameRelease) {
     throw new RefusedError(
       `version ${options.version} for Java ${options.java} and ${options.software.join(', ')} is already released as ${sameRelease.id}`,
+      { kind: 'duplicate', existingId: sameRelease.id },
     );
   }
   const at = now.toISOString();
@@ -261,7 +283,7 @@ function newRecord(
     javaVersion: options.java,
     ...minecraftFields(options.minecraft),
     proxyVersion: options.proxy ?? null,
-    fileName: basename(options.file),
+    fileName: jar.name,
     fileSize: bytes.length,
     sha256,
     createdAt: at,
@@ -269,7 +291,11 @@ function newRecord(
     createdBy: options.by ?? 'operator',
     channel: options.channel ?? 'release',
   });
-  if (!parsed.success) throw new RefusedError(`cannot release ${file}: ${describeIssues(parsed.error.issues)}`);
+  if (!parsed.success)
+    throw new RefusedError(`cannot release ${shown}: ${describeIssues(parsed.error.issues)}`, {
+      kind: 'field',
+      field: String(parsed.error.issues[0]!.path[0] ?? 'fileName'),
+    });
   return parsed.data;
 }
 

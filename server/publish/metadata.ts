@@ -1,0 +1,104 @@
+import { HTTPError } from 'h3';
+import { z } from 'zod';
+import { freeTextProblem, refuseForbiddenText } from '../free-text.ts';
+import { parseMinecraftList, type MinecraftRange } from '../versions/minecraft.ts';
+import { Channel, JavaVersion, SemVer, ServerSoftwareName } from '../versions/schema.ts';
+
+/** `--minecraft` and `minecraftVersions` (issue 15): `1.21.4`, `1.20.6-1.21.4`, `1.21.x` or a comma list of them. */
+export const MinecraftOption = z
+  .string()
+  .max(400, { error: 'is longer than 400 characters' })
+  .transform((text, ctx): MinecraftRange[] | string => {
+    // A snapshot or pre-release name (24w14a, 1.21.5-pre1) is kept as written, as before ranges: it matches only itself.
+    if (!/^[\d.x,\s-]+$/.test(text)) {
+      const problem = freeTextProblem(text, { cdata: false });
+      if (problem) {
+        ctx.addIssue({ code: 'custom', message: problem });
+        return z.NEVER;
+      }
+      if (text.length <= 32) return text;
+      ctx.addIssue({ code: 'custom', message: 'must be a version, a range or a list of them such as 1.20.6-1.21.4' });
+      return z.NEVER;
+    }
+    const ranges = parseMinecraftList(text);
+    if (typeof ranges === 'string') {
+      ctx.addIssue({ code: 'custom', message: ranges });
+      return z.NEVER;
+    }
+    return ranges;
+  });
+
+/** `--proxy` and `proxyVersion`: the proxy version a build is for. */
+export const ProxyOption = z
+  .string()
+  .min(1)
+  .max(32)
+  .superRefine(refuseForbiddenText({ cdata: false }));
+
+const text = (example: string) =>
+  z.string({ error: (issue) => (issue.input === undefined ? `is required, e.g. ${example}` : 'must be a string') });
+
+const METADATA_FIELDS = {
+  pluginVersion: text('"1.4.0"').pipe(SemVer),
+  // A number is what a YAML or shell author writes most often: 21 reads as "21".
+  javaVersion: z.preprocess(
+    (value) => (typeof value === 'number' ? String(value) : value),
+    text('"21"').pipe(JavaVersion),
+  ),
+  serverSoftware: z
+    .array(ServerSoftwareName, {
+      error: (issue) =>
+        issue.input === undefined
+          ? 'is required, e.g. ["PaperMC", "Folia"]'
+          : 'must be an array of server software names, e.g. ["PaperMC", "Folia"]',
+    })
+    .min(1, { error: 'must name at least one server software' }),
+  minecraftVersions: text('"1.20.6-1.21.4"').pipe(MinecraftOption).optional(),
+  proxyVersion: text('"3.4"').pipe(ProxyOption).optional(),
+  channel: Channel.optional(),
+  // Checked where the CLI's --changelog file is (releaseJar): one rule for both.
+  changelog: text('"## 1.4.0\\n\\n- Fixes"').optional(),
+};
+
+/**
+ * The `metadata` part of `POST /api/plugin-versions` (issue 30): `depot release`'s options under the
+ * record's field names, turned into the options releaseJar takes, so both go through one path.
+ * Unknown fields are refused: a misspelt `minecraftVersion` would otherwise be dropped silently.
+ */
+export const PublishMetadata = z
+  .strictObject(METADATA_FIELDS, {
+    error: (issue) => (issue.code === 'unrecognized_keys' ? unknownFields(issue.keys) : 'must be a JSON object'),
+  })
+  .transform((metadata) => ({
+    version: metadata.pluginVersion,
+    java: metadata.javaVersion,
+    software: metadata.serverSoftware,
+    minecraft: metadata.minecraftVersions,
+    proxy: metadata.proxyVersion,
+    channel: metadata.channel,
+    changelog: metadata.changelog === undefined ? undefined : { markdown: metadata.changelog },
+  }));
+export type PublishMetadata = z.output<typeof PublishMetadata>;
+
+function unknownFields(keys: readonly string[]): string {
+  const names = keys.map((key) => JSON.stringify(key)).join(', ');
+  return `unknown field ${names}; the fields are ${Object.keys(METADATA_FIELDS).join(', ')}`;
+}
+
+/**
+ * The parsed metadata part, or a 400 naming every bad field (`metadata.javaVersion: Unknown Java
+ * version "16"; ...`) with the first one's name as `field`.
+ */
+export function parsePublishMetadata(value: unknown): PublishMetadata {
+  const parsed = PublishMetadata.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const named = parsed.error.issues.map((issue) => ({
+    field: issue.path.map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`)).join(''),
+    message: issue.message,
+  }));
+  throw new HTTPError({
+    status: 400,
+    message: named.map(({ field, message }) => `metadata${field}: ${message}`).join('; '),
+    data: { field: String(parsed.error.issues[0]!.path[0] ?? 'metadata') },
+  });
+}

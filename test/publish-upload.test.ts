@@ -1,0 +1,280 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, openAsBlob } from 'node:fs';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { createServer, request as httpRequest, type RequestListener, type Server } from 'node:http';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { H3 } from 'h3';
+import { toNodeHandler } from 'srvx/node';
+// undici's own fetch, not the global one: the suite wraps that to check answers against the API's
+// document, and this route is the test's own.
+import { fetch, FormData, type RequestInit, type Response } from 'undici';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ENDPOINTS } from '../server/endpoints.ts';
+import { createErrorAnswer } from '../server/http/errors.ts';
+import { receiveUpload } from '../server/publish/upload.ts';
+
+const MiB = 1024 * 1024;
+const MAX_BYTES = 64 * MiB;
+const METADATA = { pluginVersion: '1.0.0', javaVersion: '21', serverSoftware: ['PaperMC'] };
+
+type Received = { fileName: string; size: number; sha256: string; sha512: string; metadata: unknown; stored: string };
+
+/** An h3 app on loopback with one route that receives an upload, hashes what landed on disk, and removes it. */
+async function startUploadServer(dir: string) {
+  const app = new H3({ onError: createErrorAnswer(ENDPOINTS), silent: true });
+  app.post('/upload', async (event) => {
+    const upload = await receiveUpload(event, { maxBytes: MAX_BYTES, dir });
+    const stored = createHash('sha256');
+    for await (const chunk of createReadStream(upload.path)) stored.update(chunk as Buffer);
+    await upload.remove();
+    const { fileName, size, sha256, sha512, metadata } = upload;
+    return { fileName, size, sha256, sha512, metadata, stored: stored.digest('hex') } satisfies Received;
+  });
+  const server: Server = createServer(toNodeHandler((request) => app.fetch(request)) as RequestListener);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}/upload`,
+    port,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve()).closeAllConnections()),
+  };
+}
+
+const ctx = {} as { dir: string; clientDir: string; server: Awaited<ReturnType<typeof startUploadServer>> };
+
+const receive = suite('receiveUpload');
+receive.before(async () => {
+  ctx.dir = await mkdtemp(join(tmpdir(), 'depot-upload-'));
+  ctx.clientDir = await mkdtemp(join(tmpdir(), 'depot-upload-client-'));
+  ctx.server = await startUploadServer(ctx.dir);
+});
+receive.after(async () => {
+  await ctx.server.close();
+  await rm(ctx.dir, { recursive: true, force: true });
+  await rm(ctx.clientDir, { recursive: true, force: true });
+});
+
+/** Writes `size` random bytes to a file in 1 MiB chunks: the file and its digests. */
+async function randomFile(name: string, size: number) {
+  const path = join(ctx.clientDir, name);
+  const sha256 = createHash('sha256');
+  const sha512 = createHash('sha512');
+  const chunks: Buffer[] = [];
+  for (let left = size; left > 0; left -= MiB) {
+    const chunk = randomBytes(Math.min(MiB, left));
+    sha256.update(chunk);
+    sha512.update(chunk);
+    chunks.push(chunk);
+  }
+  await writeFile(path, chunks);
+  return { path, sha256: sha256.digest('hex'), sha512: sha512.digest('hex') };
+}
+
+/** A SPEC 2.9 error: JSON `{error}` with the status asked. */
+async function assertError(response: Response, status: number, message: RegExp) {
+  assert.is(response.status, status);
+  assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
+  const body = (await response.json()) as { error: string };
+  assert.type(body.error, 'string');
+  assert.match(body.error, message);
+  return body;
+}
+
+for (const [label, size] of [
+  ['1 MB', 1_000_000],
+  ['50 MB', 50 * MiB],
+] as const) {
+  receive(`a ${label} file arrives whole with its sha256 and sha512, then its temporary file is gone`, async () => {
+    const file = await randomFile(`Plugin-${size}.jar`, size);
+    const form = new FormData();
+    form.append('metadata', JSON.stringify(METADATA));
+    // openAsBlob reads the file as undici sends it: the client does not hold it either.
+    form.append('file', await openAsBlob(file.path), 'Plügin Ünïcode-1.0.0.jar');
+    const response = await fetch(ctx.server.url, { method: 'POST', body: form });
+    assert.is(response.status, 200, await response.clone().text());
+    const received = (await response.json()) as Received;
+    assert.equal(received, {
+      fileName: 'Plügin Ünïcode-1.0.0.jar',
+      size,
+      sha256: file.sha256,
+      sha512: file.sha512,
+      metadata: METADATA,
+      stored: file.sha256,
+    });
+    assert.equal(await readdir(ctx.dir), []);
+  });
+}
+
+receive('the metadata part may come as a file (curl -F metadata=@meta.json)', async () => {
+  const form = new FormData();
+  form.append('file', new Blob([new Uint8Array([1, 2, 3])]), 'a.jar');
+  form.append('metadata', new Blob([JSON.stringify(METADATA)], { type: 'application/json' }), 'meta.json');
+  const response = await fetch(ctx.server.url, { method: 'POST', body: form });
+  assert.is(response.status, 200);
+  assert.equal(((await response.json()) as Received).metadata, METADATA);
+});
+
+const memory = () => {
+  const { rss, arrayBuffers } = process.memoryUsage();
+  return { rss, arrayBuffers };
+};
+
+receive(
+  'a file past maxBytes: 413 long before the body ends, memory not growing by its size, nothing kept',
+  async () => {
+    const total = 512 * MiB;
+    const boundary = `----depot${randomBytes(8).toString('hex')}`;
+    let sent = 0;
+    const chunk = Buffer.alloc(256 * 1024, 7);
+    // The body, made as it is sent: neither side ever holds the upload.
+    async function* body() {
+      yield Buffer.from(
+        `--${boundary}\r\ncontent-disposition: form-data; name="metadata"\r\n\r\n${JSON.stringify(METADATA)}\r\n` +
+          `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="Huge.jar"\r\n` +
+          'content-type: application/java-archive\r\n\r\n',
+      );
+      while (sent < total) {
+        sent += chunk.length;
+        yield chunk;
+      }
+      yield Buffer.from(`\r\n--${boundary}--\r\n`);
+    }
+    const before = memory();
+    const response = await fetch(ctx.server.url, {
+      method: 'POST',
+      headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+      body: body(),
+      duplex: 'half',
+    } as unknown as RequestInit);
+    const after = memory();
+    const answer = await assertError(response, 413, /the file is larger than 67108864 bytes \(PUBLISH_MAX_BYTES\)/);
+    assert.equal(answer, { error: answer.error, maxBytes: MAX_BYTES });
+    assert.ok(sent < MAX_BYTES + 64 * MiB, `answered after ${sent / MiB} MiB of ${total / MiB} MiB`);
+    assert.ok(after.rss - before.rss < 64 * MiB, `rss grew by ${(after.rss - before.rss) / MiB} MiB`);
+    assert.ok(
+      after.arrayBuffers - before.arrayBuffers < 32 * MiB,
+      `arrayBuffers grew by ${(after.arrayBuffers - before.arrayBuffers) / MiB} MiB`,
+    );
+    await until(async () => (await readdir(ctx.dir)).length === 0, 'the temporary file removed');
+  },
+);
+
+receive('a Content-Length past maxBytes: 413 before a byte of the body is read', async () => {
+  const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const request = httpRequest(ctx.server.url, {
+      method: 'POST',
+      headers: { 'content-type': 'multipart/form-data; boundary=x', 'content-length': String(MAX_BYTES + MiB) },
+    });
+    request.on('response', (response) => {
+      let body = '';
+      response.setEncoding('utf8').on('data', (text: string) => (body += text));
+      response.on('end', () => resolve({ status: response.statusCode!, body }));
+    });
+    request.on('error', reject);
+    request.setTimeout(5000, () => reject(new Error('no answer before the body was sent')));
+    request.flushHeaders();
+  });
+  assert.is(answer.status, 413);
+  assert.match(JSON.parse(answer.body).error, /larger than 67108864 bytes/);
+  assert.equal(await readdir(ctx.dir), []);
+});
+
+const form = (parts: Record<string, string | [Blob, string]>) => {
+  const data = new FormData();
+  for (const [name, value] of Object.entries(parts))
+    if (typeof value === 'string') data.append(name, value);
+    else data.append(name, ...value);
+  return data;
+};
+const jar = (): [Blob, string] => [new Blob([new Uint8Array(1000)]), 'Plugin.jar'];
+
+const refusals: [string, () => RequestInit, number, RegExp][] = [
+  [
+    'a JSON body: 415',
+    () => ({ body: JSON.stringify(METADATA), headers: { 'content-type': 'application/json' } }),
+    415,
+    /must be multipart\/form-data/,
+  ],
+  [
+    'a url-encoded form: 415',
+    () => ({ body: new URLSearchParams({ metadata: '{}' }) }),
+    415,
+    /must be multipart\/form-data/,
+  ],
+  ['no metadata part: 400 naming it', () => ({ body: form({ file: jar() }) }), 400, /missing the part "metadata"/],
+  [
+    'no file part: 400 naming it',
+    () => ({ body: form({ metadata: JSON.stringify(METADATA) }) }),
+    400,
+    /missing the part "file";/,
+  ],
+  [
+    'neither part: 400 naming both',
+    () => ({ body: form({ other: 'x' }) }),
+    400,
+    /unexpected part "other"; send one part "file"/,
+  ],
+  [
+    'a metadata part that is not JSON: 400',
+    () => ({ body: form({ metadata: '{pluginVersion: 1', file: jar() }) }),
+    400,
+    /the part "metadata" is not JSON/,
+  ],
+  [
+    'a file part without a filename: 400',
+    () => ({ body: form({ metadata: '{}', file: 'just text' }) }),
+    400,
+    /the part "file" must be a file with a filename/,
+  ],
+  [
+    'two file parts: 400',
+    () => {
+      const data = form({ metadata: '{}', file: jar() });
+      data.append('file', ...jar());
+      return { body: data };
+    },
+    400,
+    /unexpected part "file"/,
+  ],
+  [
+    'a metadata part over 256 KiB: 400',
+    () => ({ body: form({ metadata: JSON.stringify({ changelog: 'x'.repeat(300_000) }), file: jar() }) }),
+    400,
+    /the part "metadata" is longer than 262144 bytes/,
+  ],
+];
+for (const [name, init, status, message] of refusals) {
+  receive(`refuses ${name}, leaving no file`, async () => {
+    await assertError(await fetch(ctx.server.url, { method: 'POST', ...init() }), status, message);
+    await until(async () => (await readdir(ctx.dir)).length === 0, 'no temporary file');
+  });
+}
+
+receive('a client that disconnects midway leaves no temporary file', async () => {
+  const boundary = 'cut';
+  const socket = connect(ctx.server.port, '127.0.0.1');
+  await new Promise((resolve) => socket.once('connect', resolve));
+  socket.write(
+    `POST /upload HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: multipart/form-data; boundary=${boundary}\r\n` +
+      `content-length: ${8 * MiB}\r\n\r\n` +
+      `--${boundary}\r\ncontent-disposition: form-data; name="metadata"\r\n\r\n{}\r\n` +
+      `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="Cut.jar"\r\n\r\n`,
+  );
+  socket.write(Buffer.alloc(2 * MiB, 1));
+  await until(async () => (await readdir(ctx.dir)).length === 1, 'the upload being written');
+  socket.destroy();
+  await until(async () => (await readdir(ctx.dir)).length === 0, 'the temporary file removed');
+});
+
+receive.run();
+
+async function until(condition: () => Promise<boolean>, what: string, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
