@@ -17,6 +17,7 @@ import { brandRoutes } from './brands/routes.ts';
 import { chartRoutes } from './charts/routes.ts';
 import { downloadRoutes } from './downloads/routes.ts';
 import { badgeRoutes } from './badges/routes.ts';
+import { publishRoutes } from './publish/routes.ts';
 
 /**
  * Every response of the service. The build calls this app in-process to pre-render the finite
@@ -50,8 +51,9 @@ export function createOrigin(ctx: AppContext, limiter: RateLimiter | null): H3 {
 function routeFamilies(ctx: AppContext): [base: string, routes: H3][] {
   const { tree, downloads, now, renderer, publicUrl, servers, samples, chartCache } = ctx;
   const { files, imageCache, renderAlways, idempotency, ingestLimiter, tokens } = ctx;
-  const { privateChartsFrom, trustProxy, chartUrlKeys } = ctx;
+  const { privateChartsFrom, trustProxy, chartUrlKeys, publishTokens, publishing } = ctx;
   return [
+    ['', publishRoutes({ tree, publishTokens, publishing, now })],
     ['', downloadRoutes({ tree, downloads, now })],
     [VERSIONS_ROOT, versionRoutes({ tree, publicUrl, downloads })],
     ['', brandRoutes({ tree, files, imageCache, renderer, renderAlways })],

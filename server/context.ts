@@ -14,6 +14,8 @@ import { createFileCache, type FileCache } from './http/file-cache.ts';
 import { createRateLimiter, type RateLimiter, type RateLimitPolicy } from './http/rate-limit.ts';
 import type { Redis } from 'ioredis';
 import type { Storage } from './storage.ts';
+import { publishTokenStore, type PublishTokenStore } from './publish-tokens/store.ts';
+import type { Publishing } from './publish/routes.ts';
 import type { Tree } from './tree/open.ts';
 import { userTokenStore, type UserTokenStore } from './users.ts';
 
@@ -32,6 +34,8 @@ export type AppContext = StateContext & {
   downloads: DownloadCounter;
   /** CHART_URL_KEYS (the first signs chart URLs, every one is accepted), else the key kept in the store; read once. */
   chartUrlKeys: () => Promise<string[]>;
+  /** Where this origin publishes (issue 30); null: PUBLISH=off, or the build. */
+  publishing: Publishing | null;
 };
 
 /** Everything kept in storage (files by default, Redis at scale), and the clock charts read. */
@@ -43,6 +47,8 @@ export type StateContext = {
   /** INGEST_RATE_LIMIT: ingestion requests per server key; null: not limited. */
   ingestLimiter: RateLimiter | null;
   tokens: UserTokenStore;
+  /** Publishing tokens (issue 30), by digest: read on every publishing request, never cached. */
+  publishTokens: PublishTokenStore;
   chartCache: ByteCache;
   now: () => number;
   /** PRIVATE_CHART_IPS: may a private chart be read from this address? */
@@ -76,6 +82,7 @@ export function createAppContext(
     chartUrlKeys?: string[];
     /** DOWNLOAD_COUNTS: false counts no download; the counts already stored are still answered. */
     countDownloads?: boolean;
+    publishing?: Publishing | null;
   },
 ): AppContext {
   const state = createStateContext(storage, options);
@@ -96,6 +103,7 @@ export function createAppContext(
       warn: options.warn,
     }),
     chartUrlKeys: onceResolved(() => chartUrlKeys(options.chartUrlKeys ?? [], storage, options.redis)),
+    publishing: options.publishing ?? null,
   };
 }
 
@@ -119,6 +127,7 @@ export function createStateContext(storage: Storage, options: StateOptions = {})
       ? createRateLimiter(options.ingestRateLimit, now, options.redis, options.warn, 'ingest')
       : null,
     tokens: userTokenStore(storage),
+    publishTokens: publishTokenStore(storage, options.redis),
     chartCache: createByteCache(storage, CHART_CACHE, { now, warn: options.warn, budget: options.cacheBudget }),
     now,
     privateChartsFrom: addressAllowList(options.privateChartIps ?? []),

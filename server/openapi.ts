@@ -6,6 +6,7 @@ import { BADGE_PATHS } from './badges/api-doc.ts';
 import { DOWNLOAD_PATHS } from './downloads/api-doc.ts';
 import { COMPRESSIBLE_HEADERS, HEADER_COMPONENTS, INTERNAL_ERROR, NOT_MODIFIED } from './http/api-doc.ts';
 import { VERSION_PATHS } from './versions/api-doc.ts';
+import { PUBLISH_OPERATIONS } from './publish/api-doc.ts';
 
 import { OPENAPI_PATH } from './openapi-path.ts';
 
@@ -21,6 +22,8 @@ const Health = z
  */
 export const OPENAPI_PATHS = {
   ...VERSION_PATHS,
+  '/api/plugin-versions': { ...VERSION_PATHS['/api/plugin-versions'], post: PUBLISH_OPERATIONS.publish },
+  '/api/plugin-versions/{id}': { ...VERSION_PATHS['/api/plugin-versions/{id}'], patch: PUBLISH_OPERATIONS.patch },
   ...DOWNLOAD_PATHS,
   ...BRAND_PATHS,
   ...CHART_PATHS,
@@ -72,6 +75,7 @@ export function openApiDocument() {
       { name: 'brand images', description: 'SPEC 4.7-4.8' },
       { name: 'player charts', description: 'SPEC 4.9-4.10 and ingestion' },
       { name: 'badges', description: 'shields.io-style badges: SVG, PNG and endpoint JSON' },
+      { name: 'publishing', description: 'Releases and corrections from CI, with a publishing token' },
       { name: 'operations', description: 'For load balancers and tools' },
     ],
     paths: OPENAPI_PATHS,
@@ -82,6 +86,11 @@ export function openApiDocument() {
           type: 'http',
           scheme: 'bearer',
           description: "A user's token, printed once by `depot user add`: reads that user's private charts",
+        },
+        publishingToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'A publishing token (`dpp_...`), printed once by `depot token add`: acts as its user',
         },
         ingestKey: {
           type: 'http',

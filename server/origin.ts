@@ -52,6 +52,8 @@ export type OriginOptions = {
   /** Where warnings go (Redis outages, the rate limit failing open); default stderr. */
   warn?: (line: string) => void;
   now?: () => number;
+  /** PUBLISH (issue 30): where this origin publishes, run with this process's environment; absent or null: it does not. */
+  publishing?: { maxBytes: number; uploadsDir: string } | null;
   /** PUBLIC_URL: absolute download links in webhook messages; default ORIGIN_URL's default. */
   publicUrl?: string;
   /** WEBHOOK_RETRY_BASE_MS, and the attempt timeout (10 s): tests shorten them. */
@@ -155,6 +157,7 @@ function createOriginContext(
     publicUrl: options.publicUrl ?? DEFAULT_PUBLIC_URL,
     chartUrlKeys: options.chartUrlKeys ?? [],
     countDownloads: options.downloadCounts ?? true,
+    publishing: options.publishing ? { ...options.publishing, log: warn } : null,
   });
 }
 

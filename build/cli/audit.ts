@@ -18,12 +18,15 @@ export type Change = {
   changes: Record<string, unknown>;
 };
 
-/** Who makes a change: `--by <name>` (checked: a refusal names `--by`), else the operating-system user. */
-export function actorOf(by: string | undefined): string {
+/**
+ * Who makes a change: `--by <name>` (checked: a refusal names `--by`), else the operating-system
+ * user; with the publishing token it came with (the API), `<name> (token <id>)`.
+ */
+export function actorOf(by: string | undefined, tokenId?: string): string {
   if (by !== undefined) {
     const parsed = Actor.safeParse(by);
     if (!parsed.success) throw new RefusedError(`--by: ${parsed.error.issues[0]!.message}`);
-    return parsed.data;
+    return tokenId === undefined ? parsed.data : `${parsed.data} (token ${tokenId})`;
   }
   try {
     const { username } = userInfo();

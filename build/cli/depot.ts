@@ -108,7 +108,10 @@ async function main(argv: string[]): Promise<number> {
       error instanceof BuildLockTimeoutError ||
       String((error as NodeJS.ErrnoException).code).startsWith('ERR_PARSE_ARGS')
     ) {
-      console.error(`depot ${command}: ${(error as Error).message}`);
+      // The publishing API runs this CLI and answers its refusals: it asks for them as JSON.
+      if (process.env.DEPOT_REFUSALS === 'json')
+        console.error(JSON.stringify({ refused: (error as Error).message, refusal: (error as RefusedError).refusal }));
+      else console.error(`depot ${command}: ${(error as Error).message}`);
       return 1;
     }
     throw error;

@@ -28,7 +28,15 @@ import { actorOf, auditChange } from './audit.ts';
 import { RefusedError } from './refused.ts';
 import { enqueueWebhooks } from './announce.ts';
 import { presentVersion } from '../../server/versions/present.ts';
-import { MinecraftOption, ProxyOption, minecraftFields, optionsRefused, readChangelogOption } from './release.ts';
+import {
+  MinecraftOption,
+  ProxyOption,
+  WRITTEN_LINE,
+  minecraftFields,
+  optionsRefused,
+  readChangelogOption,
+} from './release.ts';
+import { PublishTokenId } from '../../server/publish-tokens/schema.ts';
 
 /**
  * Issue 29: withdraw, restore and edit a released version. Each rewrites the version's record (and,
@@ -59,17 +67,19 @@ const VersionId = z
 
 const WithdrawOptions = z.object({
   id: VersionId,
+  tokenId: PublishTokenId.optional(),
   reason: z
     .string({ error: 'is required: say why, in 1 to 500 characters, e.g. --reason "corrupts worlds on 1.21.4"' })
     .pipe(WithdrawReason),
   by: Actor.optional(),
 });
 
-const RestoreOptions = z.object({ id: VersionId, by: Actor.optional() });
+const RestoreOptions = z.object({ id: VersionId, by: Actor.optional(), tokenId: PublishTokenId.optional() });
 
 /** The fields an edit may change: what does not change the JAR. */
 const EditOptions = z.object({
   id: VersionId,
+  tokenId: PublishTokenId.optional(),
   channel: Channel.optional(),
   changelog: z.string().min(1).optional(),
   minecraft: MinecraftOption.optional(),
@@ -85,16 +95,21 @@ function parseOptions<T extends z.ZodType>(
   args: string[],
   options: Record<string, { type: 'string' | 'boolean' }>,
 ): z.output<T> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options });
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { ...options, 'token-id': { type: 'string' } },
+  });
   if (positionals.length > 1)
     throw new RefusedError(`one version id at a time; got ${positionals.length}: ${positionals.join(' ')}`);
-  const parsed = schema.safeParse({ ...values, id: positionals[0] });
+  const { 'token-id': tokenId, ...rest } = values;
+  const parsed = schema.safeParse({ ...rest, tokenId, id: positionals[0] });
   if (!parsed.success) throw optionsRefused(parsed.error.issues, 'id');
   return parsed.data;
 }
 
-/** Who asks for a change: `by` (the record's withdrawn.by), and the audit log's actor (else actorOf(by)). */
-type Requester = { by?: string | undefined; actor?: string | undefined };
+/** Who asks for a change: `by` (the record's withdrawn.by), and the publishing token it came with (the audit log names it). */
+type Requester = { by?: string | undefined; tokenId?: string | undefined };
 
 export type WithdrawRequest = Requester & { id: string; reason: string };
 export type RestoreRequest = Requester & { id: string };
@@ -160,7 +175,9 @@ export function withdraw(request: WithdrawRequest, config: Config, now: Date) {
 export function restore(request: RestoreRequest, config: Config, now: Date) {
   return changeVersion(config, request, 'restore', now, (record) => {
     if (!record.withdrawn)
-      throw new RefusedError(`${record.id} is not withdrawn; nothing to restore (withdraw it with depot withdraw)`);
+      throw new RefusedError(`${record.id} is not withdrawn; nothing to restore (withdraw it with depot withdraw)`, {
+        kind: 'conflict',
+      });
     const { withdrawn, ...restored } = record;
     return { record: restored, changes: { withdrawnReason: withdrawn.reason } };
   });
@@ -209,7 +226,7 @@ async function changeVersion(
   decide: (record: PluginVersionRecord, version: CatalogVersion) => Decision,
 ) {
   const { id } = request;
-  const actor = request.actor ?? actorOf(request.by);
+  const actor = actorOf(request.by, request.tokenId);
   const stored = await readRecord(config.dataDir, id);
   const first = decide(stored.record, stored.version);
   if ('nothingToDo' in first) {
@@ -248,6 +265,8 @@ async function changeVersion(
     }
     written = { ...decision, record: next };
     told = announced.told;
+    // The publishing API waits for this line, then for its origin to serve the record.
+    console.error(`${WRITTEN_LINE} ${id} ${next.updatedAt}`);
     return changed;
   };
   await runBuild({ ...config, cacheDir: config.buildCacheDir, change, log: (line) => console.error(line) });
@@ -273,7 +292,9 @@ async function readRecord(dataDir: string, id: string) {
   const file = recordPath(dataDir, id);
   const raw = await readJsonFile(file).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT')
-      throw new RefusedError(`no version ${id} in ${versionsDir(dataDir)} (GET /api/plugin-versions lists them)`);
+      throw new RefusedError(`no version ${id} in ${versionsDir(dataDir)} (GET /api/plugin-versions lists them)`, {
+        kind: 'unknown-version',
+      });
     throw error;
   });
   const record = parseFile(PluginVersionRecord, raw, file);

@@ -28,6 +28,7 @@ import {
 import { runBuild } from '../build.ts';
 import { writeFileAtomic } from '../../server/write-atomic.ts';
 import { Actor } from '../../server/audit/schema.ts';
+import { PublishTokenId } from '../../server/publish-tokens/schema.ts';
 import { actorOf, auditChange } from './audit.ts';
 import { RefusedError } from './refused.ts';
 import { enqueueWebhooks } from './announce.ts';
@@ -63,16 +64,21 @@ const ReleaseOptions = z.object({
   changelog: z.string().min(1).optional(),
   /** Absent: a release. */
   channel: Channel.optional(),
+  /** The name the JAR is stored and served under (the publishing API passes its upload's); absent, the file's own. */
+  fileName: z.string().min(1).optional(),
+  /** The publishing token the release came with (the API): the audit log names it beside its user. */
+  tokenId: PublishTokenId.optional(),
 });
 export type ReleaseOptions = z.output<typeof ReleaseOptions>;
 
 /** What a release takes: the CLI's options, or the HTTP API's upload and metadata (issue 30), which go the same way. */
 export type ReleaseInput = Omit<ReleaseOptions, 'changelog'> & {
-  /** The name the JAR is stored and served under; absent, the file's own (the CLI). An upload's is its part's filename. */
-  fileName?: string;
   /** `--changelog`'s Markdown file, or the Markdown itself (the API's metadata). */
   changelog?: string | { markdown: string };
 };
+
+/** Said on stderr once a change's record is in data/ (then its delta tree is swapped in): `<line> <id>`. */
+export const WRITTEN_LINE = '[depot] record written:';
 
 /**
  * A path as a refusal shows it: quoted with its control and format characters escaped, so it stays
@@ -96,9 +102,12 @@ export function parseReleaseArgs(args: string[]): ReleaseOptions {
       by: { type: 'string' },
       changelog: { type: 'string' },
       channel: { type: 'string' },
+      'file-name': { type: 'string' },
+      'token-id': { type: 'string' },
     },
   });
-  const parsed = ReleaseOptions.safeParse({ ...values, file: positionals[0] });
+  const { 'file-name': fileName, 'token-id': tokenId, ...rest } = values;
+  const parsed = ReleaseOptions.safeParse({ ...rest, fileName, tokenId, file: positionals[0] });
   if (!parsed.success) throw optionsRefused(parsed.error.issues, 'file');
   return parsed.data;
 }
@@ -207,6 +216,8 @@ export async function releaseJar(
       throw error;
     }
     released = { record, told: announced.told };
+    // The publishing API waits for this line, then for its origin to serve the id.
+    console.error(`${WRITTEN_LINE} ${record.id}`);
     return next;
   };
   await runBuild({ ...dirs, cacheDir: dirs.buildCacheDir, change, log: (line) => console.error(line) });
@@ -218,7 +229,7 @@ export async function releaseJar(
   if (dirs.storageDir) {
     const { id, createdAt: _createdAt, updatedAt: _updatedAt, ...changes } = record;
     const state = { storageDir: dirs.storageDir, redisUrl: dirs.redisUrl };
-    await auditChange(state, { action: 'release', target: id, actor: actorOf(options.by), changes });
+    await auditChange(state, { action: 'release', target: id, actor: actorOf(options.by, options.tokenId), changes });
   }
   return record;
 }

@@ -41,7 +41,8 @@ export const AuditRecord = z.strictObject({
   action: z.enum(AUDIT_ACTIONS),
   /** The version id, username, server id, webhook id or publishing token id changed. */
   target: z.string().min(1).max(200),
-  actor: Actor,
+  /** `--by` or the OS user, and with a publishing token `<user> (token <id>)`. */
+  actor: z.string().min(1).max(100).superRefine(refuseForbiddenText()),
   changes: Changes,
 });
 export type AuditRecord = z.infer<typeof AuditRecord>;

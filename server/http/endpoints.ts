@@ -21,8 +21,12 @@ type Endpoint = { template: string; allow: string; operations: ReadonlyMap<strin
 type DocumentedOperation = {
   responses?: object;
   security?: unknown;
-  /** Whose limit its 429 is: SPEC 8's per client address (the default), or its route's own per server key (ingestion). */
-  'x-rate-limit'?: 'per-client' | 'per-server-key';
+  /**
+   * Whose limit its 429 is: SPEC 8's per client address (the default), its route's own per server
+   * key (ingestion), or SPEC 8's counting only the answers that fail (publishing: a refused token
+   * counts, a publish does not).
+   */
+  'x-rate-limit'?: 'per-client' | 'per-server-key' | 'failures-only';
 };
 export type DocumentedPaths = Record<string, Partial<Record<(typeof METHODS)[number], DocumentedOperation>>>;
 
@@ -69,7 +73,7 @@ export function createEndpointTable(
         operations.set(method.toUpperCase(), {
           limited: '429' in (operation.responses ?? {}) && operation['x-rate-limit'] !== 'per-server-key',
           public: !operation.security,
-          chargedByRoute: chargedByRoute.includes(template),
+          chargedByRoute: chargedByRoute.includes(template) || operation['x-rate-limit'] === 'failures-only',
         });
     }
     const methods = [...operations.keys()].flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]));

@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import { Channel, WithdrawReason } from '../versions/schema.ts';
+import { MinecraftOption, ProxyOption } from './metadata.ts';
+
+/**
+ * `PATCH /api/plugin-versions/<id>` (issue 30 item 3): what `depot edit` changes, and `withdrawn`:
+ * `{reason}` withdraws, `null` restores. What the JAR fixes is not a field here: an unknown field is refused.
+ */
+export const PublishPatch = z
+  .strictObject({
+    channel: Channel.optional(),
+    changelog: z.string().min(1).optional(),
+    minecraftVersions: z
+      .string()
+      .optional()
+      .superRefine((text, ctx) => {
+        if (text === undefined) return;
+        const parsed = MinecraftOption.safeParse(text);
+        if (!parsed.success)
+          for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: issue.message });
+      }),
+    proxyVersion: ProxyOption.optional(),
+    withdrawn: z.strictObject({ reason: WithdrawReason }).nullable().optional(),
+  })
+  .refine((patch) => Object.keys(patch).length > 0, {
+    error: 'nothing to change: give channel, changelog, minecraftVersions, proxyVersion or withdrawn',
+  })
+  .meta({ id: 'PublishPatch' });
+export type PublishPatch = z.infer<typeof PublishPatch>;

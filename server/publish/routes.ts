@@ -1,0 +1,182 @@
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { H3, HTTPError, getRouterParam, readBody, type H3Event } from 'h3';
+import type { Catalog } from '../versions/catalog.ts';
+import { VERSION_RULES } from '../versions/paths.ts';
+import { presentVersion } from '../versions/present.ts';
+import { PLUGIN_VERSION_ID } from '../versions/schema.ts';
+import type { PublishTokenStore } from '../publish-tokens/contract.ts';
+import { authenticatePublisher, type Publisher } from './auth.ts';
+import { parsePublishMetadata } from './metadata.ts';
+import { runDepot, type Written } from './run-depot.ts';
+import { receiveUpload } from './upload.ts';
+import { PublishPatch } from './patch.ts';
+
+/** Where this origin publishes (PUBLISH=on): its upload limit and the folder uploads stream into. */
+export type Publishing = { maxBytes: number; uploadsDir: string; log: (line: string) => void };
+
+export type PublishRouteDeps = {
+  tree: () => { catalog: Catalog };
+  publishTokens: PublishTokenStore;
+  /** null: PUBLISH=off, answered 503 naming the setting. */
+  publishing: Publishing | null;
+  now: () => number;
+};
+
+/** How long an answer waits for this origin to serve what was written (its tree follows within milliseconds). */
+const SERVED_WITHIN_MS = 30_000;
+
+/**
+ * Issue 30: `POST /api/plugin-versions` (a release) and `PATCH /api/plugin-versions/<id>` (edit,
+ * withdraw, restore), each answered once this origin serves the change. Both run the operator CLI
+ * (run-depot.ts) with the token's user as `--by`: the same code path and the same refusals.
+ */
+export function publishRoutes(deps: PublishRouteDeps): H3 {
+  const app = new H3();
+  app.post(VERSION_RULES.list.pattern, async (event) => {
+    const { publishing, publisher } = await admit(deps, event);
+    await mkdir(publishing.uploadsDir, { recursive: true, mode: 0o700 });
+    const upload = await receiveUpload(event, { maxBytes: publishing.maxBytes, dir: publishing.uploadsDir });
+    const notes = join(publishing.uploadsDir, `changelog.tmp-${process.pid}-${Date.now()}.md`);
+    try {
+      parsePublishMetadata(upload.metadata);
+      const raw = upload.metadata as Record<string, unknown>;
+      if (typeof raw.changelog === 'string') await writeFile(notes, raw.changelog, { mode: 0o600 });
+      const args = ['release', upload.path, `--file-name=${upload.fileName}`, ...releaseOptions(raw, notes)];
+      const written = await runDepot([...args, ...actorOptions(publisher)], publishing.log).written;
+      const { catalog, version } = await served(deps, written!);
+      event.res.status = 201;
+      event.res.headers.set('location', VERSION_RULES.version.build({ id: version.id }));
+      return { version: presentVersion(catalog, version, true) };
+    } finally {
+      await Promise.all([upload.remove(), rm(notes, { force: true })]);
+    }
+  });
+  app.patch(VERSION_RULES.version.pattern, async (event) => {
+    const { publishing, publisher } = await admit(deps, event);
+    const id = getRouterParam(event, 'id', { decode: true }) ?? '';
+    if (!PLUGIN_VERSION_ID.test(id))
+      throw new HTTPError({ status: 404, message: `No plugin version with id ${JSON.stringify(id)}` });
+    const patch = await readPatch(event);
+    let last: Written | null = null;
+    for (const args of patchCommands(
+      id,
+      patch,
+      join(publishing.uploadsDir, `changelog.tmp-${process.pid}-${Date.now()}.md`),
+    ))
+      last =
+        (await runCommand(args.command, [...args.args, ...actorOptions(publisher)], publishing, args.notes)) ?? last;
+    const { catalog, version } = last ? await served(deps, last) : current(deps, id);
+    return { version: presentVersion(catalog, version, true) };
+  });
+  return app;
+}
+
+/** PUBLISH=off: 503 naming the setting; else the token's publisher (401, 400 for a token in the URL). */
+async function admit(deps: PublishRouteDeps, event: H3Event) {
+  const { publishing } = deps;
+  if (!publishing)
+    throw new HTTPError({
+      status: 503,
+      message: 'This origin does not publish (PUBLISH=off): send publishing requests to the origin that holds data/',
+      headers: { 'retry-after': '60' },
+    });
+  // Charged by the rate limit only when it fails (CHARGED_BY_ROUTE: an error answer counts, a publish does not).
+  return { publishing, publisher: await authenticatePublisher(deps.publishTokens, event, deps.now()) };
+}
+
+/** `--by` and `--token-id`: records carry the token's user, the audit log names the token too. */
+const actorOptions = (publisher: Publisher) => [`--by=${publisher.username}`, `--token-id=${publisher.tokenId}`];
+
+/** The release's options from metadata that parsePublishMetadata accepted (`--x=value`: a value may start with `-`). */
+function releaseOptions(raw: Record<string, unknown>, notes: string): string[] {
+  const options = [
+    `--version=${String(raw.pluginVersion)}`,
+    `--java=${String(raw.javaVersion)}`,
+    `--software=${(raw.serverSoftware as string[]).join(',')}`,
+  ];
+  if (typeof raw.minecraftVersions === 'string') options.push(`--minecraft=${raw.minecraftVersions}`);
+  if (typeof raw.proxyVersion === 'string') options.push(`--proxy=${raw.proxyVersion}`);
+  if (typeof raw.channel === 'string') options.push(`--channel=${raw.channel}`);
+  if (typeof raw.changelog === 'string') options.push(`--changelog=${notes}`);
+  return options;
+}
+
+/** A PATCH body: JSON (415 otherwise), checked (400 naming the field). */
+async function readPatch(event: H3Event): Promise<PublishPatch> {
+  const type = event.req.headers.get('content-type') ?? '';
+  if (!/^application\/json\s*(;|$)/i.test(type))
+    throw new HTTPError({ status: 415, message: 'Send the changes as JSON (Content-Type: application/json)' });
+  const body = await readBody(event).catch(() => {
+    throw new HTTPError({ status: 400, message: 'The body is not JSON' });
+  });
+  const parsed = PublishPatch.safeParse(body);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const field = String(issue.path[0] ?? 'body');
+  throw new HTTPError({
+    status: 400,
+    message: parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '),
+    data: { field },
+  });
+}
+
+type Command = { command: string; args: string[]; notes?: { path: string; text: string } };
+
+/** The CLI commands a PATCH asks for: an edit of what it names, then a withdrawal or a restore. */
+function patchCommands(id: string, patch: PublishPatch, notes: string): Command[] {
+  const commands: Command[] = [];
+  const edit = [
+    ...(patch.channel === undefined ? [] : [`--channel=${patch.channel}`]),
+    ...(patch.minecraftVersions === undefined ? [] : [`--minecraft=${patch.minecraftVersions}`]),
+    ...(patch.proxyVersion === undefined ? [] : [`--proxy=${patch.proxyVersion}`]),
+    ...(patch.changelog === undefined ? [] : [`--changelog=${notes}`]),
+  ];
+  if (edit.length > 0)
+    commands.push({
+      command: 'edit',
+      args: [id, ...edit],
+      ...(patch.changelog === undefined ? {} : { notes: { path: notes, text: patch.changelog } }),
+    });
+  if (patch.withdrawn === null) commands.push({ command: 'restore', args: [id] });
+  else if (patch.withdrawn) commands.push({ command: 'withdraw', args: [id, `--reason=${patch.withdrawn.reason}`] });
+  return commands;
+}
+
+/** One command run to its written record (null: it changed nothing), its changelog file written first and removed after. */
+async function runCommand(command: string, args: string[], publishing: Publishing, notes?: Command['notes']) {
+  if (notes) {
+    await mkdir(publishing.uploadsDir, { recursive: true, mode: 0o700 });
+    await writeFile(notes.path, notes.text, { mode: 0o600 });
+  }
+  try {
+    return await runDepot([command, ...args], publishing.log).written;
+  } finally {
+    if (notes) await rm(notes.path, { force: true });
+  }
+}
+
+/** The version as this origin serves it once it shows what was written; 500 if it does not in time. */
+async function served(deps: PublishRouteDeps, written: Written) {
+  const deadline = Date.now() + SERVED_WITHIN_MS;
+  for (;;) {
+    const { catalog } = deps.tree();
+    const version = catalog.byId.get(written.id);
+    if (version && (written.updatedAt === undefined || version.updatedAt === written.updatedAt))
+      return { catalog, version };
+    if (Date.now() > deadline)
+      throw new HTTPError({
+        status: 500,
+        message: `${written.id} is written to data/, but this origin does not serve it yet; see the origin's log`,
+      });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** The version as served now (a PATCH that changed nothing), or 404. */
+function current(deps: PublishRouteDeps, id: string) {
+  const { catalog } = deps.tree();
+  const version = catalog.byId.get(id);
+  if (!version) throw new HTTPError({ status: 404, message: `No plugin version with id ${JSON.stringify(id)}` });
+  return { catalog, version };
+}

@@ -1,0 +1,180 @@
+import { readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { FormData, fetch } from 'undici';
+import { makePluginJar } from '../build/plugin-jar.ts';
+import type { PluginVersion } from '../server/versions/schema.ts';
+import { makeWorkspace, runDepot, spawnOrigin, type OriginProcess, type Workspace } from './helpers.ts';
+
+// Issue 30 items 2 to 4: publishing over HTTP against the origin as operators run it, with a token
+// from `depot token add`: the same records as `depot release`, answered once served, and each refusal.
+
+const ctx = {} as { workspace: Workspace; origin: OriginProcess; token: string; tokenId: string };
+
+const jar = (version: string, filler = 0) =>
+  makePluginJar({
+    files: { 'plugin.yml': `name: Published\nversion: ${version}\nmain: org.example.Published\n` },
+    ...(filler ? { filler } : {}),
+  });
+
+function form(bytes: Uint8Array, fileName: string, metadata: unknown) {
+  const body = new FormData();
+  body.set('file', new Blob([bytes]), fileName);
+  body.set('metadata', JSON.stringify(metadata));
+  return body;
+}
+
+const bearer = (token = ctx.token) => ({ authorization: `Bearer ${token}` });
+
+async function publish(body: FormData, headers: Record<string, string> = bearer()) {
+  const response = await fetch(`${ctx.origin.url}/api/plugin-versions`, { method: 'POST', body, headers });
+  return { response, body: (await response.json()) as { version: PluginVersion; error?: string } & Record<string, unknown> };
+}
+
+async function patch(id: string, changes: unknown, headers: Record<string, string> = bearer()) {
+  const response = await fetch(`${ctx.origin.url}/api/plugin-versions/${id}`, {
+    method: 'PATCH',
+    body: JSON.stringify(changes),
+    headers: { 'content-type': 'application/json', ...headers },
+  });
+  return { response, body: (await response.json()) as { version: PluginVersion; error?: string } & Record<string, unknown> };
+}
+
+const published = suite('POST and PATCH /api/plugin-versions with a publishing token');
+published.before(async () => {
+  ctx.workspace = await makeWorkspace();
+  const added = await runDepot(['token', 'add', 'alice', '--name', 'ci'], ctx.workspace);
+  assert.is(added.code, 0, added.stderr);
+  ({ token: ctx.token, id: ctx.tokenId } = JSON.parse(added.stdout) as { token: string; id: string });
+  ctx.origin = await spawnOrigin(ctx.workspace);
+});
+published.after(async () => {
+  ctx.origin.child.kill('SIGTERM');
+  await ctx.origin.exited;
+  await ctx.workspace.remove();
+});
+
+published('a 1 MB JAR is released and served by the time the answer comes: metadata and download', async () => {
+  const bytes = jar('7.0.0', 1024 * 1024);
+  const metadata = { pluginVersion: '7.0.0', javaVersion: 21, serverSoftware: ['PaperMC', 'Folia'], channel: 'release' };
+  const { response, body } = await publish(form(bytes, 'Published-7.0.0.jar', { ...metadata, changelog: '## 7.0.0\n\n- Big.\n' }));
+  assert.is(response.status, 201, JSON.stringify(body));
+  const { id } = body.version;
+  assert.is(response.headers.get('location'), `/api/plugin-versions/${id}`);
+  assert.equal(
+    [body.version.pluginVersion, body.version.createdBy, body.version.fileName, body.version.fileSize],
+    ['7.0.0', 'alice', 'Published-7.0.0.jar', bytes.length],
+  );
+  assert.is(body.version.changelog, '## 7.0.0\n\n- Big.\n');
+  // Served at once: no waiting here.
+  const own = await fetch(`${ctx.origin.url}/api/plugin-versions/${id}`);
+  assert.is(own.status, 200);
+  assert.equal(((await own.json()) as { version: PluginVersion }).version.id, id);
+  const download = await fetch(`${ctx.origin.url}/api/plugin-versions/download/${id}`);
+  assert.equal(Buffer.from(await download.arrayBuffer()), Buffer.from(bytes));
+  const latest = (await (await fetch(`${ctx.origin.url}/api/plugin-versions/latest/papermc/21`)).json()) as {
+    version: PluginVersion;
+  };
+  assert.is(latest.version.id, id);
+  // Nothing of the upload is left in STORAGE_DIR/uploads.
+  assert.equal(await readdir(join(ctx.workspace.storageDir, 'uploads')), []);
+  // The audit log names the token's user and id, never the token.
+  const audit = await runDepot(['audit', '--target', id], ctx.workspace);
+  assert.match(audit.stdout, new RegExp(`"actor":"alice \\(token ${ctx.tokenId}\\)"`));
+  assert.not.ok(audit.stdout.includes(ctx.token));
+});
+
+published('the record is the one depot release writes for the same release', async () => {
+  const bytes = jar('7.1.0');
+  const { body } = await publish(form(bytes, 'Same-7.1.0.jar', { pluginVersion: '7.1.0', javaVersion: '17', serverSoftware: ['Velocity'], minecraftVersions: '1.20.6-1.21.4', proxyVersion: '3.4' }));
+  const record = JSON.parse(await readFile(join(ctx.workspace.dataDir, 'versions', `${body.version.id}.json`), 'utf8'));
+  const cliJar = join(ctx.workspace.dir, 'Same-7.1.1.jar');
+  await (await import('node:fs/promises')).writeFile(cliJar, jar('7.1.1'));
+  const cli = await runDepot(
+    ['release', cliJar, '--version', '7.1.1', '--java', '17', '--software', 'Velocity', '--minecraft', '1.20.6-1.21.4', '--proxy', '3.4', '--by', 'alice'],
+    ctx.workspace,
+  );
+  assert.is(cli.code, 0, cli.stderr);
+  const cliRecord = JSON.parse(cli.stdout);
+  const shape = (r: Record<string, unknown>) => {
+    const { id: _i, createdAt: _c, updatedAt: _u, sha256: _s, fileSize: _f, fileName: _n, pluginVersion: _p, ...rest } = r;
+    return rest;
+  };
+  assert.equal(Object.keys(record), Object.keys(cliRecord));
+  assert.equal(shape(record), shape(cliRecord));
+});
+
+published('refusals: each status names what to fix, and nothing is released', async () => {
+  const before = (await readdir(join(ctx.workspace.dataDir, 'versions'))).length;
+  const meta = { pluginVersion: '8.0.0', javaVersion: '21', serverSoftware: ['PaperMC'] };
+  const noToken = await publish(form(jar('8.0.0'), 'A.jar', meta), {});
+  assert.is(noToken.response.status, 401);
+  assert.is(noToken.response.headers.get('www-authenticate'), 'Bearer');
+  const wrong = await publish(form(jar('8.0.0'), 'A.jar', meta), bearer(`dpp_${'A'.repeat(43)}`));
+  assert.is(wrong.response.status, 401);
+  assert.is(wrong.body.error, noToken.body.error, 'one wording');
+  const inQuery = await fetch(`${ctx.origin.url}/api/plugin-versions?token=${ctx.token}`, {
+    method: 'POST',
+    body: form(jar('8.0.0'), 'A.jar', meta),
+    headers: bearer(),
+  });
+  assert.is(inQuery.status, 400);
+  assert.not.ok((await inQuery.text()).includes(ctx.token));
+  const badMeta = await publish(form(jar('8.0.0'), 'A.jar', { ...meta, javaVersion: '16' }));
+  assert.is(badMeta.response.status, 400);
+  assert.is(badMeta.body.field, 'javaVersion');
+  const notJar = await publish(form(new TextEncoder().encode('not a zip'), 'A.jar', meta));
+  assert.is(notJar.response.status, 422, JSON.stringify(notJar.body));
+  const existing = (await (await fetch(`${ctx.origin.url}/api/plugin-versions/latest/papermc/21`)).json()) as {
+    version: PluginVersion;
+  };
+  const duplicate = await publish(
+    form(jar('8.0.0'), 'A.jar', { ...meta, pluginVersion: existing.version.pluginVersion, serverSoftware: existing.version.serverSoftware }),
+  );
+  assert.is(duplicate.response.status, 409, JSON.stringify(duplicate.body));
+  assert.is(duplicate.body.existingId, existing.version.id);
+  const notMultipart = await fetch(`${ctx.origin.url}/api/plugin-versions`, {
+    method: 'POST',
+    body: JSON.stringify(meta),
+    headers: { ...bearer(), 'content-type': 'application/json' },
+  });
+  assert.is(notMultipart.status, 415);
+  assert.is((await readdir(join(ctx.workspace.dataDir, 'versions'))).length, before);
+  for (const line of ctx.origin.stdout.concat(ctx.origin.stderr)) assert.not.ok(line.includes(ctx.token), line);
+});
+
+published('PATCH withdraws (latest moves), restores and edits, as the CLI does', async () => {
+  const latest = async () =>
+    ((await (await fetch(`${ctx.origin.url}/api/plugin-versions/latest/papermc/21`)).json()) as { version: PluginVersion }).version;
+  const target = (await latest()).id;
+  const withdrawn = await patch(target, { withdrawn: { reason: 'corrupts worlds' } });
+  assert.is(withdrawn.response.status, 200, JSON.stringify(withdrawn.body));
+  assert.equal(
+    [withdrawn.body.version.withdrawn?.reason, withdrawn.body.version.withdrawn?.by],
+    ['corrupts worlds', 'alice'],
+  );
+  assert.is.not((await latest()).id, target, 'latest moved once answered');
+  const restored = await patch(target, { withdrawn: null });
+  assert.is(restored.response.status, 200);
+  assert.is(restored.body.version.withdrawn, undefined);
+  assert.is((await latest()).id, target);
+  const edited = await patch(target, { channel: 'beta', proxyVersion: '3.4' });
+  assert.equal([edited.body.version.channel, edited.body.version.proxyVersion], ['beta', '3.4']);
+  assert.is.not((await latest()).id, target);
+  await patch(target, { channel: 'release' });
+  const again = await patch(target, { withdrawn: null });
+  assert.is(again.response.status, 409, 'restoring what is not withdrawn');
+  assert.is((await patch('plugin-1-abc', { channel: 'beta' })).response.status, 404);
+  assert.is((await patch(target, { fileName: 'x.jar' })).response.status, 400);
+  assert.is((await patch(target, {})).response.status, 400);
+  const notJson = await fetch(`${ctx.origin.url}/api/plugin-versions/${target}`, {
+    method: 'PATCH',
+    body: 'channel=beta',
+    headers: { ...bearer(), 'content-type': 'application/x-www-form-urlencoded' },
+  });
+  assert.is(notJson.status, 415);
+  assert.is((await patch(target, { channel: 'beta' }, {})).response.status, 401);
+});
+
+published.run();
