@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import pino from 'pino';
 import { readConfig } from './config.ts';
 import { startOrigin } from './origin.ts';
@@ -21,6 +22,10 @@ const SHUTDOWN_DEADLINE_MS = 10_000;
 const config = readConfig();
 const origin = await startOrigin({
   ...config,
+  // PUBLISH=on: this origin takes releases over HTTP, its uploads streamed into the store's folder.
+  publishing: config.publish.enabled
+    ? { maxBytes: config.publish.maxBytes, uploadsDir: join(config.storageDir, 'uploads') }
+    : null,
   log: config.logRequests ? (entry) => logger.info(entry) : undefined,
   warn: (line) => logger.warn(line),
 });

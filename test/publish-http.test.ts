@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -5,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { FormData, fetch } from 'undici';
 import { makePluginJar } from '../build/plugin-jar.ts';
 import type { PluginVersion } from '../server/versions/schema.ts';
-import { makeWorkspace, runDepot, spawnOrigin, type OriginProcess, type Workspace } from './helpers.ts';
+import { makeWorkspace, runDepot, spawnOrigin, until, type OriginProcess, type Workspace } from './helpers.ts';
 
 // Issue 30 items 2 to 4: publishing over HTTP against the origin as operators run it, with a token
 // from `depot token add`: the same records as `depot release`, answered once served, and each refusal.
@@ -20,7 +21,7 @@ const jar = (version: string, filler = 0) =>
 
 function form(bytes: Uint8Array, fileName: string, metadata: unknown) {
   const body = new FormData();
-  body.set('file', new Blob([bytes]), fileName);
+  body.set('file', new Blob([Buffer.from(bytes)]), fileName);
   body.set('metadata', JSON.stringify(metadata));
   return body;
 }
@@ -29,7 +30,10 @@ const bearer = (token = ctx.token) => ({ authorization: `Bearer ${token}` });
 
 async function publish(body: FormData, headers: Record<string, string> = bearer()) {
   const response = await fetch(`${ctx.origin.url}/api/plugin-versions`, { method: 'POST', body, headers });
-  return { response, body: (await response.json()) as { version: PluginVersion; error?: string } & Record<string, unknown> };
+  return {
+    response,
+    body: (await response.json()) as { version: PluginVersion; error?: string } & Record<string, unknown>,
+  };
 }
 
 async function patch(id: string, changes: unknown, headers: Record<string, string> = bearer()) {
@@ -38,7 +42,10 @@ async function patch(id: string, changes: unknown, headers: Record<string, strin
     body: JSON.stringify(changes),
     headers: { 'content-type': 'application/json', ...headers },
   });
-  return { response, body: (await response.json()) as { version: PluginVersion; error?: string } & Record<string, unknown> };
+  return {
+    response,
+    body: (await response.json()) as { version: PluginVersion; error?: string } & Record<string, unknown>,
+  };
 }
 
 const published = suite('POST and PATCH /api/plugin-versions with a publishing token');
@@ -50,6 +57,8 @@ published.before(async () => {
   ctx.origin = await spawnOrigin(ctx.workspace);
 });
 published.after(async () => {
+  // The last publish's build goes on after its answer: its lock is gone once it is done.
+  await until(() => !existsSync(join(ctx.workspace.distDir, '.build.lock')), 'the last build', 120_000);
   ctx.origin.child.kill('SIGTERM');
   await ctx.origin.exited;
   await ctx.workspace.remove();
@@ -57,8 +66,15 @@ published.after(async () => {
 
 published('a 1 MB JAR is released and served by the time the answer comes: metadata and download', async () => {
   const bytes = jar('7.0.0', 1024 * 1024);
-  const metadata = { pluginVersion: '7.0.0', javaVersion: 21, serverSoftware: ['PaperMC', 'Folia'], channel: 'release' };
-  const { response, body } = await publish(form(bytes, 'Published-7.0.0.jar', { ...metadata, changelog: '## 7.0.0\n\n- Big.\n' }));
+  const metadata = {
+    pluginVersion: '7.0.0',
+    javaVersion: 21,
+    serverSoftware: ['PaperMC', 'Folia'],
+    channel: 'release',
+  };
+  const { response, body } = await publish(
+    form(bytes, 'Published-7.0.0.jar', { ...metadata, changelog: '## 7.0.0\n\n- Big.\n' }),
+  );
   assert.is(response.status, 201, JSON.stringify(body));
   const { id } = body.version;
   assert.is(response.headers.get('location'), `/api/plugin-versions/${id}`);
@@ -79,26 +95,63 @@ published('a 1 MB JAR is released and served by the time the answer comes: metad
   assert.is(latest.version.id, id);
   // Nothing of the upload is left in STORAGE_DIR/uploads.
   assert.equal(await readdir(join(ctx.workspace.storageDir, 'uploads')), []);
-  // The audit log names the token's user and id, never the token.
-  const audit = await runDepot(['audit', '--target', id], ctx.workspace);
-  assert.match(audit.stdout, new RegExp(`"actor":"alice \\(token ${ctx.tokenId}\\)"`));
-  assert.not.ok(audit.stdout.includes(ctx.token));
+  // The audit log names the token's user and id, never the token: written once the command's build is done.
+  let audit = '';
+  await until(
+    async () => (audit = (await runDepot(['audit', '--target', id], ctx.workspace)).stdout) !== '',
+    'audit',
+    60_000,
+  );
+  assert.match(audit, new RegExp(`"actor":"alice \\(token ${ctx.tokenId}\\)"`));
+  assert.not.ok(audit.includes(ctx.token));
 });
 
 published('the record is the one depot release writes for the same release', async () => {
   const bytes = jar('7.1.0');
-  const { body } = await publish(form(bytes, 'Same-7.1.0.jar', { pluginVersion: '7.1.0', javaVersion: '17', serverSoftware: ['Velocity'], minecraftVersions: '1.20.6-1.21.4', proxyVersion: '3.4' }));
+  const { body } = await publish(
+    form(bytes, 'Same-7.1.0.jar', {
+      pluginVersion: '7.1.0',
+      javaVersion: '17',
+      serverSoftware: ['Velocity'],
+      minecraftVersions: '1.20.6-1.21.4',
+      proxyVersion: '3.4',
+    }),
+  );
   const record = JSON.parse(await readFile(join(ctx.workspace.dataDir, 'versions', `${body.version.id}.json`), 'utf8'));
   const cliJar = join(ctx.workspace.dir, 'Same-7.1.1.jar');
   await (await import('node:fs/promises')).writeFile(cliJar, jar('7.1.1'));
   const cli = await runDepot(
-    ['release', cliJar, '--version', '7.1.1', '--java', '17', '--software', 'Velocity', '--minecraft', '1.20.6-1.21.4', '--proxy', '3.4', '--by', 'alice'],
+    [
+      'release',
+      cliJar,
+      '--version',
+      '7.1.1',
+      '--java',
+      '17',
+      '--software',
+      'Velocity',
+      '--minecraft',
+      '1.20.6-1.21.4',
+      '--proxy',
+      '3.4',
+      '--by',
+      'alice',
+    ],
     ctx.workspace,
   );
   assert.is(cli.code, 0, cli.stderr);
   const cliRecord = JSON.parse(cli.stdout);
   const shape = (r: Record<string, unknown>) => {
-    const { id: _i, createdAt: _c, updatedAt: _u, sha256: _s, fileSize: _f, fileName: _n, pluginVersion: _p, ...rest } = r;
+    const {
+      id: _i,
+      createdAt: _c,
+      updatedAt: _u,
+      sha256: _s,
+      fileSize: _f,
+      fileName: _n,
+      pluginVersion: _p,
+      ...rest
+    } = r;
     return rest;
   };
   assert.equal(Object.keys(record), Object.keys(cliRecord));
@@ -130,7 +183,11 @@ published('refusals: each status names what to fix, and nothing is released', as
     version: PluginVersion;
   };
   const duplicate = await publish(
-    form(jar('8.0.0'), 'A.jar', { ...meta, pluginVersion: existing.version.pluginVersion, serverSoftware: existing.version.serverSoftware }),
+    form(jar('8.0.0'), 'A.jar', {
+      ...meta,
+      pluginVersion: existing.version.pluginVersion,
+      serverSoftware: existing.version.serverSoftware,
+    }),
   );
   assert.is(duplicate.response.status, 409, JSON.stringify(duplicate.body));
   assert.is(duplicate.body.existingId, existing.version.id);
@@ -146,7 +203,11 @@ published('refusals: each status names what to fix, and nothing is released', as
 
 published('PATCH withdraws (latest moves), restores and edits, as the CLI does', async () => {
   const latest = async () =>
-    ((await (await fetch(`${ctx.origin.url}/api/plugin-versions/latest/papermc/21`)).json()) as { version: PluginVersion }).version;
+    (
+      (await (await fetch(`${ctx.origin.url}/api/plugin-versions/latest/papermc/21`)).json()) as {
+        version: PluginVersion;
+      }
+    ).version;
   const target = (await latest()).id;
   const withdrawn = await patch(target, { withdrawn: { reason: 'corrupts worlds' } });
   assert.is(withdrawn.response.status, 200, JSON.stringify(withdrawn.body));

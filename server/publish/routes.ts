@@ -72,17 +72,29 @@ export function publishRoutes(deps: PublishRouteDeps): H3 {
   return app;
 }
 
-/** PUBLISH=off: 503 naming the setting; else the token's publisher (401, 400 for a token in the URL). */
+/**
+ * PUBLISH=off: 503 naming the setting; else the token's publisher (401, 400 for a token in the URL).
+ * Refused before the body is read, the answer closes the connection: an upload still arriving
+ * cannot be followed by another request on it.
+ */
 async function admit(deps: PublishRouteDeps, event: H3Event) {
-  const { publishing } = deps;
-  if (!publishing)
-    throw new HTTPError({
-      status: 503,
-      message: 'This origin does not publish (PUBLISH=off): send publishing requests to the origin that holds data/',
-      headers: { 'retry-after': '60' },
-    });
-  // Charged by the rate limit only when it fails (CHARGED_BY_ROUTE: an error answer counts, a publish does not).
-  return { publishing, publisher: await authenticatePublisher(deps.publishTokens, event, deps.now()) };
+  try {
+    if (!deps.publishing)
+      throw new HTTPError({
+        status: 503,
+        message: 'This origin does not publish (PUBLISH=off): send publishing requests to the origin that holds data/',
+        headers: { 'retry-after': '60' },
+      });
+    // Charged by the rate limit only when it fails (x-rate-limit: failures-only): a refused token counts, a publish does not.
+    return {
+      publishing: deps.publishing,
+      publisher: await authenticatePublisher(deps.publishTokens, event, deps.now()),
+    };
+  } catch (error) {
+    if (!(error instanceof HTTPError)) throw error;
+    const headers = { ...Object.fromEntries(error.headers ?? []), connection: 'close' };
+    throw new HTTPError({ status: error.status, message: error.message, data: error.data, headers });
+  }
 }
 
 /** `--by` and `--token-id`: records carry the token's user, the audit log names the token too. */
