@@ -53,7 +53,7 @@ function routeFamilies(ctx: AppContext): [base: string, routes: H3][] {
   const { files, imageCache, renderAlways, idempotency, ingestLimiter, tokens } = ctx;
   const { privateChartsFrom, trustProxy, chartUrlKeys, publishTokens, publishing } = ctx;
   return [
-    ['', publishRoutes({ tree, publishTokens, publishing, now })],
+    ['', publishRoutes({ tree, idempotency, publishTokens, publishing, now })],
     ['', downloadRoutes({ tree, downloads, now })],
     [VERSIONS_ROOT, versionRoutes({ tree, publicUrl, downloads })],
     ['', brandRoutes({ tree, files, imageCache, renderer, renderAlways })],

@@ -158,6 +158,22 @@ published('the record is the one depot release writes for the same release', asy
   assert.equal(shape(record), shape(cliRecord));
 });
 
+published('a retry with the same Idempotency-Key answers the release it made, once', async () => {
+  const bytes = jar('7.2.0');
+  const meta = { pluginVersion: '7.2.0', javaVersion: '21', serverSoftware: ['Purpur'] };
+  const keyed = { ...bearer(), 'idempotency-key': 'ci-run-4711' };
+  const first = await publish(form(bytes, 'Keyed-7.2.0.jar', meta), keyed);
+  assert.is(first.response.status, 201, JSON.stringify(first.body));
+  const retry = await publish(form(bytes, 'Keyed-7.2.0.jar', meta), keyed);
+  assert.is(retry.response.status, 201, JSON.stringify(retry.body));
+  assert.is(retry.response.headers.get('idempotent-replayed'), 'true');
+  assert.is(retry.body.version.id, first.body.version.id);
+  const other = await publish(form(bytes, 'Keyed-7.2.0.jar', { ...meta, channel: 'beta' }), keyed);
+  assert.is(other.response.status, 422, JSON.stringify(other.body));
+  const list = (await (await fetch(`${ctx.origin.url}/api/plugin-versions`)).json()) as { versions: PluginVersion[] };
+  assert.is(list.versions.filter((v) => v.pluginVersion === '7.2.0').length, 1, 'released once');
+});
+
 published('refusals: each status names what to fix, and nothing is released', async () => {
   const before = (await readdir(join(ctx.workspace.dataDir, 'versions'))).length;
   const meta = { pluginVersion: '8.0.0', javaVersion: '21', serverSoftware: ['PaperMC'] };

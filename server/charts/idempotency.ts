@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { HTTPError, type H3Event } from 'h3';
 import { z } from 'zod';
 import type { Storage } from '../storage.ts';
 import { fileIdempotencyStore } from './idempotency-file.ts';
@@ -34,4 +35,13 @@ export function idempotencyStore(
   }: { maxKeysPerDay?: number; warn?: (line: string) => void } = {},
 ): IdempotencyStore {
   return redis ? redisIdempotencyStore(redis, maxKeysPerDay) : fileIdempotencyStore(storage, { maxKeysPerDay, warn });
+}
+
+/** A request's Idempotency-Key, null without one; 400 for one that is not 1 to 255 printable ASCII characters. */
+export function idempotencyKeyOf(event: H3Event): string | null {
+  const header = event.req.headers.get('idempotency-key');
+  if (header === null) return null;
+  const key = IdempotencyKey.safeParse(header);
+  if (!key.success) throw new HTTPError({ status: 400, message: key.error.issues[0]!.message });
+  return key.data;
 }

@@ -13,7 +13,7 @@ import { aggregate, type Series } from './aggregate.ts';
 import { chartCsv, chartData } from './data.ts';
 import { drawPlayerChart } from './draw.ts';
 import { EXAMPLE_NOW, exampleBuckets } from './example.ts';
-import { IdempotencyKey, type IdempotencyStore } from './idempotency.ts';
+import { idempotencyKeyOf, type IdempotencyStore } from './idempotency.ts';
 import { samplesFromBody } from './ingest.ts';
 import { ChartUrlBody, PlayersChartQuery, chartSignatureMatches, mintChartUrl } from './signed-url.ts';
 import { describeIssues } from '../describe-issues.ts';
@@ -258,15 +258,6 @@ function isDiskFull(error: unknown): boolean {
 /** Seconds until the next UTC midnight (at least 1): when a server's day of Idempotency-Keys starts again. */
 function secondsToMidnight(now: number): number {
   return Math.max(1, Math.ceil((DAY - (now % DAY)) / 1000));
-}
-
-/** The optional Idempotency-Key header: null when absent, 400 when malformed. */
-function idempotencyKeyOf(event: H3Event): string | null {
-  const header = event.req.headers.get('idempotency-key');
-  if (header === null) return null;
-  const key = IdempotencyKey.safeParse(header);
-  if (!key.success) throw new HTTPError({ status: 400, message: key.error.issues[0]!.message });
-  return key.data;
 }
 
 /** The request's JSON body; `shape` names what is expected in the 400 for one that is not JSON. */

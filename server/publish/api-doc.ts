@@ -39,6 +39,14 @@ const publish: ZodOpenApiOperationObject = {
   summary: 'Publish a version (a release over HTTP)',
   description:
     'The JAR streams to disk as it arrives; the answer comes once this origin serves the new version (its metadata and its download). The same checks as `depot release`.',
+  requestParams: {
+    header: z.object({
+      'idempotency-key': z.string().min(1).max(255).optional().meta({
+        description:
+          'Any unique string (a UUID): a retry with the same key, file and metadata within 24 hours answers the release it made (`Idempotent-Replayed: true`) instead of a 409',
+      }),
+    }),
+  },
   requestBody: {
     required: true,
     content: {
@@ -50,15 +58,25 @@ const publish: ZodOpenApiOperationObject = {
   responses: {
     '201': {
       description: 'Released and served',
-      headers: { Location: { description: '/api/plugin-versions/<id>', schema: { type: 'string' } } },
+      headers: {
+        Location: { description: '/api/plugin-versions/<id>', schema: { type: 'string' } },
+        'Idempotent-Replayed': {
+          description: '`true` when this answers a repeated Idempotency-Key: nothing was released again',
+          schema: { type: 'string' },
+        },
+      },
       content: { 'application/json': { schema: Published } },
     },
     '400': errorAnswer('Bad metadata (the error and `field` name it), a missing part, or a token in the URL'),
     '401': UNAUTHORIZED,
-    '409': errorAnswer('Already released: `existingId` names the version with the same bytes or version'),
+    '409': errorAnswer(
+      'Already released (`existingId` names the version with the same bytes or version), or a publish with this Idempotency-Key still running (Retry-After)',
+    ),
     '413': errorAnswer('The file is larger than PUBLISH_MAX_BYTES (64 MiB by default)'),
     '415': errorAnswer('The body is not multipart/form-data'),
-    '422': errorAnswer('The file is not a plugin JAR (a zip with a plugin descriptor)'),
+    '422': errorAnswer(
+      'The file is not a plugin JAR (a zip with a plugin descriptor), or the Idempotency-Key was used with another upload',
+    ),
     '503': NOT_PUBLISHING,
     ...LIMITED_ANSWERS,
   },

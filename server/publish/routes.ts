@@ -11,12 +11,15 @@ import { parsePublishMetadata } from './metadata.ts';
 import { runDepot, type Written } from './run-depot.ts';
 import { receiveUpload } from './upload.ts';
 import { PublishPatch } from './patch.ts';
+import { idempotencyKeyOf, type IdempotencyStore } from '../charts/idempotency.ts';
 
 /** Where this origin publishes (PUBLISH=on): its upload limit and the folder uploads stream into. */
 export type Publishing = { maxBytes: number; uploadsDir: string; log: (line: string) => void };
 
 export type PublishRouteDeps = {
   tree: () => { catalog: Catalog };
+  /** Idempotency-Key, as on ingestion: per user, 24 hours. */
+  idempotency: IdempotencyStore;
   publishTokens: PublishTokenStore;
   /** null: PUBLISH=off, answered 503 naming the setting. */
   publishing: Publishing | null;
@@ -35,6 +38,7 @@ export function publishRoutes(deps: PublishRouteDeps): H3 {
   const app = new H3();
   app.post(VERSION_RULES.list.pattern, async (event) => {
     const { publishing, publisher } = await admit(deps, event);
+    const idempotencyKey = idempotencyKeyOf(event);
     await mkdir(publishing.uploadsDir, { recursive: true, mode: 0o700 });
     const upload = await receiveUpload(event, { maxBytes: publishing.maxBytes, dir: publishing.uploadsDir });
     const notes = join(publishing.uploadsDir, `changelog.tmp-${process.pid}-${Date.now()}.md`);
@@ -43,7 +47,21 @@ export function publishRoutes(deps: PublishRouteDeps): H3 {
       const raw = upload.metadata as Record<string, unknown>;
       if (typeof raw.changelog === 'string') await writeFile(notes, raw.changelog, { mode: 0o600 });
       const args = ['release', upload.path, `--file-name=${upload.fileName}`, ...releaseOptions(raw, notes)];
-      const written = await runDepot([...args, ...actorOptions(publisher)], publishing.log).written;
+      let written: Written | null = null;
+      const release = async () => {
+        written = await runDepot([...args, ...actorOptions(publisher)], publishing.log).written;
+      };
+      if (idempotencyKey === null) await release();
+      else {
+        // A retry after a lost answer (same key, same file and metadata) answers the release it made.
+        const request = `${upload.sha256} ${JSON.stringify(raw)}`;
+        const scope = `publish:${publisher.username}`;
+        const outcome = await deps.idempotency.once(scope, idempotencyKey, request, release, deps.now());
+        if (outcome === 'replayed') {
+          event.res.headers.set('idempotent-replayed', 'true');
+          written = releasedBefore(deps, upload.sha256);
+        } else if (outcome !== 'stored') throw idempotencyRefusal(outcome);
+      }
       const { catalog, version } = await served(deps, written!);
       event.res.status = 201;
       event.res.headers.set('location', VERSION_RULES.version.build({ id: version.id }));
@@ -183,6 +201,30 @@ async function served(deps: PublishRouteDeps, written: Written) {
       });
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
+
+/** The version a replayed Idempotency-Key released: the one with these bytes. */
+function releasedBefore(deps: PublishRouteDeps, sha256: string): Written {
+  const version = deps.tree().catalog.versions.find((v) => v.sha256 === sha256);
+  if (!version)
+    throw new HTTPError({ status: 404, message: 'The release this Idempotency-Key made is no longer served' });
+  return { id: version.id, updatedAt: undefined };
+}
+
+/** Why a keyed publish did not run now: the key came with another upload, is still running, or the day's keys are used up. */
+function idempotencyRefusal(outcome: 'conflict' | 'in-progress' | 'capped'): HTTPError {
+  if (outcome === 'conflict')
+    return new HTTPError({
+      status: 422,
+      message: 'Idempotency-Key was used with another file or metadata in the last 24 hours; send a new key',
+    });
+  if (outcome === 'in-progress')
+    return new HTTPError({
+      status: 409,
+      message: 'A publish with this Idempotency-Key is still running; retry after Retry-After seconds',
+      headers: { 'retry-after': '1' },
+    });
+  return new HTTPError({ status: 429, message: 'Idempotency-Key limit reached for today; retry after midnight UTC' });
 }
 
 /** The version as served now (a PATCH that changed nothing), or 404. */
