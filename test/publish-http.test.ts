@@ -254,4 +254,37 @@ published('PATCH withdraws (latest moves), restores and edits, as the CLI does',
   assert.is((await patch(target, { channel: 'beta' }, {})).response.status, 401);
 });
 
+const limited = suite("publishing and SPEC 8's limit");
+limited.before(async () => {
+  ctx.workspace = await makeWorkspace();
+  const added = await runDepot(['token', 'add', 'bob'], ctx.workspace);
+  ({ token: ctx.token } = JSON.parse(added.stdout) as { token: string });
+  ctx.origin = await spawnOrigin(ctx.workspace, { RATE_LIMIT: '3/15m' });
+});
+limited.after(async () => {
+  await until(() => !existsSync(join(ctx.workspace.distDir, '.build.lock')), 'the last build', 120_000);
+  ctx.origin.child.kill('SIGTERM');
+  await ctx.origin.exited;
+  await ctx.workspace.remove();
+});
+
+limited('failed authentications count like any request; publishes do not', async () => {
+  const meta = (version: string) => ({ pluginVersion: version, javaVersion: '21', serverSoftware: ['PaperMC'] });
+  // Four publishes: over a limit of three requests, none of them counted.
+  for (const version of ['9.0.0', '9.0.1', '9.0.2', '9.0.3']) {
+    const { response, body } = await publish(form(jar(version), `L-${version}.jar`, meta(version))).catch((e: Error) => {
+      throw new Error(`${version}: ${e.message} ${String((e as { cause?: unknown }).cause)}`);
+    });
+    assert.is(response.status, 201, `${version} ${JSON.stringify(body)}`);
+  }
+  const statuses: number[] = [];
+  for (let i = 0; i < 4; i++)
+    statuses.push((await publish(form(jar('9.1.0'), 'L.jar', meta('9.1.0')), bearer('dpp_wrong'))).response.status);
+  assert.equal(statuses, [401, 401, 401, 429]);
+  const list = await fetch(`${ctx.origin.url}/api/plugin-versions`);
+  assert.is(list.status, 429, 'the same budget as every limited request');
+  await list.arrayBuffer();
+});
+
 published.run();
+limited.run();

@@ -1,5 +1,6 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { chargeLimit } from '../http/rate-limit.ts';
 import { H3, HTTPError, getRouterParam, readBody, type H3Event } from 'h3';
 import type { Catalog } from '../versions/catalog.ts';
 import { VERSION_RULES } from '../versions/paths.ts';
@@ -108,7 +109,12 @@ async function admit(deps: PublishRouteDeps, event: H3Event) {
       publishing: deps.publishing,
       publisher: await authenticatePublisher(deps.publishTokens, event, deps.now()),
     };
-  } catch (error) {
+  } catch (refused) {
+    // Charged now: over the limit, a refused token is answered 429 like any request, not 401 again.
+    const error = await chargeLimit(event).then(
+      () => refused,
+      (limit: unknown) => limit,
+    );
     if (!(error instanceof HTTPError)) throw error;
     const headers = { ...Object.fromEntries(error.headers ?? []), connection: 'close' };
     throw new HTTPError({ status: error.status, message: error.message, data: error.data, headers });
