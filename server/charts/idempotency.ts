@@ -15,7 +15,7 @@ export type { IdempotencyStore } from './stored-idempotency.ts';
 export const MAX_KEYS_PER_DAY = 10_000;
 
 /** Idempotency-Key: what a client may send (Stripe's limit of 255, printable ASCII). */
-export const IdempotencyKey = z
+const IdempotencyKey = z
   .string()
   .regex(/^[\x20-\x7e]{1,255}$/, { error: 'Idempotency-Key must be 1 to 255 printable ASCII characters' });
 

@@ -10,7 +10,7 @@ export type Publisher = { username: string; tokenId: string };
  * Issue 30 item 4: one wording for a missing, unknown, expired or revoked token (and for a user
  * token or an ingest key), so an answer never tells a caller which of them it holds.
  */
-export const PUBLISH_UNAUTHORIZED =
+const PUBLISH_UNAUTHORIZED =
   'A publishing token is required: send Authorization: Bearer <token> with a token from `depot token add`';
 
 /** Query parameters that carry a credential by their name, whatever their value. */
