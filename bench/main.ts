@@ -21,6 +21,7 @@ import { benchCounting } from './counting.ts';
 import { WRK, buildWithBigJar, fmt, load, measureCpu, median, pluginJar, report, type CpuFigures } from './harness.ts';
 import { benchScale } from './scale.ts';
 import { lifecycleToServed, timeUntilServed } from './lifecycle.ts';
+import { addPublishToken, publishToServed } from './publish.ts';
 
 const { values } = parseArgs({
   options: {
@@ -298,30 +299,40 @@ type ReleaseWorkspace = { dataDir: string; distDir: string; dir: string; cacheDi
  * dist/current answers the new version: its metadata and its download. `rounds` releases of
  * `3.<label>.<round>`; returns the times in ms. Each command is awaited (its full build) before the
  * next. With `lifecycle`, each release is then withdrawn, restored and moved to beta (issue 29),
- * each timed the same way until the origin serves it (bench/lifecycle.ts).
+ * each timed the same way until the origin serves it (bench/lifecycle.ts). With `publish`, a JAR is
+ * then published over HTTP (issue 30), timed until its 201 (bench/publish.ts).
  */
-async function releaseToServed(ws: ReleaseWorkspace, label: number, rounds: number, lifecycle = false) {
+async function releaseToServed(
+  ws: ReleaseWorkspace,
+  label: number,
+  rounds: number,
+  also: { lifecycle?: boolean; publish?: boolean } = {},
+) {
   const port = 4104;
   const base = `http://127.0.0.1:${port}`;
   const path = '/api/plugin-versions/latest/papermc/21';
+  // The CLI's and the origin's: a publish runs the same CLI, from the origin, with its environment.
+  const depotEnv = {
+    DATA_DIR: ws.dataDir,
+    DIST_DIR: ws.distDir,
+    // The audit log of every change and the publishing token go to the workspace, not the checkout's .storage.
+    STORAGE_DIR: join(ws.dir, 'storage'),
+    ...(ws.cacheDir ? { BUILD_CACHE_DIR: ws.cacheDir } : {}),
+    ...(ws.site === false ? { SITE: 'off' } : {}),
+  };
+  const token = also.publish ? await addPublishToken(depotEnv) : '';
   const origin = await startProcess(process.execPath, [...TSX, 'server/main.ts'], base + path, {
     PORT: String(port),
     HOST: '127.0.0.1',
     RATE_LIMIT: '0',
     LOG_REQUESTS: 'off',
-    DIST_DIR: ws.distDir,
-    DATA_DIR: ws.dataDir,
+    ...depotEnv,
   });
-  const runDepot = (args: string[]) =>
-    timeCommand(process.execPath, [...DEPOT, ...args], {
-      DATA_DIR: ws.dataDir,
-      DIST_DIR: ws.distDir,
-      // The audit log of every change goes to the workspace, not the checkout's .storage.
-      STORAGE_DIR: join(ws.dir, 'storage'),
-      ...(ws.cacheDir ? { BUILD_CACHE_DIR: ws.cacheDir } : {}),
-      ...(ws.site === false ? { SITE: 'off' } : {}),
-    });
-  const times = { release: [] as number[], withdraw: [] as number[], restore: [] as number[], edit: [] as number[] };
+  const runDepot = (args: string[]) => timeCommand(process.execPath, [...DEPOT, ...args], depotEnv);
+  const times = {
+    ...{ release: [] as number[], withdraw: [] as number[], restore: [] as number[], edit: [] as number[] },
+    publish: [] as number[],
+  };
   try {
     for (let round = 0; round < rounds; round++) {
       const jar = join(ws.dir, `Release-${label}-${round}.jar`);
@@ -335,9 +346,14 @@ async function releaseToServed(ws: ReleaseWorkspace, label: number, rounds: numb
           () => answersRelease(base, path, version, bytes),
         ),
       );
-      if (!lifecycle) continue;
-      const changed = await lifecycleToServed(base, path, runDepot);
-      for (const action of ['withdraw', 'restore', 'edit'] as const) times[action].push(changed[action]);
+      if (also.lifecycle) {
+        const changed = await lifecycleToServed(base, path, runDepot);
+        for (const action of ['withdraw', 'restore', 'edit'] as const) times[action].push(changed[action]);
+      }
+      if (also.publish) {
+        const published = { version: `4.${label}.${round}`, bytes: pluginJar(`publish ${label} ${round}`) };
+        times.publish.push(await publishToServed({ base, token, distDir: ws.distDir, ...published }));
+      }
     }
   } finally {
     await origin.stop();
@@ -361,12 +377,12 @@ const cliStartup = () => timeCommand(process.execPath, DEPOT, { EXPECT_FAILURE: 
 
 /**
  * Release to served on the demo data and on each size of RELEASE_SIZES, beside the CLI's bare
- * start-up; then withdraw, restore and edit to served (issue 29), each beside the release of the
- * same workspace and run.
+ * start-up; then withdraw, restore and edit to served (issue 29) and publish over HTTP to served
+ * (issue 30), each beside the release of the same workspace and run.
  */
 async function benchRelease() {
   console.log(
-    `\n# Release, withdraw, restore and edit to served (${ROUNDS} rounds, origin following dist/current; SITE=off above ${RELEASE_SITE_UP_TO.toLocaleString('en')} versions)`,
+    `\n# Release, withdraw, restore, edit and publish over HTTP to served (${ROUNDS} rounds, origin following dist/current; SITE=off above ${RELEASE_SITE_UP_TO.toLocaleString('en')} versions)`,
   );
   const startups: number[] = [];
   for (let round = 0; round < ROUNDS; round++) startups.push(await cliStartup());
@@ -379,7 +395,7 @@ async function benchRelease() {
   }
   for (const [index, [name, ws]] of workspaces.entries()) {
     await runBuild(ws);
-    const times = await releaseToServed(ws, index, ROUNDS, true);
+    const times = await releaseToServed(ws, index, ROUNDS, { lifecycle: true, publish: true });
     const release = median(times.release);
     report(
       `depot release -> served, ${name} (node build/cli/launch.mjs, no npm)`,
@@ -398,6 +414,15 @@ async function benchRelease() {
         release,
         '< 1000 ms',
       );
+    // Issue 30: a CI job's POST until its 201, which comes once the origin serves the version.
+    report(
+      `publish over HTTP -> served, ${name}`,
+      median(times.publish),
+      'ms',
+      'release, same run',
+      release,
+      '< 1000 ms',
+    );
   }
 }
 

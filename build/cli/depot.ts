@@ -17,9 +17,11 @@ const chartUrls = () => import('./chart-url.ts');
 const audit = () => import('./audit.ts');
 const lifecycle = () => import('./lifecycle.ts');
 const tokens = () => import('./tokens.ts');
+const publish = () => import('./publish.ts');
 
 const USAGE = `usage: npm run depot -- <command>
   release <file.jar> --version 1.4.0 --java 21 --software PaperMC,Folia [--minecraft 1.20.6-1.21.4] [--proxy 3.4] [--by alice] [--changelog notes.md] [--channel beta]
+  publish <file.jar> --url https://depot.example.org --token-env DEPOT_TOKEN --version 1.4.0 --java 21 --software PaperMC,Folia [--minecraft R] [--proxy V] [--channel C] [--changelog notes.md]   (over HTTP: no data/ needed)
   withdraw <id> --reason "<text>" [--by alice]   (no longer latest, resolved or offered; still downloadable by id)
   restore <id> [--by alice]
   edit <id> [--channel release|beta|alpha] [--changelog notes.md] [--minecraft 1.20.6-1.21.4] [--proxy 3.4] [--by alice]
@@ -41,6 +43,11 @@ const USAGE = `usage: npm run depot -- <command>
 /** The operator CLI: each command prints one JSON object on stdout; progress goes to stderr. */
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
+  // `publish` asks a depot over HTTP: it reads no configuration and no data/, and takes no build lock.
+  if (command === 'publish')
+    return (await publish())
+      .publishJar(args, process.env)
+      .then(print, (error: unknown) => printRefusal(command, error));
   const config = readConfig();
   // data/ is written by the CLI alone and small; STORAGE_DIR, which may hold thousands of files, is
   // swept by the origin at its start.
@@ -102,20 +109,25 @@ async function main(argv: string[]): Promise<number> {
     );
     return 1;
   } catch (error) {
-    if (
-      error instanceof RefusedError ||
-      error instanceof DataError ||
-      error instanceof BuildLockTimeoutError ||
-      String((error as NodeJS.ErrnoException).code).startsWith('ERR_PARSE_ARGS')
-    ) {
-      // The publishing API runs this CLI and answers its refusals: it asks for them as JSON.
-      if (process.env.DEPOT_REFUSALS === 'json')
-        console.error(JSON.stringify({ refused: (error as Error).message, refusal: (error as RefusedError).refusal }));
-      else console.error(`depot ${command}: ${(error as Error).message}`);
-      return 1;
-    }
-    throw error;
+    return printRefusal(command, error);
   }
+}
+
+/** A refusal as one line on stderr (exit 1); anything else is thrown on. */
+function printRefusal(command: string | undefined, error: unknown): number {
+  if (
+    error instanceof RefusedError ||
+    error instanceof DataError ||
+    error instanceof BuildLockTimeoutError ||
+    String((error as NodeJS.ErrnoException).code).startsWith('ERR_PARSE_ARGS')
+  ) {
+    // The publishing API runs this CLI and answers its refusals: it asks for them as JSON.
+    if (process.env.DEPOT_REFUSALS === 'json')
+      console.error(JSON.stringify({ refused: (error as Error).message, refusal: (error as RefusedError).refusal }));
+    else console.error(`depot ${command}: ${(error as Error).message}`);
+    return 1;
+  }
+  throw error;
 }
 
 /** `user list|remove` and `server list|remove|token`; null for another verb. */

@@ -1,0 +1,138 @@
+import { existsSync } from 'node:fs';
+import { readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { makePluginJar } from '../build/plugin-jar.ts';
+import type { PluginVersion } from '../server/versions/schema.ts';
+import { makeWorkspace, runDepot, spawnOrigin, until, type OriginProcess, type Workspace } from './helpers.ts';
+
+// Issue 30 item 6: `depot publish` as an operator or a CI job types it, against the origin as
+// operators run it: no data/ of its own, the token from the environment variable it names.
+
+const ctx = {} as { workspace: Workspace; origin: OriginProcess; token: string };
+
+const jar = (version: string) =>
+  makePluginJar({ files: { 'plugin.yml': `name: Cli\nversion: ${version}\nmain: org.example.Cli\n` } });
+
+/** Folders that do not exist: publish must neither read nor create them. */
+const elsewhere = () => ({
+  DATA_DIR: join(ctx.workspace.dir, 'no-data'),
+  DIST_DIR: join(ctx.workspace.dir, 'no-dist'),
+  STORAGE_DIR: join(ctx.workspace.dir, 'no-storage'),
+});
+
+/** `depot publish <file> --url <origin> --token-env DEPOT_TOKEN ...` with DEPOT_TOKEN set to `token` ('' for unset). */
+function publish(args: string[], token = ctx.token) {
+  const [file, ...rest] = args;
+  return runDepot(['publish', file!, '--url', ctx.origin.url, '--token-env', 'DEPOT_TOKEN', ...rest], ctx.workspace, {
+    ...elsewhere(),
+    DEPOT_TOKEN: token,
+  });
+}
+
+async function writeJar(name: string, version: string) {
+  const path = join(ctx.workspace.dir, name);
+  const bytes = jar(version);
+  await writeFile(path, bytes);
+  return { path, bytes };
+}
+
+const versionCount = async () => (await readdir(join(ctx.workspace.dataDir, 'versions'))).length;
+
+const cli = suite('depot publish');
+cli.before(async () => {
+  ctx.workspace = await makeWorkspace();
+  const added = await runDepot(['token', 'add', 'alice', '--name', 'ci'], ctx.workspace);
+  assert.is(added.code, 0, added.stderr);
+  ctx.token = (JSON.parse(added.stdout) as { token: string }).token;
+  ctx.origin = await spawnOrigin(ctx.workspace);
+});
+cli.after(async () => {
+  // A publish's full build goes on after its answer: its lock is gone once it is done.
+  await until(() => !existsSync(join(ctx.workspace.distDir, '.build.lock')), 'the last build', 120_000);
+  ctx.origin.child.kill('SIGTERM');
+  await ctx.origin.exited;
+  await ctx.workspace.remove();
+});
+
+cli('publishes a JAR as the token user and prints {version} once the origin serves it; no data/ needed', async () => {
+  const { path, bytes } = await writeJar('Cli-9.0.0.jar', '9.0.0');
+  const notes = join(ctx.workspace.dir, 'notes.md');
+  await writeFile(notes, '## 9.0.0\n\n- From CI.\n');
+  const result = await publish([
+    path,
+    ...['--version', '9.0.0', '--java', '21', '--software', 'PaperMC,Folia'],
+    ...['--minecraft', '1.20.6-1.21.4', '--channel', 'beta', '--changelog', notes],
+  ]);
+  assert.is(result.code, 0, result.stderr);
+  const { version } = JSON.parse(result.stdout) as { version: PluginVersion };
+  assert.equal(
+    [version.pluginVersion, version.javaVersion, version.serverSoftware, version.channel, version.createdBy],
+    ['9.0.0', '21', ['PaperMC', 'Folia'], 'beta', 'alice'],
+  );
+  assert.equal(
+    [version.fileName, version.fileSize, version.changelog],
+    ['Cli-9.0.0.jar', bytes.length, '## 9.0.0\n\n- From CI.\n'],
+  );
+  // Served when the command returns: the download is the JAR sent.
+  const download = await fetch(`${ctx.origin.url}/api/plugin-versions/download/${version.id}`);
+  assert.is(download.status, 200);
+  assert.equal(Buffer.from(await download.arrayBuffer()), Buffer.from(bytes));
+  for (const folder of Object.values(elsewhere())) assert.not.ok(existsSync(folder), `${folder} was created`);
+  assert.not.ok(result.stdout.includes(ctx.token) || result.stderr.includes(ctx.token), 'the token is printed');
+});
+
+cli('a duplicate is the depot 409 on one line naming the existing id, exit 1', async () => {
+  const first = await writeJar('Dup-9.1.0.jar', '9.1.0');
+  const release = ['--version', '9.1.0', '--java', '17', '--software', 'Velocity'];
+  const published = await publish([first.path, ...release]);
+  assert.is(published.code, 0, published.stderr);
+  const { id } = (JSON.parse(published.stdout) as { version: PluginVersion }).version;
+  const before = await versionCount();
+  const again = await writeJar('Dup-9.1.0-again.jar', '9.1.0 again');
+  const duplicate = await publish([again.path, ...release]);
+  assert.is(duplicate.code, 1);
+  assert.is(duplicate.stdout, '');
+  const lines = duplicate.stderr.trim().split('\n');
+  assert.is(lines.length, 1, duplicate.stderr);
+  assert.match(lines[0]!, /^depot publish: 409 /);
+  assert.ok(lines[0]!.includes(id), lines[0]);
+  assert.is(await versionCount(), before);
+});
+
+cli('a wrong token is the depot 401 on one line, never printed', async () => {
+  const { path } = await writeJar('Wrong-9.2.0.jar', '9.2.0');
+  const wrong = `dpp_${'B'.repeat(43)}`;
+  const before = await versionCount();
+  const result = await publish([path, '--version', '9.2.0', '--java', '21', '--software', 'PaperMC'], wrong);
+  assert.is(result.code, 1);
+  assert.match(result.stderr.trim(), /^depot publish: 401 A publishing token is required[^\n]*$/);
+  assert.not.ok(result.stderr.includes(wrong) || result.stdout.includes(wrong));
+  assert.is(await versionCount(), before);
+});
+
+cli('refused before any request: a missing variable, --token, a URL that is not http(s)', async () => {
+  const { path } = await writeJar('Refused-9.3.0.jar', '9.3.0');
+  const release = ['--version', '9.3.0', '--java', '21', '--software', 'PaperMC'];
+  const before = await versionCount();
+  const unset = await publish([path, ...release], '');
+  assert.is(unset.code, 1);
+  assert.match(unset.stderr.trim(), /^depot publish: --token-env: the environment variable DEPOT_TOKEN is not set/);
+  const asArgument = await publish([path, ...release, '--token', ctx.token]);
+  assert.is(asArgument.code, 1);
+  assert.match(asArgument.stderr.trim(), /^depot publish: --token: /);
+  assert.not.ok(asArgument.stderr.includes(ctx.token), 'the refusal repeats the token');
+  const ftp = await runDepot(
+    ['publish', path, '--url', 'ftp://127.0.0.1/', '--token-env', 'DEPOT_TOKEN', ...release],
+    ctx.workspace,
+    { ...elsewhere(), DEPOT_TOKEN: ctx.token },
+  );
+  assert.is(ftp.code, 1);
+  assert.match(ftp.stderr.trim(), /^depot publish: --url: must be http or https/);
+  const badJava = await publish([path, '--version', '9.3.0', '--java', '16', '--software', 'PaperMC']);
+  assert.match(badJava.stderr.trim(), /^depot publish: --java: Unknown Java version "16"/);
+  assert.is(await versionCount(), before);
+});
+
+cli.run();
