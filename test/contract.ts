@@ -180,10 +180,10 @@ export function contractSuite(
       ['GET', '/api/charts/example?days=400', 400, /^days must be an integer from 1 to 365/],
       ['GET', '/api/servers/00000000-0000-4000-8000-000000000000/chart/players', 404, /^No server with id/],
       [
-        'POST',
+        'PUT',
         '/api/plugin-versions',
         405,
-        /^POST is not allowed on \/api\/plugin-versions; allowed: GET, HEAD, OPTIONS$/,
+        /^PUT is not allowed on \/api\/plugin-versions; allowed: GET, HEAD, POST, OPTIONS$/,
       ],
       ['DELETE', '/brand/papermc/light.png', 405, /^DELETE is not allowed/],
       ['POST', '/api/servers/00000000-0000-4000-8000-000000000000/stats', 404, /^No server with id/],

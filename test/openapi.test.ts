@@ -74,6 +74,8 @@ document('every endpoint of SPEC 4, ingestion and operations is documented, with
     'GET /brand/{brand}/{file}',
     'GET /brand/{brand}/{variant}/{file}',
     'GET /healthz',
+    'PATCH /api/plugin-versions/{id}',
+    'POST /api/plugin-versions',
     'POST /api/servers/{id}/chart-urls',
     'POST /api/servers/{id}/stats',
   ]);
@@ -140,14 +142,18 @@ document('the rate limit, errors and auth are documented where they apply', () =
       // Badges are not limited: a README's badges come through a few shared proxies (GitHub's camo).
       const limited =
         method === 'get' && !['/healthz', '/api/openapi.json'].includes(path) && !path.startsWith('/api/badges/');
-      // Ingestion has a limit of its own, per server key (INGEST_RATE_LIMIT), said by x-rate-limit.
-      const perServerKey = (operation as { 'x-rate-limit'?: string })['x-rate-limit'] === 'per-server-key';
+      // Ingestion has a limit of its own, per server key (INGEST_RATE_LIMIT), said by x-rate-limit;
+      // publishing (issue 30) counts against SPEC 8's limit only when it fails.
+      const rateLimit = (operation as { 'x-rate-limit'?: string })['x-rate-limit'];
+      const perServerKey = rateLimit === 'per-server-key';
+      const publishing = (method === 'post' && path === '/api/plugin-versions') || method === 'patch';
+      assert.is(rateLimit === 'failures-only', publishing, `${method} ${path}: failures-only`);
       assert.is(
         perServerKey,
         method === 'post' && path === '/api/servers/{id}/stats',
         `${method} ${path}: x-rate-limit`,
       );
-      assert.is('429' in operation.responses, limited || perServerKey, `${method} ${path}: 429`);
+      assert.is('429' in operation.responses, limited || perServerKey || publishing, `${method} ${path}: 429`);
       assert.ok('500' in operation.responses, `${method} ${path}: 500`);
     }
   }
@@ -155,7 +161,9 @@ document('the rate limit, errors and auth are documented where they apply', () =
   assert.equal(paths['/api/servers/{id}/stats']!.post!.security, [{ ingestKey: [] }]);
   assert.equal(paths['/api/servers/{id}/chart-urls']!.post!.security, [{ ownerToken: [] }]);
   const schemes = openApiDocument().components?.securitySchemes as Record<string, { type: string; scheme: string }>;
-  assert.equal(Object.keys(schemes).sort(), ['ingestKey', 'ownerToken']);
+  assert.equal(paths['/api/plugin-versions']!.post!.security, [{ publishingToken: [] }]);
+  assert.equal(paths['/api/plugin-versions/{id}']!.patch!.security, [{ publishingToken: [] }]);
+  assert.equal(Object.keys(schemes).sort(), ['ingestKey', 'ownerToken', 'publishingToken']);
   for (const scheme of Object.values(schemes)) assert.equal([scheme.type, scheme.scheme], ['http', 'bearer']);
 });
 

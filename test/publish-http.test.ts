@@ -272,9 +272,11 @@ limited('failed authentications count like any request; publishes do not', async
   const meta = (version: string) => ({ pluginVersion: version, javaVersion: '21', serverSoftware: ['PaperMC'] });
   // Four publishes: over a limit of three requests, none of them counted.
   for (const version of ['9.0.0', '9.0.1', '9.0.2', '9.0.3']) {
-    const { response, body } = await publish(form(jar(version), `L-${version}.jar`, meta(version))).catch((e: Error) => {
-      throw new Error(`${version}: ${e.message} ${String((e as { cause?: unknown }).cause)}`);
-    });
+    const { response, body } = await publish(form(jar(version), `L-${version}.jar`, meta(version))).catch(
+      (e: Error) => {
+        throw new Error(`${version}: ${e.message} ${String((e as { cause?: unknown }).cause)}`);
+      },
+    );
     assert.is(response.status, 201, `${version} ${JSON.stringify(body)}`);
   }
   const statuses: number[] = [];

@@ -124,16 +124,24 @@ export const noEndpointAt = (path: string) => `No endpoint at ${path}`;
 export function answerUnrouted(endpoints: EndpointTable): Middleware {
   return (event, next) => {
     if (event.context.matchedRoute) return next();
-    const path = event.url.pathname;
-    const endpoint = endpoints.findShapedEndpoint(path);
-    if (!endpoint || endpoints.findOperation(event.req.method, path))
-      throw new HTTPError({ status: 404, message: noEndpointAt(path) });
-    throw new HTTPError({
-      status: 405,
-      message: `${event.req.method} is not allowed on ${path}; allowed: ${endpoint.allow}`,
-      headers: { allow: endpoint.allow },
-    });
+    refuseUnrouted(endpoints, event);
   };
+}
+
+/**
+ * The answer to a request no operation takes: 405 naming the allowed methods on a documented path,
+ * else 404. Also for a route whose parameter has another shape (PATCH on `/api/plugin-versions/downloads`).
+ */
+export function refuseUnrouted(endpoints: EndpointTable, event: H3Event): never {
+  const path = event.url.pathname;
+  const endpoint = endpoints.findShapedEndpoint(path);
+  if (!endpoint || endpoints.findOperation(event.req.method, path))
+    throw new HTTPError({ status: 404, message: noEndpointAt(path) });
+  throw new HTTPError({
+    status: 405,
+    message: `${event.req.method} is not allowed on ${path}; allowed: ${endpoint.allow}`,
+    headers: { allow: endpoint.allow },
+  });
 }
 
 /** OPTIONS, and the CORS preflight of public endpoints: which methods, and for any origin when public. */

@@ -1,6 +1,8 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chargeLimit } from '../http/rate-limit.ts';
+import { refuseUnrouted } from '../http/endpoints.ts';
+import { ENDPOINTS } from '../endpoints.ts';
 import { H3, HTTPError, getRouterParam, readBody, type H3Event } from 'h3';
 import type { Catalog } from '../versions/catalog.ts';
 import { VERSION_RULES } from '../versions/paths.ts';
@@ -72,10 +74,10 @@ export function publishRoutes(deps: PublishRouteDeps): H3 {
     }
   });
   app.patch(VERSION_RULES.version.pattern, async (event) => {
-    const { publishing, publisher } = await admit(deps, event);
     const id = getRouterParam(event, 'id', { decode: true }) ?? '';
-    if (!PLUGIN_VERSION_ID.test(id))
-      throw new HTTPError({ status: 404, message: `No plugin version with id ${JSON.stringify(id)}` });
+    // A segment that is no id (`downloads`, `latest`) is another endpoint or none: 405 or 404, as unrouted.
+    if (!PLUGIN_VERSION_ID.test(id)) refuseUnrouted(ENDPOINTS, event);
+    const { publishing, publisher } = await admit(deps, event);
     const patch = await readPatch(event);
     let last: Written | null = null;
     for (const args of patchCommands(
