@@ -55,6 +55,7 @@ const DOCUMENTED: [page: string, command: RegExp][] = [
   ['docs/operations.md', /^npm run demo$/],
   ['docs/operations.md', /^npm run depot -- release /],
   ['README.md', /^npm run depot -- withdraw <versionId> /],
+  ['README.md', /^npm run depot -- token add <username> /],
   ['docs/operations.md', /^npm run depot -- withdraw <versionId> /],
   ['docs/operations.md', /^npm run depot -- restore <versionId>/],
   ['docs/operations.md', /^npm run depot -- edit <versionId> /],
@@ -343,6 +344,12 @@ readme('npm run depot -- user add <username> [--nickname N] [--image URL]', asyn
   const user = jsonAfterBanner((await runDocumented('docs/operations.md', /^npm run depot -- user add /)).stdout);
   assert.equal(Object.keys(user).sort(), ['id', 'token', 'username']);
   assert.is(user.username, 'olivia');
+});
+
+readme('npm run depot -- token add <username> --name ci (README)', async () => {
+  const token = jsonAfterBanner((await runDocumented('README.md', /^npm run depot -- token add <username> /)).stdout);
+  assert.equal([token.username, token.name], ['olivia', 'ci']);
+  assert.match(String(token.token), /^dpp_[A-Za-z0-9_-]{43}$/);
 });
 
 readme('npm run depot -- server add --owner <username> [--private] [--name N]', async () => {
