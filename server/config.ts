@@ -34,6 +34,16 @@ const addressList = () =>
     error: 'must be a comma-separated list of IP addresses or CIDR ranges',
   });
 
+/** An origin as nginx's `server` line names it: NGINX_ORIGINS' entries and NGINX_PUBLISH_ORIGIN. */
+const HOST_PORT = /^(?:[\w.-]+|\[[0-9a-fA-F:.]+\]):\d{1,5}$/;
+
+/** An optional setting, trimmed: unset, empty or blank is absent. */
+const optionalText = () =>
+  z
+    .string()
+    .optional()
+    .transform((text) => text?.trim() || undefined);
+
 /** MAX_CONNECTIONS' default: well under the usual 1024 open files, beside the store's and the tree's. */
 const DEFAULT_MAX_CONNECTIONS = 768;
 
@@ -72,8 +82,7 @@ const Env = z
       .optional()
       .or(z.literal('').transform(() => undefined)),
     NGINX_ORIGINS: commaList('127.0.0.1:3000').refine(
-      (entries) =>
-        entries.length > 0 && entries.every((entry) => /^(?:[\w.-]+|\[[0-9a-fA-F:.]+\]):\d{1,5}$/.test(entry)),
+      (entries) => entries.length > 0 && entries.every((entry) => HOST_PORT.test(entry)),
       { error: 'must be a comma-separated list of host:port, e.g. 10.0.0.5:3000,10.0.0.6:3000' },
     ),
     NGINX_LISTEN: z
@@ -83,6 +92,20 @@ const Env = z
       })
       .default('8080'),
     NGINX_REAL_IP_FROM: addressList(),
+    NGINX_PUBLISH_ORIGIN: optionalText().refine((origin) => origin === undefined || HOST_PORT.test(origin), {
+      error: 'must be one host:port from where nginx sends publishing requests, e.g. 10.0.0.5:3000',
+    }),
+    PUBLISH: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
+    PUBLISH_MAX_BYTES: z
+      .string()
+      .default('64MiB')
+      .transform(
+        parsedWith((text) => {
+          const bytes = parseByteSize(text);
+          return bytes === undefined || bytes < 1 ? undefined : bytes;
+        }, 'must be a size in bytes of at least 1, such as 67108864, 100MB or 1GiB'),
+      ),
+    AFTER_SWAP: optionalText(),
     DEPLOY_DIST_DIR: z
       .string()
       .regex(/^\/[^\s;{}"'$]*$/, { error: 'must be an absolute path without spaces or quotes' })
@@ -166,6 +189,18 @@ export type Config = {
   requestTimeoutMs: number;
   /** MAX_CONNECTIONS: open connections one origin accepts; more are closed at once. */
   maxConnections: number;
+  /** Publishing over HTTP (POST and PATCH on /api/plugin-versions) on this origin. */
+  publish: PublishOptions;
+};
+
+/** Whether and how this origin takes releases over HTTP (issue 30). */
+export type PublishOptions = {
+  /** PUBLISH: off answers publishing requests 503, naming the setting (another origin publishes). */
+  enabled: boolean;
+  /** PUBLISH_MAX_BYTES: an upload's whole body, JAR and metadata, at most; more is a 413. */
+  maxBytes: number;
+  /** AFTER_SWAP: a shell command run after each swap a publish makes (server/publish/after-swap.ts). */
+  afterSwap: string | undefined;
 };
 
 /** Where and how a tree is deployed behind nginx or on a static host. */
@@ -182,6 +217,10 @@ export type DeployOptions = {
   originUrl: string;
   /** PUBLIC_URL: where clients reach the service; the feeds' absolute links (default: DEFAULT_PUBLIC_URL). */
   publicUrl?: string;
+  /** NGINX_PUBLISH_ORIGIN: where nginx sends POST and PATCH on /api/plugin-versions; absent: the first of `origins`. */
+  publishOrigin?: string;
+  /** PUBLISH_MAX_BYTES: nginx's body limit for those requests (plus multipart's overhead); absent: 64 MiB. */
+  publishMaxBytes?: number;
 };
 
 /** The only reader of process.env: read once at start, checked, passed down. */
@@ -208,6 +247,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     REDIS_URL,
   } = parsed.data;
   const { NGINX_ORIGINS, NGINX_LISTEN, NGINX_REAL_IP_FROM, DEPLOY_DIST_DIR, ORIGIN_URL } = parsed.data;
+  const { NGINX_PUBLISH_ORIGIN, PUBLISH, PUBLISH_MAX_BYTES, AFTER_SWAP } = parsed.data;
   const { PUBLIC_URL, WEBHOOK_RETRY_BASE_MS, HEADERS_TIMEOUT, REQUEST_TIMEOUT, MAX_CONNECTIONS } = parsed.data;
   return {
     port: PORT,
@@ -234,12 +274,15 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
       distDir: DEPLOY_DIST_DIR,
       originUrl: ORIGIN_URL,
       publicUrl: PUBLIC_URL ?? ORIGIN_URL,
+      publishOrigin: NGINX_PUBLISH_ORIGIN ?? NGINX_ORIGINS[0]!,
+      publishMaxBytes: PUBLISH_MAX_BYTES,
     },
     publicUrl: PUBLIC_URL ?? ORIGIN_URL,
     webhookRetryBaseMs: WEBHOOK_RETRY_BASE_MS,
     headersTimeoutMs: HEADERS_TIMEOUT,
     requestTimeoutMs: REQUEST_TIMEOUT,
     maxConnections: MAX_CONNECTIONS,
+    publish: { enabled: PUBLISH === 'on', maxBytes: PUBLISH_MAX_BYTES, afterSwap: AFTER_SWAP },
   };
 }
 
@@ -278,6 +321,7 @@ export const DEFAULT_DEPLOY: DeployOptions = DEFAULTS.deploy;
 export const DEFAULT_RATE_LIMIT: RateLimitPolicy | null = DEFAULTS.rateLimit;
 export const DEFAULT_CACHE_MAX_BYTES: number = DEFAULTS.cacheMaxBytes;
 export const DEFAULT_PUBLIC_URL: string = DEFAULTS.publicUrl;
+export const DEFAULT_PUBLISH_MAX_BYTES: number = DEFAULTS.publish.maxBytes;
 export const DEFAULT_CONNECTION_LIMITS: Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs' | 'maxConnections'> = {
   headersTimeoutMs: DEFAULTS.headersTimeoutMs,
   requestTimeoutMs: DEFAULTS.requestTimeoutMs,
