@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 export type AfterSwapResult = { ok: boolean; exitCode: number | null };
 
 /** An AFTER_SWAP still running after this long is killed: a publish's answer waits for it. */
-export const AFTER_SWAP_TIMEOUT_MS = 10 * 60_000;
+const AFTER_SWAP_TIMEOUT_MS = 10 * 60_000;
 
 /** After SIGTERM (rsync removes its partial files on it), the command's processes get this long before SIGKILL. */
 const KILL_GRACE_MS = 5_000;
