@@ -1,13 +1,19 @@
 import { NGINX_LOG_FORMAT } from '../server/downloads/access-log.ts';
 import { copyFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { DeployOptions } from '../server/config.ts';
+import { DEFAULT_PUBLISH_MAX_BYTES, type DeployOptions } from '../server/config.ts';
 import type { RateLimitPolicy } from '../server/http/rate-limit-policy.ts';
 import { countsWhenPrecomputed } from '../server/endpoints.ts';
 import { CACHE_CONTROL } from '../server/http/cache.ts';
 import { NOT_FOUND_PAGE, type RouteEntry } from '../server/tree/format.ts';
 import { HISTORY_SEGMENTS, OTHER_ENDPOINT_PATHS, canonicalPagePath } from '../server/pages.ts';
 import { ENDPOINT_PREFIXES } from '../server/page-paths.ts';
+
+/** What a multipart upload carries beside its JAR (boundaries, part headers, metadata): nginx's limit is PUBLISH_MAX_BYTES plus this. */
+const MULTIPART_OVERHEAD_BYTES = 2 ** 20;
+
+/** A publish answers once the new version is served, after its build and AFTER_SWAP: nginx waits this long for it. */
+const PUBLISH_READ_TIMEOUT = '300s';
 
 /** Cloudflare Pages' cap on `_redirects` (docs/deployment.md: its 100 `_headers` rules are far fewer than our paths). */
 const CLOUDFLARE_PAGES_REDIRECTS = 2000;
@@ -44,7 +50,8 @@ type NginxOptions = Omit<DeployOptions, 'distDir'> & { treeDir: string; rateLimi
  * (other letter cases, other queries, methods other than GET and HEAD, charts, ingestion) to the
  * origins. A request is matched on method, path and query string (as sent) in one hashed map. Where
  * nginx cannot answer exactly as the origin would, it forwards: an Accept-Encoding with q-values or
- * a wildcard, a Range outside the file.
+ * a wildcard, a Range outside the file. Publishing (POST and PATCH on /api/plugin-versions) goes to
+ * the publish origin alone, the one that holds data/ (issue 30).
  */
 export function nginxConfig(routes: Record<string, RouteEntry>, options: NginxOptions): string {
   const limit = options.rateLimit;
@@ -81,6 +88,7 @@ export function nginxConfig(routes: Record<string, RouteEntry>, options: NginxOp
 # of ${options.treeDir}; everything else goes to the origins.
 
 ${upstreamBlock(options.origins)}
+${publishUpstreamBlock(options.publishOrigin ?? options.origins[0]!)}
 # The downloads nginx serves from files are counted from its log: \`access_log <file> depot;\` in
 # your http { } block, then \`npm run depot -- counts import <file>\` (docs/api.md: Download counts).
 log_format depot '${NGINX_LOG_FORMAT}';
@@ -89,6 +97,7 @@ map_hash_max_size 65536;
 map_hash_bucket_size 256;
 ${limit ? clientLimitZone(perMinute) : ''}
 ${CODING_MAPS}
+${PUBLISHING_MAP}
 ${routeMap(mapLines.join('\n'))}
 ${notFound ? pageMap() : ''}
 ${serverBlock(options, limit, perMinute ? Math.ceil(60 / perMinute) : 0, locations.text(), notFound)}
@@ -120,6 +129,61 @@ function upstreamBlock(origins: readonly string[]): string {
 ${origins.map((origin) => `  server ${origin} max_fails=1 fail_timeout=10s;`).join('\n')}
   keepalive 32;
 }`;
+}
+
+/** Publishing builds and swaps trees on the machine that holds data/: one origin, never retried elsewhere. */
+function publishUpstreamBlock(origin: string): string {
+  return `upstream depot_publish {
+  server ${origin};
+  keepalive 8;
+}`;
+}
+
+/** Which requests publish (the rest of /api/plugin-versions reads as every other path does). */
+const PUBLISHING_MAP = `map $request_method $depot_publishing {
+  POST 1;
+  PATCH 1;
+  default "";
+}`;
+
+/**
+ * /api/plugin-versions and /api/plugin-versions/<id>: reads go where `location /` sends them,
+ * publishing to the publish origin with the upload's body limit (checked here against
+ * Content-Length, before a byte is read), streamed through as it arrives: the origin hashes the
+ * upload on its way to disk, and nginx spooling 64 MiB first would only delay it.
+ */
+function publishLocations(maxBytes: number): string {
+  const bodyLimit = maxBytes + MULTIPART_OVERHEAD_BYTES;
+  const tooLarge = JSON.stringify({
+    error: `The upload is larger than PUBLISH_MAX_BYTES allows (${maxBytes} bytes)`,
+  });
+  return `  location ~* ^/api/plugin-versions(?:/[^/]+)?/?$ {
+    client_max_body_size ${bodyLimit};
+    error_page 413 = @too_large;
+    error_page 419 = @publish;
+    if ($depot_route) {
+      rewrite ^ $depot_route? last;
+    }
+    if ($depot_publishing) {
+      return 419;
+    }
+    proxy_pass http://depot_origins;
+  }
+  location @publish {
+    client_max_body_size ${bodyLimit};
+    error_page 413 = @too_large;
+    proxy_request_buffering off;
+    proxy_read_timeout ${PUBLISH_READ_TIMEOUT};
+    proxy_send_timeout ${PUBLISH_READ_TIMEOUT};
+    proxy_pass http://depot_publish$request_uri;
+  }
+  location @too_large {
+    default_type "application/json; charset=utf-8";
+    add_header access-control-allow-origin * always;
+    add_header x-content-type-options nosniff always;
+    return 413 ${quoteValue(tooLarge)};
+  }
+`;
 }
 
 /** The rate limit zone, keyed by client as the origin keys it. */
@@ -206,7 +270,7 @@ ${limit ? `  limit_req_status 429;\n  error_page 429 = @limited;\n` : ''}
     }
 ${notFound ? pageActions() : ''}    proxy_pass http://depot_origins;
   }
-${notFound ? notFoundLocation(notFound, options.treeDir) : ''}  location @origin {
+${publishLocations(options.publishMaxBytes ?? DEFAULT_PUBLISH_MAX_BYTES)}${notFound ? notFoundLocation(notFound, options.treeDir) : ''}  location @origin {
     # A 416 arrives here with nginx's own Content-Range already set.
     proxy_hide_header Content-Range;
     proxy_pass http://depot_origins$request_uri;

@@ -194,7 +194,7 @@ export type Config = {
 };
 
 /** Whether and how this origin takes releases over HTTP (issue 30). */
-export type PublishOptions = {
+type PublishOptions = {
   /** PUBLISH: off answers publishing requests 503, naming the setting (another origin publishes). */
   enabled: boolean;
   /** PUBLISH_MAX_BYTES: an upload's whole body, JAR and metadata, at most; more is a 413. */
