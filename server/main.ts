@@ -24,7 +24,11 @@ const origin = await startOrigin({
   ...config,
   // PUBLISH=on: this origin takes releases over HTTP, its uploads streamed into the store's folder.
   publishing: config.publish.enabled
-    ? { maxBytes: config.publish.maxBytes, uploadsDir: join(config.storageDir, 'uploads') }
+    ? {
+        maxBytes: config.publish.maxBytes,
+        uploadsDir: join(config.storageDir, 'uploads'),
+        afterSwap: config.publish.afterSwap,
+      }
     : null,
   log: config.logRequests ? (entry) => logger.info(entry) : undefined,
   warn: (line) => logger.warn(line),

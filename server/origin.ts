@@ -53,7 +53,7 @@ export type OriginOptions = {
   warn?: (line: string) => void;
   now?: () => number;
   /** PUBLISH (issue 30): where this origin publishes, run with this process's environment; absent or null: it does not. */
-  publishing?: { maxBytes: number; uploadsDir: string } | null;
+  publishing?: { maxBytes: number; uploadsDir: string; afterSwap?: string | undefined } | null;
   /** PUBLIC_URL: absolute download links in webhook messages; default ORIGIN_URL's default. */
   publicUrl?: string;
   /** WEBHOOK_RETRY_BASE_MS, and the attempt timeout (10 s): tests shorten them. */

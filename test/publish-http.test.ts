@@ -288,5 +288,37 @@ limited('failed authentications count like any request; publishes do not', async
   await list.arrayBuffer();
 });
 
+const deployed = suite('AFTER_SWAP on a publish');
+deployed.before(async () => {
+  ctx.workspace = await makeWorkspace();
+  const added = await runDepot(['token', 'add', 'carol'], ctx.workspace);
+  ({ token: ctx.token } = JSON.parse(added.stdout) as { token: string });
+  const marker = join(ctx.workspace.dir, 'deployed.txt');
+  // Fails on the second run: the answer says so.
+  const command = `test ! -e '${marker}' || exit 3; printf '%s' "$DEPOT_TREE" > '${marker}'`;
+  ctx.origin = await spawnOrigin(ctx.workspace, { AFTER_SWAP: command });
+});
+deployed.after(async () => {
+  await until(() => !existsSync(join(ctx.workspace.distDir, '.build.lock')), 'the last build', 120_000);
+  ctx.origin.child.kill('SIGTERM');
+  await ctx.origin.exited;
+  await ctx.workspace.remove();
+});
+
+deployed('runs on the tree that serves the change; the answer waits and says how it went', async () => {
+  const meta = { pluginVersion: '9.5.0', javaVersion: '21', serverSoftware: ['Spigot'] };
+  const first = await publish(form(jar('9.5.0'), 'D-9.5.0.jar', meta));
+  assert.is(first.response.status, 201, JSON.stringify(first.body));
+  assert.equal(first.body.deploy, { ok: true, exitCode: 0 });
+  const tree = await readFile(join(ctx.workspace.dir, 'deployed.txt'), 'utf8');
+  assert.match(tree, /\/dist\/trees\/[^/]+$/);
+  assert.ok(existsSync(join(tree, 'manifest.json')), 'DEPOT_TREE names a tree');
+  const second = await patch(first.body.version.id, { channel: 'beta' });
+  assert.is(second.response.status, 200);
+  assert.equal(second.body.deploy, { ok: false, exitCode: 3 }, 'a failure is said, the change still made');
+  assert.is(second.body.version.channel, 'beta');
+});
+
 published.run();
 limited.run();
+deployed.run();

@@ -6,7 +6,15 @@ import { PublishPatch } from './patch.ts';
 
 /** Issue 30: the publishing operations, beside the version list's GET and a version's GET in the document. */
 
-const Published = z.object({ version: PluginVersion }).meta({ id: 'PublishedVersion' });
+const Published = z
+  .object({
+    version: PluginVersion,
+    deploy: z
+      .object({ ok: z.boolean(), exitCode: z.int().nullable() })
+      .optional()
+      .meta({ description: 'With AFTER_SWAP: how the command run on the tree that serves the change went' }),
+  })
+  .meta({ id: 'PublishedVersion' });
 const UNAUTHORIZED: ZodOpenApiResponseObject = {
   ...errorAnswer('No publishing token, or one that is unknown, expired or revoked (one wording for all)'),
   headers: { 'WWW-Authenticate': { description: 'Bearer', schema: { type: 'string' } } },

@@ -14,13 +14,19 @@ import { parsePublishMetadata } from './metadata.ts';
 import { runDepot, type Written } from './run-depot.ts';
 import { receiveUpload } from './upload.ts';
 import { PublishPatch } from './patch.ts';
+import { runAfterSwap } from './after-swap.ts';
 import { idempotencyKeyOf, type IdempotencyStore } from '../charts/idempotency.ts';
 
-/** Where this origin publishes (PUBLISH=on): its upload limit and the folder uploads stream into. */
-export type Publishing = { maxBytes: number; uploadsDir: string; log: (line: string) => void };
+/** Where this origin publishes (PUBLISH=on): its upload limit, the folder uploads stream into, and AFTER_SWAP. */
+export type Publishing = {
+  maxBytes: number;
+  uploadsDir: string;
+  afterSwap?: string | undefined;
+  log: (line: string) => void;
+};
 
 export type PublishRouteDeps = {
-  tree: () => { catalog: Catalog };
+  tree: () => { catalog: Catalog; dir: string };
   /** Idempotency-Key, as on ingestion: per user, 24 hours. */
   idempotency: IdempotencyStore;
   publishTokens: PublishTokenStore;
@@ -28,6 +34,9 @@ export type PublishRouteDeps = {
   publishing: Publishing | null;
   now: () => number;
 };
+
+/** A refused request's body up to this size is read and dropped before the answer (admit). */
+const DRAINED_BODY_BYTES = 1024 * 1024;
 
 /** How long an answer waits for this origin to serve what was written (its tree follows within milliseconds). */
 const SERVED_WITHIN_MS = 30_000;
@@ -66,9 +75,10 @@ export function publishRoutes(deps: PublishRouteDeps): H3 {
         } else if (outcome !== 'stored') throw idempotencyRefusal(outcome);
       }
       const { catalog, version } = await served(deps, written!);
+      const deploy = await deployServed(deps, publishing);
       event.res.status = 201;
       event.res.headers.set('location', VERSION_RULES.version.build({ id: version.id }));
-      return { version: presentVersion(catalog, version, true) };
+      return { version: presentVersion(catalog, version, true), ...deploy };
     } finally {
       await Promise.all([upload.remove(), rm(notes, { force: true })]);
     }
@@ -88,15 +98,17 @@ export function publishRoutes(deps: PublishRouteDeps): H3 {
       last =
         (await runCommand(args.command, [...args.args, ...actorOptions(publisher)], publishing, args.notes)) ?? last;
     const { catalog, version } = last ? await served(deps, last) : current(deps, id);
-    return { version: presentVersion(catalog, version, true) };
+    const deploy = last ? await deployServed(deps, publishing) : {};
+    return { version: presentVersion(catalog, version, true), ...deploy };
   });
   return app;
 }
 
 /**
  * PUBLISH=off: 503 naming the setting; else the token's publisher (401, 400 for a token in the URL).
- * Refused before the body is read, the answer closes the connection: an upload still arriving
- * cannot be followed by another request on it.
+ * Refused before the body is read: a small body is read and dropped first, so the client, still
+ * sending it, gets the answer rather than a reset; a larger one (or one of unknown length) is cut
+ * off and the connection closed after the answer.
  */
 async function admit(deps: PublishRouteDeps, event: H3Event) {
   try {
@@ -118,6 +130,15 @@ async function admit(deps: PublishRouteDeps, event: H3Event) {
       (limit: unknown) => limit,
     );
     if (!(error instanceof HTTPError)) throw error;
+    const length = Number(event.req.headers.get('content-length') ?? NaN);
+    if (
+      length <= DRAINED_BODY_BYTES &&
+      (await event.req.arrayBuffer().then(
+        () => true,
+        () => false,
+      ))
+    )
+      throw error;
     const headers = { ...Object.fromEntries(error.headers ?? []), connection: 'close' };
     throw new HTTPError({ status: error.status, message: error.message, data: error.data, headers });
   }
@@ -209,6 +230,18 @@ async function served(deps: PublishRouteDeps, written: Written) {
       });
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
+
+/**
+ * AFTER_SWAP, run on the tree that serves the change (the answer waits for it and says how it went:
+ * `deploy: {ok, exitCode}`); a failure is logged with its output. Nothing when it is not set.
+ */
+async function deployServed(deps: PublishRouteDeps, publishing: Publishing) {
+  if (!publishing.afterSwap) return {};
+  const deploy = await runAfterSwap(publishing.afterSwap, deps.tree().dir, publishing.log);
+  if (!deploy.ok)
+    publishing.log(`[publish] AFTER_SWAP failed (exit ${deploy.exitCode ?? 'none'}); the change is served here`);
+  return { deploy };
 }
 
 /** The version a replayed Idempotency-Key released: the one with these bytes. */
