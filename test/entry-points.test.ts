@@ -373,7 +373,14 @@ readme('npm run depot -- migrate [--to redis://host:6379]', async () => {
   const report = jsonAfterBanner((await runDocumented('docs/operations.md', /^npm run depot -- migrate/)).stdout) as {
     copied: Record<string, number>;
   };
-  assert.equal(report.copied, { servers: 1, tokens: 1, samples: 1, webhooks: 0, deliveries: 0 });
+  assert.equal(report.copied, {
+    servers: 1,
+    tokens: 1,
+    publishingTokens: 1,
+    samples: 1,
+    webhooks: 0,
+    deliveries: 0,
+  });
 });
 readme('npm run depot -- webhook add <url> [--format discord] [--events release]', async () => {
   const webhook = jsonAfterBanner((await runDocumented('docs/operations.md', /^npm run depot -- webhook add /)).stdout);

@@ -255,7 +255,14 @@ else {
         invalid: string[];
         audit: { copied: number; unchanged: number; left: number };
       };
-      assert.equal(report.copied, { servers: 2, tokens: 2, samples: 1, webhooks: 1, deliveries: 0 });
+      assert.equal(report.copied, {
+        servers: 2,
+        tokens: 2,
+        publishingTokens: 0,
+        samples: 1,
+        webhooks: 1,
+        deliveries: 0,
+      });
       assert.equal(report.invalid, ['servers:not-a-record']);
       assert.equal(
         report.audit,
@@ -267,7 +274,7 @@ else {
       ) as typeof report;
       assert.equal(
         again.copied,
-        { servers: 0, tokens: 0, samples: 0, webhooks: 0, deliveries: 0 },
+        { servers: 0, tokens: 0, publishingTokens: 0, samples: 0, webhooks: 0, deliveries: 0 },
         'a second run copies nothing',
       );
       assert.is(again.unchanged, 6);

@@ -17,13 +17,13 @@ import { withState } from './state.ts';
 /** What the embedded store holds that Redis must get; caches (charts, brand images) fill again by themselves. */
 const KINDS: {
   prefix: string;
-  name: 'servers' | 'tokens' | 'samples' | 'webhooks' | 'deliveries';
+  name: 'servers' | 'tokens' | 'publishingTokens' | 'samples' | 'webhooks' | 'deliveries';
   schema: z.ZodType;
   expiresAt?: (key: string) => number;
 }[] = [
   { prefix: 'servers:', name: 'servers', schema: ServerRecord },
   { prefix: 'user-tokens:', name: 'tokens', schema: TokenRecord },
-  { prefix: 'publish-tokens:', name: 'tokens', schema: PublishTokenRecord },
+  { prefix: 'publish-tokens:', name: 'publishingTokens', schema: PublishTokenRecord },
   {
     prefix: 'samples:',
     name: 'samples',
@@ -62,7 +62,7 @@ export async function migrateToRedis(args: string[], config: Config) {
 /** Each kind's records, checked, into keys Redis does not hold yet; a report of what happened. */
 async function copyToRedis(source: Storage, redis: Redis, names: { from: string; to: string }) {
   const keys = await source.getKeys();
-  const copied = { servers: 0, tokens: 0, samples: 0, webhooks: 0, deliveries: 0 };
+  const copied = { servers: 0, tokens: 0, publishingTokens: 0, samples: 0, webhooks: 0, deliveries: 0 };
   const result = {
     ...names,
     copied,

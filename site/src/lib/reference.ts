@@ -228,7 +228,8 @@ export async function referenceExamples(): Promise<Map<string, OperationExample>
       const names = [...template.matchAll(/\{(\w+)\}/g)].map((match) => match[1]!);
       if (names.some((name) => valueOf(template, name) === undefined)) continue;
       const post = method === 'post' ? EXAMPLE_POSTS[template] : undefined;
-      if (method === 'post' && !post) continue;
+      // A request that changes something (a publish, an edit) needs a body and a token: shown without an example.
+      if (method !== 'get' && !post) continue;
       const query = EXAMPLE_QUERIES[template];
       const path =
         template.replace(/\{(\w+)\}/g, (_, name: string) => valueOf(template, name)!) + (query ? `?${query}` : '');
