@@ -278,11 +278,21 @@ else {
       try {
         await page.goto(ctx.origin.url + '/reference');
         const doc = openApiDocument();
-        const operations = Object.entries(doc.paths ?? {}).flatMap(([path, item]) =>
-          Object.keys(item)
-            .filter((key) => ['get', 'post', 'put', 'delete', 'patch'].includes(key))
-            .map((method) => ({ method: method.toUpperCase(), path })),
+        const all = Object.entries(doc.paths ?? {}).flatMap(([path, item]) =>
+          Object.entries(item)
+            .filter(([key]) => ['get', 'post', 'put', 'delete', 'patch'].includes(key))
+            .map(([method, operation]) => ({
+              method: method.toUpperCase(),
+              path,
+              publishing: ((operation as { tags?: string[] }).tags ?? []).includes('publishing'),
+            })),
         );
+        // Publishing (issue 30) needs a token and changes the depot: listed with its auth, without a live example.
+        const operations = all.filter((o) => !o.publishing);
+        const titles = await page.$$eval('article.operation h3', (headings) =>
+          headings.map((h) => h.textContent!.replace(/\s+/g, ' ').trim()),
+        );
+        for (const o of all.filter((o) => o.publishing)) assert.ok(titles.includes(`${o.method} ${o.path}`), o.path);
         const examples = await page.$$eval('article.operation:has(.reference-example)', (articles) =>
           articles.map((article) => ({
             title: article.querySelector('h3')!.textContent!.replace(/\s+/g, ' ').trim(),
