@@ -26,13 +26,10 @@ export function serverStore(storage: Storage) {
     const record = ServerRecord.safeParse(await storage.getItem(serverKey(id)));
     return record.success ? record.data : null;
   };
-  // fetch() shares one read among the requests that miss together: a popular chart's record
-  // expiring is one storage read, not one per request in flight.
-  const remembered = new LRUCache<string, ServerRecord>({
-    max: 10_000,
-    ttl: REMEMBER_MS,
-    fetchMethod: async (id) => (await read(id)) ?? undefined,
-  });
+  // Not lru-cache's fetch(): a set() (a fresh read, below) while a fetch for the same id is in
+  // flight aborts that fetch, and its waiting chart requests answered 500 (seen as the topology test's
+  // flake under load).
+  const remembered = new LRUCache<string, ServerRecord>({ max: 10_000, ttl: REMEMBER_MS });
   return {
     async add(server: ServerRecord): Promise<void> {
       await storage.setItem(serverKey(server.id), ServerRecord.parse(server));
@@ -42,7 +39,8 @@ export function serverStore(storage: Storage) {
      * storage, never remembered: ingestion, so a rotated key is refused at once on every origin.
      */
     async get(id: string, { fresh = false }: { fresh?: boolean } = {}): Promise<ServerRecord | null> {
-      if (!fresh) return (await remembered.fetch(id)) ?? null;
+      const known = fresh ? undefined : remembered.get(id);
+      if (known) return known;
       const record = await read(id);
       if (record) remembered.set(id, record);
       return record;
