@@ -24,3 +24,12 @@ export async function readJsonFile(file: string): Promise<unknown> {
 /** A JSON object (not an array, not null): what a record read from a file or a store must be before its fields are looked at. */
 export const isJsonObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Text that may be JSON (a process's output, an answer's body): its value, or undefined when it is not JSON. */
+export function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

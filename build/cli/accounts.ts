@@ -50,10 +50,12 @@ export async function addUser(args: string[], config: Config) {
   return { id: profile.data.id, username: profile.data.username, token };
 }
 
-/** `--owner <username>` of what is added (a server, a webhook): a user of data/users.json, else a refusal naming the option. */
-export async function requireOwner(dataDir: string, owner: string): Promise<void> {
-  if (!(await loadUsers(dataDir)).some((user) => user.username === owner))
-    throw new RefusedError(`--owner: no user ${JSON.stringify(owner)}; add one with: depot user add ${owner}`);
+/** `username` names a user of data/users.json, else a refusal (naming `option` when the name came with one). */
+export async function requireUser(dataDir: string, username: string, option?: string): Promise<void> {
+  if (!(await loadUsers(dataDir)).some((user) => user.username === username))
+    throw new RefusedError(
+      `${option ? `${option}: ` : ''}no user ${JSON.stringify(username)}; add one with: depot user add ${username}`,
+    );
 }
 
 /** `server add --owner <username> [--private] [--name N]`: a UUID and an ingest key, printed once. */
@@ -70,7 +72,7 @@ export async function addServer(args: string[], config: Config) {
   const actor = actorOf(values.by);
   const owner = values.owner;
   if (!owner) throw new RefusedError('--owner: missing, e.g. --owner alice');
-  await requireOwner(config.dataDir, owner);
+  await requireUser(config.dataDir, owner, '--owner');
   if (values.name !== undefined && (values.name.length === 0 || values.name.length > 100))
     throw new RefusedError('--name: must be 1 to 100 characters');
   const nameProblem = values.name === undefined ? undefined : freeTextProblem(values.name);

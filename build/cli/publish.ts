@@ -3,6 +3,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { jsonOrUndefined } from '../../server/data-files.ts';
 import { escapeForbidden } from '../../server/free-text.ts';
 import { PublishMetadata } from '../../server/publish/metadata.ts';
 import { RefusedError } from './refused.ts';
@@ -193,13 +194,7 @@ async function send(endpoint: string, token: string, body: FormData): Promise<Re
 
 /** A 2xx's `{version}`, or a refusal `<status> <error>` (SPEC 2.9's error body; the status text otherwise). */
 async function answered(endpoint: string, response: Response): Promise<object> {
-  const text = await response.text();
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = undefined;
-  }
+  const body = jsonOrUndefined(await response.text());
   if (response.ok) {
     const published = Published.safeParse(body);
     if (published.success) return published.data;

@@ -5,9 +5,9 @@ import { DAY, parseDuration } from '../../server/duration.ts';
 import { hashSecret, newSecret } from '../../server/http/auth.ts';
 import { PublishTokenId, PublishTokenName, type PublishTokenRecord } from '../../server/publish-tokens/schema.ts';
 import { publishTokenStore } from '../../server/publish-tokens/store.ts';
-import { loadUsers } from '../../server/versions/catalog.ts';
 import { actorOf, recordQuietly } from './audit.ts';
 import { RefusedError } from './refused.ts';
+import { requireUser } from './accounts.ts';
 import { withState } from './state.ts';
 
 /** A token lives 90 days unless `--expires` says otherwise: a leaked CI secret stops working by itself. */
@@ -46,8 +46,7 @@ export async function addToken(args: string[], config: Config, now: Date) {
   const name = values.name === undefined ? null : PublishTokenName.safeParse(values.name);
   if (name && !name.success) throw new RefusedError(`--name: ${name.error.issues[0]!.message}`);
   const expires = expiresAt(values.expires ?? DEFAULT_EXPIRES, now);
-  if (!(await loadUsers(config.dataDir)).some((user) => user.username === username))
-    throw new RefusedError(`no user ${JSON.stringify(username)}; add one with: depot user add ${username}`);
+  await requireUser(config.dataDir, username);
   const token = newSecret('dpp');
   const record: PublishTokenRecord = {
     id: `tok_${randomBytes(6).toString('hex')}`,

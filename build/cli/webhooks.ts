@@ -12,7 +12,7 @@ import {
   type Delivery,
   type WebhookRecord,
 } from '../../server/webhooks/schema.ts';
-import { requireOwner } from './accounts.ts';
+import { requireUser } from './accounts.ts';
 import { shownWebhookUrl } from '../../server/webhooks/shown-url.ts';
 import { outboxKey, webhookStore } from '../../server/webhooks/store.ts';
 import { actorOf, recordQuietly } from './audit.ts';
@@ -76,7 +76,7 @@ async function addWebhook(args: string[], config: Config) {
         .join('; '),
     );
   }
-  if (owner !== undefined) await requireOwner(config.dataDir, owner);
+  if (owner !== undefined) await requireUser(config.dataDir, owner, '--owner');
   const webhook: WebhookRecord = {
     id: `wh-${randomBytes(6).toString('hex')}`,
     ...parsed.data,

@@ -6,18 +6,24 @@ import { LAST_USED_EVERY_MS, PublishTokenRecord, publishTokenKey } from './schem
 const parsed = (value: unknown) => PublishTokenRecord.safeParse(value).data ?? null;
 
 /**
+ * Every token, oldest first, through the storage layer: files, or Redis (whose driver walks the
+ * keys with SCAN), where the records have the same keys and values.
+ */
+export async function listTokenRecords(storage: Storage): Promise<PublishTokenRecord[]> {
+  const records = await Promise.all(
+    (await storage.getKeys('publish-tokens')).map(async (key) => parsed(await storage.getItem(key))),
+  );
+  return records.filter((r) => r !== null).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+}
+
+/**
  * The embedded store's tokens: one file per token, `publish-tokens/<digest>`, each written whole
  * (server/storage.ts writes atomically). The CLI revokes while origins mark tokens used, so both
  * take the record's file lock, and markUsed writes only a record it read under that lock.
  */
 export function filePublishTokens(storage: Storage): PublishTokenStore {
   const find = async (tokenHash: string) => parsed(await storage.getItem(publishTokenKey(tokenHash)));
-  const list = async () => {
-    const records = await Promise.all(
-      (await storage.getKeys('publish-tokens')).map(async (key) => parsed(await storage.getItem(key))),
-    );
-    return records.filter((r) => r !== null).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
-  };
+  const list = () => listTokenRecords(storage);
   return {
     async add(record) {
       await storage.setItem(publishTokenKey(record.tokenHash), PublishTokenRecord.parse(record));

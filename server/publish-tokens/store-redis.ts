@@ -1,11 +1,8 @@
 import type { Redis } from 'ioredis';
-import { redisKey, unavailable, unavailableUnlessScriptFailed } from '../storage.ts';
+import { redisKey, unavailable, unavailableUnlessScriptFailed, type Storage } from '../storage.ts';
+import { listTokenRecords } from './store-file.ts';
 import type { PublishTokenStore } from './contract.ts';
 import { LAST_USED_EVERY_MS, PublishTokenRecord, publishTokenKey } from './schema.ts';
-
-/** Keys per SCAN step, and the most steps a listing takes (tokens number in the tens, not millions). */
-const SCAN_COUNT = 500;
-const MAX_SCAN_STEPS = 10_000;
 
 /**
  * Sets lastUsedAt (ARGV[1]) on a record that still exists and was not used since ARGV[2]: in one
@@ -32,29 +29,13 @@ const parsed = (value: string | null) => {
 
 /**
  * Redis's tokens: `depot:publish-tokens:<digest>`, the record's JSON (the key and value the
- * storage driver would write, so `depot migrate` can copy files' records as they are). Every
+ * storage driver would write, so `depot migrate` can copy files' records as they are, and listing
+ * goes through the storage layer as the embedded store's does). Every
  * origin reads Redis on each request: a DEL is seen by the next one.
  */
-export function redisPublishTokens(redis: Redis): PublishTokenStore {
+export function redisPublishTokens(redis: Redis, storage: Storage): PublishTokenStore {
   const keyOf = (tokenHash: string) => redisKey(publishTokenKey(tokenHash));
-  const list = async () => {
-    const keys: string[] = [];
-    let cursor = '0';
-    for (let step = 0; step < MAX_SCAN_STEPS; step++) {
-      const [next, found] = await redis
-        .scan(cursor, 'MATCH', redisKey(publishTokenKey('*')), 'COUNT', SCAN_COUNT)
-        .catch(unavailable);
-      keys.push(...found);
-      cursor = next;
-      if (cursor === '0') break;
-    }
-    const unique = [...new Set(keys)];
-    const values = unique.length === 0 ? [] : await redis.mget(unique).catch(unavailable);
-    return values
-      .map(parsed)
-      .filter((r) => r !== null)
-      .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
-  };
+  const list = () => listTokenRecords(storage);
   return {
     async add(record) {
       await redis.set(keyOf(record.tokenHash), JSON.stringify(PublishTokenRecord.parse(record))).catch(unavailable);

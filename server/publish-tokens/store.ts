@@ -11,5 +11,5 @@ export type { PublishTokenStore };
  * embedded store (store-file.ts; memory in tests); one contract (test/publish-tokens.test.ts).
  */
 export function publishTokenStore(storage: Storage, redis?: Redis): PublishTokenStore {
-  return redis ? redisPublishTokens(redis) : filePublishTokens(storage);
+  return redis ? redisPublishTokens(redis, storage) : filePublishTokens(storage);
 }

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { HTTPError } from 'h3';
 import { z } from 'zod';
 import { refusalError, type Refusal } from './refusal.ts';
+import { jsonOrUndefined } from '../data-files.ts';
 
 /**
  * The operator CLI, run by the publishing API (issue 30): one implementation of release, withdraw,
@@ -63,7 +64,7 @@ export function runDepot(args: string[], log: (line: string) => void): DepotRun 
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
-      if (code === 0) return resolve(parseJson(stdout));
+      if (code === 0) return resolve(jsonOrUndefined(stdout));
       reject(commandError(stderr, code));
     });
   });
@@ -80,7 +81,7 @@ export function runDepot(args: string[], log: (line: string) => void): DepotRun 
 function commandError(stderr: string[], code: number | null): HTTPError {
   for (const line of stderr) {
     if (!line.startsWith('{')) continue;
-    const printed = PrintedRefusal.safeParse(parseJson(line));
+    const printed = PrintedRefusal.safeParse(jsonOrUndefined(line));
     if (!printed.success) continue;
     const { refused, refusal } = printed.data;
     return refusalError(refused, (refusal as Refusal | undefined) ?? { kind: 'field', field: 'metadata' });
@@ -89,12 +90,4 @@ function commandError(stderr: string[], code: number | null): HTTPError {
     status: 500,
     message: `the release command failed (exit ${code ?? 'killed'}); the origin's log says why`,
   });
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }

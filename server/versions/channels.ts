@@ -12,3 +12,9 @@ export function channelOf(version: { channel?: Channel | undefined }): Channel {
 export function channelsShowing(channel: Channel): readonly Channel[] {
   return CHANNELS.slice(CHANNELS.indexOf(channel));
 }
+
+/** A version as people read it in titles: its plugin version, and its channel unless a release (`1.5.0 (beta)`). */
+export function versionLabel(version: { pluginVersion: string; channel?: Channel | undefined }): string {
+  const channel = channelOf(version);
+  return channel === 'release' ? version.pluginVersion : `${version.pluginVersion} (${channel})`;
+}

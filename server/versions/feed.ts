@@ -2,7 +2,7 @@ import { Feed } from 'feed';
 import type { Catalog } from './catalog.ts';
 import { escapeXml } from '../escape-xml.ts';
 import { changelogHtml } from './changelog.ts';
-import { channelOf } from './channels.ts';
+import { channelOf, versionLabel } from './channels.ts';
 import { describeMinecraft } from './minecraft.ts';
 import { downloadPath, feedPath } from './paths.ts';
 import { historyPagePath, versionPagePath } from '../page-paths.ts';
@@ -40,11 +40,7 @@ export function releaseFeed(catalog: Catalog, publicUrl: string, software?: Serv
     const { withdrawn } = version;
     const summary = `${channel === 'release' ? 'Release' : `A ${channel} version`} for ${facts}${version.minecraftVersion ? `, Minecraft ${describeMinecraft(version)}` : ''}: ${version.fileName}`;
     feed.addItem({
-      title: feedHtml(
-        escapeXml(
-          `${withdrawn ? 'Withdrawn: ' : ''}${version.pluginVersion}${channel === 'release' ? '' : ` (${channel})`} for ${facts}`,
-        ),
-      ),
+      title: feedHtml(escapeXml(`${withdrawn ? 'Withdrawn: ' : ''}${versionLabel(version)} for ${facts}`)),
       id: url(versionPagePath(version.id)),
       link: url(versionPagePath(version.id)),
       date: new Date(changedAt(version)),

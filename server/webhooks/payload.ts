@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { versionPagePath } from '../page-paths.ts';
+import { versionLabel } from '../versions/channels.ts';
 import { describeMinecraft } from '../versions/minecraft.ts';
 import type { PluginVersion } from '../versions/schema.ts';
 import type { Delivery, DeliveryEvent, WebhookRecord } from './schema.ts';
@@ -38,12 +39,12 @@ export function discordMessage(payload: DeliveryEvent, publicUrl: string) {
   if (payload.event === 'ping') return { content: 'plugin depot: test delivery; this webhook works.' };
   if (payload.event === 'withdraw') return withdrawMessage(payload.version, payload.reason, publicUrl);
   const { version } = payload;
-  const { channel, changelog } = version;
+  const { changelog } = version;
   const downloadUrl = new URL(version.downloadUrl, publicUrl).href;
   return {
     embeds: [
       {
-        title: `Version ${version.pluginVersion}${channel === 'release' ? '' : ` (${channel})`}`,
+        title: `Version ${versionLabel(version)}`,
         url: downloadUrl,
         description: `${changelog ? `${excerpt(changelog)}\n\n` : ''}[Download ${version.fileName}](${downloadUrl})`,
         fields: versionFields(version),
@@ -59,11 +60,10 @@ export function discordMessage(payload: DeliveryEvent, publicUrl: string) {
  * move to, not to the JAR.
  */
 function withdrawMessage(version: PluginVersion, reason: string, publicUrl: string) {
-  const { channel } = version;
   return {
     embeds: [
       {
-        title: `Version ${version.pluginVersion}${channel === 'release' ? '' : ` (${channel})`} withdrawn`,
+        title: `Version ${versionLabel(version)} withdrawn`,
         url: new URL(versionPagePath(version.id), publicUrl).href,
         color: WITHDRAW_COLOUR,
         description: `Withdrawn: ${reason}\n\nServers running ${version.fileName} should move to another version.`,
