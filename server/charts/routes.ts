@@ -1,4 +1,4 @@
-import { H3, HTTPError, assertBodySize, type H3Event } from 'h3';
+import { H3, HTTPError, type H3Event } from 'h3';
 import type { ByteCache } from '../byte-cache.ts';
 import { bearerToken, forbidden, secretMatches, unauthorized } from '../http/auth.ts';
 import { CACHE_CONTROL, PRIVATE_HEADERS, PUBLIC_HEADERS, SVG_SECURITY_POLICY } from '../http/cache.ts';
@@ -9,6 +9,7 @@ import { notFound } from '../http/errors.ts';
 import { sendRepresentation } from '../http/send.ts';
 import { strongEtag } from '../http/etag.ts';
 import { validateParams, validateQuery } from '../http/validate.ts';
+import { readJsonBody } from '../http/json.ts';
 import { aggregate, type Series } from './aggregate.ts';
 import { chartCsv, chartData } from './data.ts';
 import { drawPlayerChart } from './draw.ts';
@@ -27,7 +28,6 @@ import type { UserTokenStore } from '../users.ts';
 import { chartCacheKey } from './server-state.ts';
 import { DAY } from '../duration.ts';
 
-const MAX_BODY_BYTES = 256 * 1024;
 /** SPEC 8: charts are cached for 5 minutes. */
 const CHART_TTL_SECONDS = 300;
 
@@ -121,7 +121,7 @@ async function ingestPlayerCounts(ctx: ChartRouteDeps, warnDiskFull: (line: stri
     };
   const answered = { ...PRIVATE_HEADERS, ...event.context.rateLimit?.headers };
   const idempotencyKey = idempotencyKeyOf(event);
-  const body = await readJson(event, '{"players": n} or {"samples": [...]}');
+  const body = await readJsonBody(event, '{"players": n} or {"samples": [...]}');
   const result = samplesFromBody(body, ctx.now());
   if ('error' in result) throw new HTTPError({ status: 400, message: result.error });
   const store = () => storeSamples(ctx, warnDiskFull, server.id, result.samples);
@@ -187,7 +187,7 @@ async function mintChartUrlOfServer(ctx: ChartRouteDeps, event: H3Event) {
   if (!token) throw unauthorized("Send the server owner's token as Authorization: Bearer <token>");
   if ((await ctx.tokens.authenticate(token)) !== server.owner)
     throw forbidden("Only the server's owner mints URLs of its chart");
-  const body = ChartUrlBody.safeParse(await readJson(event, '{"days": 7, "expires": "30d"}, or {} for the defaults'));
+  const body = ChartUrlBody.safeParse(await readJsonBody(event, '{"days": 7, "expires": "30d"}, or {} for the defaults'));
   if (!body.success) throw new HTTPError({ status: 400, message: describeIssues(body.error.issues, 'body') });
   const minted = mintChartUrl({
     baseUrl: ctx.publicUrl,
@@ -258,29 +258,6 @@ function isDiskFull(error: unknown): boolean {
 /** Seconds until the next UTC midnight (at least 1): when a server's day of Idempotency-Keys starts again. */
 function secondsToMidnight(now: number): number {
   return Math.max(1, Math.ceil((DAY - (now % DAY)) / 1000));
-}
-
-/** The request's JSON body; `shape` names what is expected in the 400 for one that is not JSON. */
-async function readJson(event: H3Event, shape: string): Promise<unknown> {
-  // 413 from the Content-Length, or while streaming a body without one: never read past the limit.
-  // The rest of the body is left unread, so the connection is closed rather than reused.
-  let text: string;
-  try {
-    assertBodySize(event, MAX_BODY_BYTES);
-    text = await event.req.text();
-  } catch (error) {
-    if (!HTTPError.isError(error) || error.status !== 413) throw error;
-    throw new HTTPError({
-      status: 413,
-      message: `body must be at most ${MAX_BODY_BYTES} bytes`,
-      headers: { connection: 'close' },
-    });
-  }
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new HTTPError({ status: 400, message: `body must be JSON: ${shape}` });
-  }
 }
 
 /** The series drawn, or as data. PNG charts share the image renderer's sharp queue with brand images. */

@@ -1,4 +1,4 @@
-import type { H3Event } from 'h3';
+import { HTTPError, assertBodySize, type H3Event } from 'h3';
 import { PUBLIC_HEADERS } from './cache.ts';
 import { sendRepresentation } from './send.ts';
 import { strongEtag } from './etag.ts';
@@ -25,4 +25,32 @@ export function sendDocument(event: H3Event, text: string, contentType: string, 
     size: bytes.length,
     body: bytes,
   });
+}
+
+/** The most a JSON request body may hold: a few fields (and a changelog of 64 KiB, which escaping can double). */
+const MAX_JSON_BODY_BYTES = 256 * 1024;
+
+/**
+ * A request's JSON body, never read past MAX_JSON_BODY_BYTES: 413 from the Content-Length, or while
+ * streaming a body without one (the rest is left unread, so the connection is closed rather than
+ * reused); 400 for one that is not JSON, `shape` naming what is expected.
+ */
+export async function readJsonBody(event: H3Event, shape: string): Promise<unknown> {
+  let text: string;
+  try {
+    assertBodySize(event, MAX_JSON_BODY_BYTES);
+    text = await event.req.text();
+  } catch (error) {
+    if (!HTTPError.isError(error) || error.status !== 413) throw error;
+    throw new HTTPError({
+      status: 413,
+      message: `body must be at most ${MAX_JSON_BODY_BYTES} bytes`,
+      headers: { connection: 'close' },
+    });
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new HTTPError({ status: 400, message: `body must be JSON: ${shape}` });
+  }
 }
