@@ -217,6 +217,36 @@ published('refusals: each status names what to fix, and nothing is released', as
   for (const line of ctx.origin.stdout.concat(ctx.origin.stderr)) assert.not.ok(line.includes(ctx.token), line);
 });
 
+published('hostile text: kept as written where the rules allow it, refused naming the field where not', async () => {
+  const latest = (await (await fetch(`${ctx.origin.url}/api/plugin-versions/latest/papermc/21`)).json()) as {
+    version: PluginVersion;
+  };
+  const target = latest.version.id;
+  const before = (await readdir(join(ctx.workspace.dataDir, 'versions'))).length;
+  // A lone surrogate: no UTF-8 file holds one, so it is refused, never written as U+FFFD.
+  const meta = { pluginVersion: '8.5.0', javaVersion: '21', serverSoftware: ['PaperMC'] };
+  const lone = await publish(form(jar('8.5.0'), 'H.jar', { ...meta, changelog: 'fixed \uD800 here' }));
+  assert.is(lone.response.status, 400, JSON.stringify(lone.body));
+  assert.is(lone.body.field, 'changelog');
+  const loneEdit = await patch(target, { changelog: 'fixed \uDC00 here' });
+  assert.is(loneEdit.response.status, 400);
+  assert.is(loneEdit.body.field, 'changelog');
+  // A bidi override in a reason, a 1 MB field.
+  const bidi = await patch(target, { withdrawn: { reason: 'safe \u202Eelif.jar' } });
+  assert.is(bidi.response.status, 400);
+  assert.is(bidi.body.field, 'withdrawn');
+  const huge = await patch(target, { changelog: 'x'.repeat(1024 * 1024) });
+  assert.is(huge.response.status, 413, 'a PATCH body is read up to 256 KiB, not whole');
+  assert.is((await readdir(join(ctx.workspace.dataDir, 'versions'))).length, before);
+  // ']]>' twice and a shell variable are text: kept as written.
+  const notes = '## Notes ]]> and ]]> again, $HOME and ${USER}\n';
+  const kept = await patch(target, { changelog: notes });
+  assert.is(kept.response.status, 200, JSON.stringify(kept.body));
+  assert.is(kept.body.version.changelog, notes);
+  const feed = await (await fetch(`${ctx.origin.url}/api/plugin-versions/feed.atom`)).text();
+  assert.is(feed.split('<![CDATA[').length, feed.split(']]>').length, 'no section is broken out of');
+});
+
 published('PATCH withdraws (latest moves), restores and edits, as the CLI does', async () => {
   const latest = async () =>
     (

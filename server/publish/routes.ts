@@ -3,11 +3,12 @@ import { join } from 'node:path';
 import { chargeLimit } from '../http/rate-limit.ts';
 import { refuseUnrouted } from '../http/endpoints.ts';
 import { ENDPOINTS } from '../endpoints.ts';
-import { H3, HTTPError, getRouterParam, readBody, type H3Event } from 'h3';
+import { H3, HTTPError, getRouterParam, type H3Event } from 'h3';
+import { readJsonBody } from '../http/json.ts';
 import type { Catalog } from '../versions/catalog.ts';
 import { VERSION_RULES } from '../versions/paths.ts';
 import { presentVersion } from '../versions/present.ts';
-import { PLUGIN_VERSION_ID } from '../versions/schema.ts';
+import { ChangelogMarkdown, PLUGIN_VERSION_ID } from '../versions/schema.ts';
 import type { PublishTokenStore } from '../publish-tokens/contract.ts';
 import { authenticatePublisher, type Publisher } from './auth.ts';
 import { parsePublishMetadata } from './metadata.ts';
@@ -57,7 +58,7 @@ export function publishRoutes(deps: PublishRouteDeps): H3 {
     try {
       parsePublishMetadata(upload.metadata);
       const raw = upload.metadata as Record<string, unknown>;
-      if (typeof raw.changelog === 'string') await writeFile(notes, raw.changelog, { mode: 0o600 });
+      if (typeof raw.changelog === 'string') await writeChangelog(notes, raw.changelog);
       const args = ['release', upload.path, `--file-name=${upload.fileName}`, ...releaseOptions(raw, notes)];
       let written: Written | null = null;
       const release = async () => {
@@ -166,9 +167,10 @@ async function readPatch(event: H3Event): Promise<PublishPatch> {
   const type = event.req.headers.get('content-type') ?? '';
   if (!/^application\/json\s*(;|$)/i.test(type))
     throw new HTTPError({ status: 415, message: 'Send the changes as JSON (Content-Type: application/json)' });
-  const body = await readBody(event).catch(() => {
-    throw new HTTPError({ status: 400, message: 'The body is not JSON' });
-  });
+  const body = await readJsonBody(
+    event,
+    '{"channel": "beta"}, {"withdrawn": {"reason": "..."}} or {"withdrawn": null}',
+  );
   const parsed = PublishPatch.safeParse(body);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
@@ -206,13 +208,29 @@ function patchCommands(id: string, patch: PublishPatch, notes: string): Command[
 async function runCommand(command: string, args: string[], publishing: Publishing, notes?: Command['notes']) {
   if (notes) {
     await mkdir(publishing.uploadsDir, { recursive: true, mode: 0o700 });
-    await writeFile(notes.path, notes.text, { mode: 0o600 });
+    await writeChangelog(notes.path, notes.text);
   }
   try {
     return await runDepot([command, ...args], publishing.log).written;
   } finally {
     if (notes) await rm(notes.path, { force: true });
   }
+}
+
+/**
+ * A changelog handed to the CLI as its `--changelog` file, checked first as the CLI checks one (400
+ * naming `changelog`): a JSON string may hold a lone surrogate, which writing it as UTF-8 would
+ * silently turn into U+FFFD.
+ */
+async function writeChangelog(path: string, markdown: string): Promise<void> {
+  const parsed = ChangelogMarkdown.safeParse(markdown);
+  if (!parsed.success)
+    throw new HTTPError({
+      status: 400,
+      message: `changelog: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`,
+      data: { field: 'changelog' },
+    });
+  await writeFile(path, markdown, { mode: 0o600 });
 }
 
 /** The version as this origin serves it once it shows what was written; 500 if it does not in time. */
