@@ -187,7 +187,9 @@ async function mintChartUrlOfServer(ctx: ChartRouteDeps, event: H3Event) {
   if (!token) throw unauthorized("Send the server owner's token as Authorization: Bearer <token>");
   if ((await ctx.tokens.authenticate(token)) !== server.owner)
     throw forbidden("Only the server's owner mints URLs of its chart");
-  const body = ChartUrlBody.safeParse(await readJsonBody(event, '{"days": 7, "expires": "30d"}, or {} for the defaults'));
+  const body = ChartUrlBody.safeParse(
+    await readJsonBody(event, '{"days": 7, "expires": "30d"}, or {} for the defaults'),
+  );
   if (!body.success) throw new HTTPError({ status: 400, message: describeIssues(body.error.issues, 'body') });
   const minted = mintChartUrl({
     baseUrl: ctx.publicUrl,
