@@ -267,5 +267,32 @@ killed('at any step leaves a whole record, and the next build serves what data/ 
   }
 });
 
+lifecycle(
+  'a reason is text: "]]>" twice and shell variables kept as written; a bidi override or 120 KB refused',
+  async () => {
+    const target = (await latestId('/api/plugin-versions/latest/papermc'))!;
+    for (const [reason, message] of [
+      ['safe \u202Eelif.jar', /^depot withdraw: --reason: .*U\+202E/],
+      // The longest one argument the kernel passes (128 KiB each): a megabyte cannot reach the CLI at all.
+      ['x'.repeat(120_000), /^depot withdraw: --reason: must be 1 to 500 characters$/],
+    ] as const) {
+      const result = await runDepot(['withdraw', target, '--reason', reason], ctx.workspace);
+      assert.is(result.code, 1);
+      assert.match(result.stderr.trim(), message);
+    }
+    const reason = 'breaks ]]> twice ]]> with $HOME and ${USER}';
+    const withdrawn = await depot(['withdraw', target, '--reason', reason]);
+    assert.is((withdrawn.withdrawn as { reason: string }).reason, reason);
+    const own = async () => (await getJson<{ version: PluginVersion }>(`/api/plugin-versions/${target}`)).body.version;
+    await served(async () => (await own()).withdrawn?.reason === reason, 'the withdrawal');
+    const audit = await runDepot(['audit', '--target', target], ctx.workspace);
+    const last = JSON.parse(audit.stdout.trim().split('\n').at(-1)!) as { changes: { reason: string } };
+    assert.is(last.changes.reason, reason);
+    const feed = await (await fetch(`${ctx.origin.url}/api/plugin-versions/feed.atom`)).text();
+    assert.is(feed.split('<![CDATA[').length, feed.split(']]>').length, 'no CDATA section is broken out of');
+    await depot(['restore', target]);
+  },
+);
+
 lifecycle.run();
 killed.run();
