@@ -21,7 +21,6 @@ export type Upload = {
   fileName: string;
   size: number;
   sha256: string;
-  sha512: string;
   /** The `metadata` part, parsed as JSON and not yet checked. */
   metadata: unknown;
   /** Deletes the temporary file; safe to call twice. */
@@ -29,7 +28,7 @@ export type Upload = {
 };
 
 type Limits = { maxBytes: number; dir: string };
-type Received = { size: number; sha256: string; sha512: string };
+type Received = { size: number; sha256: string };
 
 /**
  * Reads a `multipart/form-data` body (issue 30): the part `file` streams to a temporary file in
@@ -142,14 +141,12 @@ function discard(part: Readable): void {
 /** Streams one part to `path`, counting and hashing each chunk on the way; a 413 at the first byte past `maxBytes`. */
 async function writePart(part: Readable, { maxBytes, path }: { maxBytes: number; path: string }): Promise<Received> {
   const sha256 = createHash('sha256');
-  const sha512 = createHash('sha512');
   let size = 0;
   const hash = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       size += chunk.length;
       if (size > maxBytes) return done(tooLarge(maxBytes));
       sha256.update(chunk);
-      sha512.update(chunk);
       done(null, chunk);
     },
   });
@@ -161,7 +158,7 @@ async function writePart(part: Readable, { maxBytes, path }: { maxBytes: number;
     if (!out.closed) await once(out, 'close');
     throw error;
   }
-  return { size, sha256: sha256.digest('hex'), sha512: sha512.digest('hex') };
+  return { size, sha256: sha256.digest('hex') };
 }
 
 /** A small part sent as a file (`-F metadata=@meta.json`), as text, refused past `max` bytes. */
