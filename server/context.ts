@@ -15,7 +15,7 @@ import { createRateLimiter, type RateLimiter, type RateLimitPolicy } from './htt
 import type { Redis } from 'ioredis';
 import type { Storage } from './storage.ts';
 import { publishTokenStore, type PublishTokenStore } from './publish-tokens/store.ts';
-import type { Publishing } from './publish/routes.ts';
+import type { Publishing } from './publish/publishing.ts';
 import type { Tree } from './tree/open.ts';
 import { userTokenStore, type UserTokenStore } from './users.ts';
 

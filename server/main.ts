@@ -32,6 +32,7 @@ const origin = await startOrigin({
     : null,
   log: config.logRequests ? (entry) => logger.info(entry) : undefined,
   warn: (line) => logger.warn(line),
+  info: (line) => logger.info(line),
 });
 logger.info({
   event: 'listening',

@@ -14,6 +14,7 @@ import { throttledLog } from './throttled-log.ts';
 import { redisReady } from './redis.ts';
 import { createFileStorage, createRedisStorage, storageDirExposure, type StateStore, type Storage } from './storage.ts';
 import { currentTreeDir, openTree } from './tree/open.ts';
+import { createPublishing, type PublishSettings } from './publish/publishing.ts';
 import { followCurrentTree } from './tree/follow.ts';
 import { startDeliveryLoop, type DeliveryLoop } from './webhooks/deliver.ts';
 import { webhookStore } from './webhooks/store.ts';
@@ -49,11 +50,13 @@ export type OriginOptions = {
   cacheMaxBytes?: number;
   /** Where request log lines go (main: stdout, one JSON object per line); none when absent. */
   log?: (entry: RequestLog) => void;
-  /** Where warnings go (Redis outages, the rate limit failing open); default stderr. */
+  /** Where warnings go (Redis outages, the rate limit failing open, a failed publish or AFTER_SWAP); default stderr. */
   warn?: (line: string) => void;
+  /** Where progress goes (a publish's build, AFTER_SWAP's output); default stdout. */
+  info?: (line: string) => void;
   now?: () => number;
   /** PUBLISH (issue 30): where this origin publishes, run with this process's environment; absent or null: it does not. */
-  publishing?: { maxBytes: number; uploadsDir: string; afterSwap?: string | undefined } | null;
+  publishing?: PublishSettings | null;
   /** PUBLIC_URL: absolute download links in webhook messages; default ORIGIN_URL's default. */
   publicUrl?: string;
   /** WEBHOOK_RETRY_BASE_MS, and the attempt timeout (10 s): tests shorten them. */
@@ -146,6 +149,9 @@ function createOriginContext(
   warn: (line: string) => void,
 ): AppContext {
   const { now, privateChartIps, trustProxy } = options;
+  const logs = { info: options.info ?? ((line: string) => console.log(line)), warn };
+  // AFTER_SWAP copies what dist/current points to (the link itself included), read when each run starts.
+  const servedTree = async () => (await currentTreeDir(options.distDir)) ?? follower.current().dir;
   return createAppContext(storage, {
     ...{ now, privateChartIps, trustProxy },
     redis,
@@ -157,7 +163,9 @@ function createOriginContext(
     publicUrl: options.publicUrl ?? DEFAULT_PUBLIC_URL,
     chartUrlKeys: options.chartUrlKeys ?? [],
     countDownloads: options.downloadCounts ?? true,
-    publishing: options.publishing ? { ...options.publishing, log: warn } : null,
+    publishing: options.publishing
+      ? createPublishing(options.publishing, { servedTree, storage, redis, logs, now: now ?? Date.now })
+      : null,
   });
 }
 

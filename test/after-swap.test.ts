@@ -9,7 +9,12 @@ import { until } from './helpers.ts';
 
 const ctx = {} as { dir: string; distDir: string; treeDir: string; lines: string[] };
 const run = (command: string, timeoutMs?: number) =>
-  runAfterSwap(command, ctx.treeDir, (line) => ctx.lines.push(line), timeoutMs);
+  runAfterSwap(
+    command,
+    ctx.treeDir,
+    { info: (line) => ctx.lines.push(line), warn: (line) => ctx.lines.push(line) },
+    timeoutMs,
+  );
 
 const exits = suite('runAfterSwap');
 exits.before(async () => {

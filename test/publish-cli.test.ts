@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
-import { readdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { makePluginJar } from '../build/plugin-jar.ts';
@@ -10,7 +10,7 @@ import { makeWorkspace, runDepot, spawnOrigin, until, type OriginProcess, type W
 // Issue 30 item 6: `depot publish` as an operator or a CI job types it, against the origin as
 // operators run it: no data/ of its own, the token from the environment variable it names.
 
-const ctx = {} as { workspace: Workspace; origin: OriginProcess; token: string };
+const ctx = {} as { workspace: Workspace; origin: OriginProcess; token: string; tokenId: string };
 
 const jar = (version: string) =>
   makePluginJar({ files: { 'plugin.yml': `name: Cli\nversion: ${version}\nmain: org.example.Cli\n` } });
@@ -135,4 +135,76 @@ cli('refused before any request: a missing variable, --token, a URL that is not 
   assert.is(await versionCount(), before);
 });
 
+const failedDeploy = suite('depot publish when the depot AFTER_SWAP fails');
+/** Said by the failing AFTER_SWAP, as a command holding a secret would: never in the audit log. */
+const SECRET = 'rsync-password-for-test-4f1c';
+failedDeploy.before(async () => {
+  ctx.workspace = await makeWorkspace();
+  const added = await runDepot(['token', 'add', 'alice', '--name', 'ci'], ctx.workspace);
+  assert.is(added.code, 0, added.stderr);
+  ({ token: ctx.token, id: ctx.tokenId } = JSON.parse(added.stdout) as { token: string; id: string });
+  const trees = join(ctx.workspace.dir, 'trees.txt');
+  const command = `RSYNC_PASSWORD=${SECRET}; echo "$RSYNC_PASSWORD" >&2; echo "$DEPOT_TREE" >> '${trees}'; exit 3`;
+  ctx.origin = await spawnOrigin(ctx.workspace, { AFTER_SWAP: command });
+});
+failedDeploy.after(async () => {
+  await until(() => !existsSync(join(ctx.workspace.distDir, '.build.lock')), 'the last build', 120_000);
+  ctx.origin.child.kill('SIGTERM');
+  await ctx.origin.exited;
+  await ctx.workspace.remove();
+});
+
+failedDeploy('prints the version as published, then one line saying to run the deploy again; exit 2', async () => {
+  const { path } = await writeJar('Deploy-9.4.0.jar', '9.4.0');
+  const result = await publish([path, '--version', '9.4.0', '--java', '21', '--software', 'PaperMC']);
+  assert.is(result.code, 2, result.stderr);
+  const answer = JSON.parse(result.stdout) as { version: PluginVersion; deploy: unknown };
+  assert.equal(answer.deploy, { ok: false, exitCode: 3 });
+  const lines = result.stderr.trim().split('\n');
+  assert.is(lines.length, 1, result.stderr);
+  assert.match(
+    lines[0]!,
+    new RegExp(`^depot publish: published ${answer.version.id}, but the depot's AFTER_SWAP failed \\(exit 3\\)`),
+  );
+  assert.match(lines[0]!, /run AFTER_SWAP again/);
+  const download = await fetch(`${ctx.origin.url}/api/plugin-versions/download/${answer.version.id}`);
+  assert.is(download.status, 200, 'served by the origin all the same');
+  await download.arrayBuffer();
+});
+
+failedDeploy(
+  'each failed run is one `deploy fail` record in `depot audit`: the tree, exit code and publisher, no secret',
+  async () => {
+    await until(() => !existsSync(join(ctx.workspace.distDir, '.build.lock')), 'the full build', 120_000);
+    const trees = async () => (await readFile(join(ctx.workspace.dir, 'trees.txt'), 'utf8')).trim().split('\n');
+    const failures = async () => {
+      const audit = await runDepot(['audit'], ctx.workspace);
+      assert.is(audit.code, 0, audit.stderr);
+      const records = audit.stdout.trim().split('\n').filter(Boolean);
+      return { text: audit.stdout, records: records.map((line) => JSON.parse(line) as Record<string, unknown>) };
+    };
+    // The run after the full build finishes after its answer: each run's record follows its line.
+    await until(
+      async () =>
+        (await failures()).records.filter((r) => r.action === 'deploy fail').length === (await trees()).length,
+      'a record for each run',
+      20_000,
+    );
+    const { text, records } = await failures();
+    const deployFailures = records.filter((record) => record.action === 'deploy fail');
+    assert.equal(
+      deployFailures.map(({ target, actor, changes }) => ({ target, actor, changes })),
+      (await trees()).map((tree) => ({
+        target: basename(tree),
+        actor: `alice (token ${ctx.tokenId})`,
+        changes: { exitCode: 3, tree },
+      })),
+    );
+    const first = await runDepot(['audit', '--target', basename((await trees())[0]!)], ctx.workspace);
+    assert.is(first.stdout.trim().split('\n').length, 1, first.stdout);
+    for (const hidden of [SECRET, 'RSYNC_PASSWORD', 'exit 3', ctx.token]) assert.not.ok(text.includes(hidden), hidden);
+  },
+);
+
 cli.run();
+failedDeploy.run();

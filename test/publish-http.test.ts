@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
-import { readFile, readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile, readdir, readlink } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FormData, fetch } from 'undici';
@@ -349,6 +349,59 @@ deployed('runs on the tree that serves the change; the answer waits and says how
   assert.is(second.body.version.channel, 'beta');
 });
 
+const followed = suite('AFTER_SWAP after each swap a publish makes');
+followed.before(async () => {
+  ctx.workspace = await makeWorkspace();
+  const added = await runDepot(['token', 'add', 'alice'], ctx.workspace);
+  ({ token: ctx.token } = JSON.parse(added.stdout) as { token: string });
+  const runs = join(ctx.workspace.dir, 'runs.txt');
+  // Start and end markers around a pause: two runs at once would interleave them.
+  const command = `echo "start $DEPOT_TREE" >> '${runs}'; echo copying; sleep 0.3; echo "end $DEPOT_TREE" >> '${runs}'`;
+  ctx.origin = await spawnOrigin(ctx.workspace, { AFTER_SWAP: command });
+});
+followed.after(async () => {
+  await until(() => !existsSync(join(ctx.workspace.distDir, '.build.lock')), 'the last build', 120_000);
+  ctx.origin.child.kill('SIGTERM');
+  await ctx.origin.exited;
+  await ctx.workspace.remove();
+});
+
+followed('the tree served at the end is the last one copied; runs never overlap; logged at info', async () => {
+  const meta = (version: string) => ({ pluginVersion: version, javaVersion: '21', serverSoftware: ['PaperMC'] });
+  const answers = await Promise.all(
+    ['9.6.0', '9.6.1'].map((version) => publish(form(jar(version), `F-${version}.jar`, meta(version)))),
+  );
+  for (const { response, body } of answers) {
+    assert.is(response.status, 201, JSON.stringify(body));
+    assert.equal(body.deploy, { ok: true, exitCode: 0 });
+  }
+  await until(() => !existsSync(join(ctx.workspace.distDir, '.build.lock')), 'the full builds', 120_000);
+  const served = resolve(ctx.workspace.distDir, await readlink(join(ctx.workspace.distDir, 'current')));
+  const runs = async () => (await readFile(join(ctx.workspace.dir, 'runs.txt'), 'utf8')).trim().split('\n');
+  await until(
+    async () => (await runs()).at(-1) === `end ${served}`,
+    'AFTER_SWAP on the tree served at the end',
+    20_000,
+  );
+  const lines = await runs();
+  assert.ok(lines.length >= 6, `the two answers' runs and at least one after the builds: ${lines.join(' | ')}`);
+  lines.forEach((line, i) =>
+    assert.is(line, `${i % 2 ? 'end' : 'start'} ${lines[i - (i % 2)]!.slice('start '.length)}`, 'one run at a time'),
+  );
+});
+
+followed("the publish's progress and AFTER_SWAP's output are logged at info, not warn", () => {
+  const logged = ctx.origin.stdout.flatMap((line) => {
+    const entry = JSON.parse(line) as { level?: string; msg?: string };
+    return typeof entry.msg === 'string' ? [entry as { level: string; msg: string }] : [];
+  });
+  const level = (pattern: RegExp) => [...new Set(logged.filter((e) => pattern.test(e.msg)).map((e) => e.level))];
+  assert.equal(level(/^\[after-swap\] copying$/), ['info'], "AFTER_SWAP's output");
+  assert.equal(level(/^\[after-swap\] AFTER_SWAP exited 0/), ['info'], 'a run that went well');
+  assert.equal(level(/^\[build\]/), ['info'], "the publish's build progress");
+});
+
 published.run();
 limited.run();
 deployed.run();
+followed.run();

@@ -44,10 +44,13 @@ const USAGE = `usage: npm run depot -- <command>
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
   // `publish` asks a depot over HTTP: it reads no configuration and no data/, and takes no build lock.
-  if (command === 'publish')
-    return (await publish())
-      .publishJar(args, process.env)
-      .then(print, (error: unknown) => printRefusal(command, error));
+  if (command === 'publish') {
+    const { publishJar, sayFailedDeploy } = await publish();
+    return publishJar(args, process.env).then(
+      (answer) => print(answer) || sayFailedDeploy(answer),
+      (error: unknown) => printRefusal(command, error),
+    );
+  }
   const config = readConfig();
   // data/ is written by the CLI alone and small; STORAGE_DIR, which may hold thousands of files, is
   // swept by the origin at its start.

@@ -26,8 +26,14 @@ const OPTION_OF_FIELD: Record<string, string> = {
   changelog: '--changelog',
 };
 
-/** A 201's body: `{version}` (and whatever the depot adds beside it, printed as it came). */
-const Published = z.looseObject({ version: z.looseObject({ id: z.string() }) });
+/** A 201's body: `{version}` (and whatever the depot adds beside it, printed as it came), `deploy` with AFTER_SWAP. */
+const Published = z.looseObject({
+  version: z.looseObject({ id: z.string() }),
+  deploy: z.looseObject({ ok: z.boolean(), exitCode: z.number().nullable() }).optional(),
+});
+
+/** `depot publish`'s exit when the version is published and served, but the depot's AFTER_SWAP failed (1: not published). */
+export const FAILED_DEPLOY_EXIT = 2;
 
 /**
  * `publish <file.jar> --url U --token-env NAME --version X --java J --software S [...]`: the JAR
@@ -63,6 +69,21 @@ export async function publishJar(args: string[], env: NodeJS.ProcessEnv): Promis
   body.set('file', jar, basename(file));
   body.set('metadata', JSON.stringify(metadata));
   return answered(endpoint, await send(endpoint, token, body));
+}
+
+/**
+ * After the answer is printed: 0, or FAILED_DEPLOY_EXIT with one line saying what to do when the
+ * depot published the version but its AFTER_SWAP failed, so that a CI step fails: publishing again
+ * would be refused as a duplicate; it is the deploy that needs running again.
+ */
+export function sayFailedDeploy(answer: object): number {
+  const { version, deploy } = answer as z.infer<typeof Published>;
+  if (deploy?.ok !== false) return 0;
+  const exit = deploy.exitCode === null ? 'killed or could not start' : `exit ${deploy.exitCode}`;
+  console.error(
+    `depot publish: published ${version.id}, but the depot's AFTER_SWAP failed (${exit}): the publishing origin serves it, the machines AFTER_SWAP copies to do not yet. Do not publish again (a duplicate is refused); have the depot's operator run AFTER_SWAP again (the origin's log and \`depot audit\` say why it failed).`,
+  );
+  return FAILED_DEPLOY_EXIT;
 }
 
 /**

@@ -19,6 +19,8 @@ const AUDIT_ACTIONS = [
   'webhook remove',
   'token add',
   'token revoke',
+  // AFTER_SWAP failed after a publish (issue 30 item 5): the tree it did not copy, never the command.
+  'deploy fail',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

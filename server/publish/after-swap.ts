@@ -5,6 +5,9 @@ import type { Readable } from 'node:stream';
 /** How AFTER_SWAP went: ok when it exited 0; exitCode null when it could not start, was killed or timed out. */
 export type AfterSwapResult = { ok: boolean; exitCode: number | null };
 
+/** Where publishing's lines go: progress and output at info, failures at warn. */
+export type Logs = { info: (line: string) => void; warn: (line: string) => void };
+
 /** An AFTER_SWAP still running after this long is killed: a publish's answer waits for it. */
 const AFTER_SWAP_TIMEOUT_MS = 10 * 60_000;
 
@@ -17,13 +20,14 @@ const MAX_LINE_CHARS = 4_096;
 /**
  * Issue 30 item 5: runs the operator's AFTER_SWAP with `/bin/sh -c` once a publish has swapped in
  * `treeDir` (<DIST_DIR>/trees/<name>), with DEPOT_TREE and DIST_DIR in its environment, so that it
- * can copy the new tree where it is served (docs/deployment.md). Its output is logged line by line,
- * never the command or its environment (either may hold a secret). Never throws.
+ * can copy the new tree where it is served (docs/deployment.md). Its output is logged line by line
+ * (info), and how it ended (warn when it failed), never the command or its environment (either may
+ * hold a secret). Never throws.
  */
 export function runAfterSwap(
   command: string,
   treeDir: string,
-  log: (line: string) => void,
+  logs: Logs,
   timeoutMs = AFTER_SWAP_TIMEOUT_MS,
 ): Promise<AfterSwapResult> {
   const started = performance.now();
@@ -34,7 +38,7 @@ export function runAfterSwap(
       settled = true;
       clearTimeout(timer);
       clearTimeout(killer);
-      log(line);
+      (result.ok ? logs.info : logs.warn)(line);
       resolveResult(result);
     };
     let timer: NodeJS.Timeout | undefined;
@@ -52,8 +56,8 @@ export function runAfterSwap(
       );
     }
     const { stdout, stderr } = child;
-    logLines(stdout, (line) => log(`[after-swap] ${line}`));
-    logLines(stderr, (line) => log(`[after-swap] stderr: ${line}`));
+    logLines(stdout, (line) => logs.info(`[after-swap] ${line}`));
+    logLines(stderr, (line) => logs.info(`[after-swap] stderr: ${line}`));
     let timedOut = false;
     const killGroup = (signal: NodeJS.Signals) => {
       try {

@@ -15,16 +15,8 @@ import { parsePublishMetadata } from './metadata.ts';
 import { runDepot, type Written } from './run-depot.ts';
 import { receiveUpload } from './upload.ts';
 import { PublishPatch } from './patch.ts';
-import { runAfterSwap } from './after-swap.ts';
+import type { Publishing } from './publishing.ts';
 import { idempotencyKeyOf, type IdempotencyStore } from '../charts/idempotency.ts';
-
-/** Where this origin publishes (PUBLISH=on): its upload limit, the folder uploads stream into, and AFTER_SWAP. */
-export type Publishing = {
-  maxBytes: number;
-  uploadsDir: string;
-  afterSwap?: string | undefined;
-  log: (line: string) => void;
-};
 
 export type PublishRouteDeps = {
   tree: () => { catalog: Catalog; dir: string };
@@ -61,8 +53,11 @@ export function publishRoutes(deps: PublishRouteDeps): H3 {
       if (typeof raw.changelog === 'string') await writeChangelog(notes, raw.changelog);
       const args = ['release', upload.path, `--file-name=${upload.fileName}`, ...releaseOptions(raw, notes)];
       let written: Written | null = null;
+      let finished: Promise<unknown> | undefined;
       const release = async () => {
-        written = await runDepot([...args, ...actorOptions(publisher)], publishing.log).written;
+        const run = runDepot([...args, ...actorOptions(publisher)], publishing.logs);
+        finished = run.finished;
+        written = await run.written;
       };
       if (idempotencyKey === null) await release();
       else {
@@ -76,7 +71,7 @@ export function publishRoutes(deps: PublishRouteDeps): H3 {
         } else if (outcome !== 'stored') throw idempotencyRefusal(outcome);
       }
       const { catalog, version } = await served(deps, written!);
-      const deploy = await deployServed(deps, publishing);
+      const deploy = await deployServed(publishing, publisher, finished ? [finished] : []);
       event.res.status = 201;
       event.res.headers.set('location', VERSION_RULES.version.build({ id: version.id }));
       return { version: presentVersion(catalog, version, true), ...deploy };
@@ -91,15 +86,18 @@ export function publishRoutes(deps: PublishRouteDeps): H3 {
     const { publishing, publisher } = await admit(deps, event);
     const patch = await readPatch(event);
     let last: Written | null = null;
+    const finished: Promise<unknown>[] = [];
     for (const args of patchCommands(
       id,
       patch,
       join(publishing.uploadsDir, `changelog.tmp-${process.pid}-${Date.now()}.md`),
-    ))
-      last =
-        (await runCommand(args.command, [...args.args, ...actorOptions(publisher)], publishing, args.notes)) ?? last;
+    )) {
+      const run = await runCommand(args.command, [...args.args, ...actorOptions(publisher)], publishing, args.notes);
+      finished.push(run.finished);
+      last = run.written ?? last;
+    }
     const { catalog, version } = last ? await served(deps, last) : current(deps, id);
-    const deploy = last ? await deployServed(deps, publishing) : {};
+    const deploy = last ? await deployServed(publishing, publisher, finished) : {};
     return { version: presentVersion(catalog, version, true), ...deploy };
   });
   return app;
@@ -204,14 +202,18 @@ function patchCommands(id: string, patch: PublishPatch, notes: string): Command[
   return commands;
 }
 
-/** One command run to its written record (null: it changed nothing), its changelog file written first and removed after. */
+/**
+ * One command run to its written record (null: it changed nothing) and its whole run, its changelog
+ * file written first and removed once the record is written.
+ */
 async function runCommand(command: string, args: string[], publishing: Publishing, notes?: Command['notes']) {
   if (notes) {
     await mkdir(publishing.uploadsDir, { recursive: true, mode: 0o700 });
     await writeChangelog(notes.path, notes.text);
   }
   try {
-    return await runDepot([command, ...args], publishing.log).written;
+    const run = runDepot([command, ...args], publishing.logs);
+    return { written: await run.written, finished: run.finished };
   } finally {
     if (notes) await rm(notes.path, { force: true });
   }
@@ -251,14 +253,15 @@ async function served(deps: PublishRouteDeps, written: Written) {
 }
 
 /**
- * AFTER_SWAP, run on the tree that serves the change (the answer waits for it and says how it went:
- * `deploy: {ok, exitCode}`); a failure is logged with its output. Nothing when it is not set.
+ * AFTER_SWAP, run on the tree served once the change is (the answer waits for it and says how it
+ * went: `deploy: {ok, exitCode}`), and again once the commands have finished if their full build
+ * swapped in a later tree (after the answer). Nothing when it is not set.
  */
-async function deployServed(deps: PublishRouteDeps, publishing: Publishing) {
-  if (!publishing.afterSwap) return {};
-  const deploy = await runAfterSwap(publishing.afterSwap, deps.tree().dir, publishing.log);
-  if (!deploy.ok)
-    publishing.log(`[publish] AFTER_SWAP failed (exit ${deploy.exitCode ?? 'none'}); the change is served here`);
+async function deployServed(publishing: Publishing, publisher: Publisher, finished: Promise<unknown>[]) {
+  if (!publishing.deploys) return {};
+  const actor = `${publisher.username} (token ${publisher.tokenId})`;
+  const deploy = await publishing.deploys.run(actor);
+  publishing.deploys.follow(Promise.allSettled(finished), actor);
   return { deploy };
 }
 

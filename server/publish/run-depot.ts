@@ -4,6 +4,7 @@ import { HTTPError } from 'h3';
 import { z } from 'zod';
 import { refusalError, type Refusal } from './refusal.ts';
 import { jsonOrUndefined } from '../data-files.ts';
+import type { Logs } from './after-swap.ts';
 
 /**
  * The operator CLI, run by the publishing API (issue 30): one implementation of release, withdraw,
@@ -37,8 +38,8 @@ export type DepotRun = {
 /** How long a command may take in all: a build at 10,000 versions with the site takes about a minute. */
 const COMMAND_TIMEOUT_MS = 15 * 60_000;
 
-/** Runs `depot <args>` with this process's environment and folder, as the operator would. */
-export function runDepot(args: string[], log: (line: string) => void): DepotRun {
+/** Runs `depot <args>` with this process's environment and folder, as the operator would: its progress logged at info, its failure at warn. */
+export function runDepot(args: string[], logs: Logs): DepotRun {
   const child = spawn(process.execPath, [DEPOT_CLI, ...args], {
     env: { ...process.env, DEPOT_REFUSALS: 'json' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -57,7 +58,7 @@ export function runDepot(args: string[], log: (line: string) => void): DepotRun 
       stderr.push(line);
       const match = WRITTEN.exec(line);
       if (match) wrote({ id: match[1]!, updatedAt: match[2] });
-      else if (!line.startsWith('{')) log(line);
+      else if (!line.startsWith('{')) logs.info(line);
     }
   });
   const finished = new Promise<unknown>((resolve, reject) => {
@@ -71,7 +72,7 @@ export function runDepot(args: string[], log: (line: string) => void): DepotRun 
   // Whoever awaits, a failure after the answer is only logged: never an unhandled rejection.
   finished.then(
     () => wrote(null),
-    (error: Error) => log(`[publish] depot ${args[0]}: ${error.message}`),
+    (error: Error) => logs.warn(`[publish] depot ${args[0]}: ${error.message}`),
   );
   // Refused or failed before its record was written: the same error.
   return { written: Promise.race([written, finished.then(() => written)]), finished };

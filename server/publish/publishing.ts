@@ -1,0 +1,44 @@
+import type { Redis } from 'ioredis';
+import { auditStore } from '../audit/store.ts';
+import type { Storage } from '../storage.ts';
+import type { Logs } from './after-swap.ts';
+import { createDeploys, type Deploys } from './deploys.ts';
+
+/** Where this origin publishes (PUBLISH=on): its upload limit, the folder uploads stream into, and AFTER_SWAP's queue. */
+export type Publishing = {
+  maxBytes: number;
+  uploadsDir: string;
+  /** null: AFTER_SWAP is not set. */
+  deploys: Deploys | null;
+  logs: Logs;
+};
+
+/** PUBLISH=on as configured (server/config.ts). */
+export type PublishSettings = { maxBytes: number; uploadsDir: string; afterSwap?: string | undefined };
+
+/**
+ * The origin's publishing, with its own AFTER_SWAP queue: one per origin, made when it starts. A
+ * failed AFTER_SWAP is written to the audit log of the origin's store (files or Redis).
+ */
+export function createPublishing(
+  settings: PublishSettings,
+  parts: {
+    servedTree: () => Promise<string>;
+    storage: Storage;
+    redis?: Redis | undefined;
+    logs: Logs;
+    now: () => number;
+  },
+): Publishing {
+  const { maxBytes, uploadsDir, afterSwap } = settings;
+  const deploys = afterSwap
+    ? createDeploys({
+        command: afterSwap,
+        servedTree: parts.servedTree,
+        audit: auditStore(parts.storage, parts.redis),
+        logs: parts.logs,
+        now: parts.now,
+      })
+    : null;
+  return { maxBytes, uploadsDir, deploys, logs: parts.logs };
+}
