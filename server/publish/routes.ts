@@ -1,4 +1,5 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { randomInt } from 'node:crypto';
 import { join } from 'node:path';
 import { chargeLimit } from '../http/rate-limit.ts';
 import { refuseUnrouted } from '../http/endpoints.ts';
@@ -46,7 +47,7 @@ export function publishRoutes(deps: PublishRouteDeps): H3 {
     const idempotencyKey = idempotencyKeyOf(event);
     await mkdir(publishing.uploadsDir, { recursive: true, mode: 0o700 });
     const upload = await receiveUpload(event, { maxBytes: publishing.maxBytes, dir: publishing.uploadsDir });
-    const notes = join(publishing.uploadsDir, `changelog.tmp-${process.pid}-${Date.now()}.md`);
+    const notes = changelogFile(publishing);
     try {
       parsePublishMetadata(upload.metadata);
       const raw = upload.metadata as Record<string, unknown>;
@@ -87,11 +88,7 @@ export function publishRoutes(deps: PublishRouteDeps): H3 {
     const patch = await readPatch(event);
     let last: Written | null = null;
     const finished: Promise<unknown>[] = [];
-    for (const args of patchCommands(
-      id,
-      patch,
-      join(publishing.uploadsDir, `changelog.tmp-${process.pid}-${Date.now()}.md`),
-    )) {
+    for (const args of patchCommands(id, patch, changelogFile(publishing))) {
       const run = await runCommand(args.command, [...args.args, ...actorOptions(publisher)], publishing, args.notes);
       finished.push(run.finished);
       last = run.written ?? last;
@@ -142,6 +139,13 @@ async function admit(deps: PublishRouteDeps, event: H3Event) {
     throw new HTTPError({ status: error.status, message: error.message, data: error.data, headers });
   }
 }
+
+/**
+ * The CLI's `--changelog` file: a name the leftover sweep knows (writeFileAtomic's `.tmp-<pid>-<n>`,
+ * as the upload's), so a kill -9 before it is removed leaves nothing once this pid is gone.
+ */
+const changelogFile = (publishing: Publishing) =>
+  join(publishing.uploadsDir, `changelog.md.tmp-${process.pid}-${randomInt(2 ** 47)}`);
 
 /** `--by` and `--token-id`: records carry the token's user, the audit log names the token too. */
 const actorOptions = (publisher: Publisher) => [`--by=${publisher.username}`, `--token-id=${publisher.tokenId}`];
