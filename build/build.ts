@@ -15,6 +15,7 @@ import type { AppContext } from '../server/context.ts';
 import { OPENAPI_PATH } from '../server/openapi-path.ts';
 import { listBrandPaths, listVersionPaths } from './paths.ts';
 import { acquireBuildLock } from './build-lock.ts';
+import { recoverInterruptedChanges } from './version-commit.ts';
 import { buildSite, siteKey, siteSourceDigest } from './site.ts';
 import { catalogFileText, stageTree } from './stage.ts';
 import {
@@ -74,6 +75,10 @@ export async function runBuild(options: BuildOptions): Promise<BuildResult> {
   });
   try {
     await removeAbandonedStaging(options.distDir);
+    // What a killed release or edit left half-written in data/: finished or undone before it is read.
+    const recovered = await recoverInterruptedChanges(options.dataDir);
+    for (const [how, ids] of Object.entries(recovered))
+      if (ids.length > 0) options.log?.(`[build] data/: ${how} the interrupted change of ${ids.join(', ')}`);
 
     const result = await buildLocked(options);
     // Once the new tree is served: the files of pruned trees and of killed builds go.

@@ -131,9 +131,13 @@ export function runDepot(args: string[], workspace: Workspace, env: Record<strin
   return runScript('build/cli/depot.ts', args, workspace, env);
 }
 
-/** `npm run build` as an operator runs it, with the workspace's folders and `env`. */
-export function runBuildCommand(workspace: Workspace, env: Record<string, string> = {}): Promise<CliResult> {
-  return runScript('build/main.ts', [], workspace, env);
+/** `npm run build` as an operator runs it (`--if-changed`: as `npm start` does first), with the workspace's folders and `env`. */
+export function runBuildCommand(
+  workspace: Workspace,
+  env: Record<string, string> = {},
+  args: string[] = [],
+): Promise<CliResult> {
+  return runScript('build/main.ts', args, workspace, env);
 }
 
 /** The configuration our scripts read: the workspace's folders, the shared build cache, the site on or off, and `env`. */

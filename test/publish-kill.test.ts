@@ -8,7 +8,16 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { makePluginJar } from '../build/plugin-jar.ts';
-import { ROOT, SHARED_BUILD_CACHE, makeWorkspace, runDepot, snapshotFiles, until, type Workspace } from './helpers.ts';
+import {
+  ROOT,
+  SHARED_BUILD_CACHE,
+  makeWorkspace,
+  runBuildCommand,
+  runDepot,
+  snapshotFiles,
+  until,
+  type Workspace,
+} from './helpers.ts';
 
 // Issue 30 item 5: a kill -9 during an upload or a build leaves data/ as it was or with the version
 // complete, never half. The origin is server/main.ts in a process group of its own, as systemd runs
@@ -40,6 +49,16 @@ async function startOrigin(workspace: Workspace): Promise<Origin> {
   await until(() => stdout.some((line) => line.includes('"event":"swept"')), 'the origin started and swept', 30_000);
   origin.url = (JSON.parse(stdout.find((line) => line.includes('"event":"listening"'))!) as { url: string }).url;
   return origin;
+}
+
+/**
+ * A restart as `npm start` makes it: `build --if-changed` (which, under the build lock, finishes or
+ * undoes what a killed release left in data/), then the origin.
+ */
+async function restartOrigin(workspace: Workspace): Promise<Origin> {
+  const built = await runBuildCommand(workspace, {}, ['--if-changed']);
+  assert.is(built.code, 0, built.stderr);
+  return startOrigin(workspace);
 }
 
 /** SIGKILL to the origin's whole group (the origin and a running `depot release`), then waits for the origin. */
@@ -98,7 +117,7 @@ function startPublish(origin: Origin, token: string, metadata: unknown, jar: Uin
   return request;
 }
 
-const uploadsLeft = () => (workspace: Workspace) =>
+const uploadsLeft = (workspace: Workspace) =>
   readdir(join(workspace.storageDir, 'uploads')).catch((error: NodeJS.ErrnoException) =>
     error.code === 'ENOENT' ? [] : Promise.reject(error),
   );
@@ -128,9 +147,9 @@ function assertWholeOrNothing(workspace: Workspace, before: Record<string, strin
  * lists it once.
  */
 async function assertRecovered(workspace: Workspace, before: Record<string, string>, version: string, jar: Uint8Array) {
-  const origin = await startOrigin(workspace);
+  const origin = await restartOrigin(workspace);
   try {
-    assert.equal(await uploadsLeft()(workspace), [], 'uploads left after the sweep');
+    assert.equal(await uploadsLeft(workspace), [], 'uploads left after the sweep');
     const kept = assertWholeOrNothing(workspace, before, await snapshotFiles(workspace.dataDir));
     const file = join(workspace.dir, `Kill-${version}.jar`);
     await import('node:fs/promises').then((fs) => fs.writeFile(file, jar));
@@ -174,13 +193,13 @@ kill(
     const request = startPublish(origin, ctx.token, metadataOf('20.0.0'), new Uint8Array(), 32 * MiB);
     const chunk = Buffer.alloc(MiB, 9);
     for (let i = 0; i < 12; i++) if (!request.write(chunk)) await once(request, 'drain');
-    await until(async () => (await uploadsLeft()(workspace)).length > 0, 'the upload being written');
+    await until(async () => (await uploadsLeft(workspace)).length > 0, 'the upload being written');
     await killGroup(origin);
     request.destroy();
-    assert.ok((await uploadsLeft()(workspace)).length > 0, 'the killed upload left its file for the sweep');
-    const restarted = await startOrigin(workspace);
+    assert.ok((await uploadsLeft(workspace)).length > 0, 'the killed upload left its file for the sweep');
+    const restarted = await restartOrigin(workspace);
     try {
-      assert.equal(await uploadsLeft()(workspace), []);
+      assert.equal(await uploadsLeft(workspace), []);
       assert.equal(await snapshotFiles(workspace.dataDir), before);
       const list = (await (await fetch(`${restarted.url}/api/plugin-versions`)).json()) as {
         versions: { pluginVersion: string }[];

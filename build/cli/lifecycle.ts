@@ -21,7 +21,7 @@ import {
   WithdrawReason,
   type CatalogVersion,
 } from '../../server/versions/schema.ts';
-import { writeFileAtomic } from '../../server/write-atomic.ts';
+import { commitVersionChange } from '../version-commit.ts';
 import { runBuild } from '../build.ts';
 import { Actor } from '../../server/audit/schema.ts';
 import { actorOf, auditChange } from './audit.ts';
@@ -256,9 +256,8 @@ async function changeVersion(
         )
       : { told: 0, cancel: async () => {} };
     try {
-      if (decision.changelog !== undefined)
-        await writeFileAtomic(changelogPath(config.dataDir, id), decision.changelog);
-      await writeFileAtomic(recordPath(config.dataDir, id), `${JSON.stringify(next, null, 2)}\n`);
+      const recordText = `${JSON.stringify(next, null, 2)}\n`;
+      await commitVersionChange(config.dataDir, { id, recordText, changelog: decision.changelog });
     } catch (error) {
       await announced.cancel();
       throw error;

@@ -1,19 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { describeIssues } from '../../server/describe-issues.ts';
 import { DataError } from '../../server/data-files.ts';
-import {
-  changelogPath,
-  createCatalog,
-  jarPath,
-  jarsDir,
-  readChangelog,
-  versionsDir,
-  type Catalog,
-} from '../../server/versions/catalog.ts';
+import { createCatalog, jarsDir, readChangelog, versionsDir, type Catalog } from '../../server/versions/catalog.ts';
 import { catalogVersion, jarDigests, type JarDigests } from '../../server/versions/catalog-version.ts';
 import { inspectJar } from '../../server/versions/jar.ts';
 import {
@@ -26,7 +18,7 @@ import {
   ServerSoftwareName,
 } from '../../server/versions/schema.ts';
 import { runBuild } from '../build.ts';
-import { writeFileAtomic } from '../../server/write-atomic.ts';
+import { commitVersionChange } from '../version-commit.ts';
 import { Actor } from '../../server/audit/schema.ts';
 import { PublishTokenId } from '../../server/publish-tokens/schema.ts';
 import { actorOf, auditChange } from './audit.ts';
@@ -166,9 +158,8 @@ function cpuMilliseconds(): number {
 }
 
 /**
- * Adds a JAR, its changelog and its record to data/ and rebuilds. The JAR and the changelog land
- * first and the record last, each atomically: the record is the commit point, so a crash leaves at
- * most files no record names (the build refuses a changelog without its record: remove it).
+ * Adds a JAR, its changelog and its record to data/ and rebuilds. The record is the commit point
+ * (commitVersionChange): a kill leaves data/ as it was or with the version whole.
  */
 export async function releaseJar(
   options: ReleaseInput,
@@ -205,12 +196,8 @@ export async function releaseJar(
     try {
       await mkdir(jarsDir(dirs.dataDir), { recursive: true });
       await mkdir(versionsDir(dirs.dataDir), { recursive: true });
-      await writeFileAtomic(jarPath(dirs.dataDir, record.id), jar.bytes);
-      if (changelog !== undefined) await writeFileAtomic(changelogPath(dirs.dataDir, record.id), changelog);
-      await writeFileAtomic(
-        join(versionsDir(dirs.dataDir), `${record.id}.json`),
-        `${JSON.stringify(record, null, 2)}\n`,
-      );
+      const recordText = `${JSON.stringify(record, null, 2)}\n`;
+      await commitVersionChange(dirs.dataDir, { id: record.id, recordText, jar: jar.bytes, changelog });
     } catch (error) {
       await announced.cancel();
       throw error;
