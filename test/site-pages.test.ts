@@ -8,6 +8,7 @@ import { parseRateLimit } from '../server/http/rate-limit-policy.ts';
 import { openApiDocument } from '../server/openapi.ts';
 import type { RunningOrigin } from '../server/origin.ts';
 import { axeViolations } from './axe.ts';
+import { FORM_MISALIGNMENTS } from './form-alignment.ts';
 import { CHROMIUM_ARGS, ROOT, findProgram, makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
 
 // The brand kit, the chart playground and the API reference in a real browser against the real
@@ -95,7 +96,7 @@ else {
   });
 
   pages(
-    'at 390 and 1440 px, light and dark: no tile, table or code block clipped, readable tiles, no axe violation',
+    'at 390 and 1440 px, light and dark: no tile, table or code block clipped, form fields in line, readable tiles, no axe violation',
     async () => {
       for (const size of SIZES) {
         for (const colorScheme of SCHEMES) {
@@ -113,6 +114,7 @@ else {
                 overflow: number;
               };
               assert.equal(report.clipped, [], where);
+              assert.equal(await page.evaluate(FORM_MISALIGNMENTS), [], `${where}: form fields out of line`);
               assert.ok(report.overflow <= 0, `${where}: the page is ${report.overflow} px wider than the screen`);
               if (path === '/brands') {
                 assert.ok(report.tileWidths.length > 0, where);

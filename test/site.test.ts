@@ -11,6 +11,7 @@ import { sha256Hex } from '../server/digest.ts';
 import { pickLatest } from '../server/versions/latest.ts';
 import { currentTreeDir, openTree, type Tree } from '../server/tree/open.ts';
 import { SERVER_SOFTWARE } from '../server/versions/software.ts';
+import { FORM_MISALIGNMENTS } from './form-alignment.ts';
 import { CHROMIUM_ARGS, ROOT, findProgram, makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
 
 // The site in a real browser (Debian's chromium, driven by playwright-core) against the real origin.
@@ -74,7 +75,7 @@ else {
   });
 
   site(
-    'every page loads with no console error and no failed request, on a phone and a desktop; screenshots kept',
+    'every page loads with no console error and no failed request, its form fields in line, on a phone and a desktop; screenshots kept',
     async () => {
       for (const size of WIDTHS) {
         const { page, problems, close } = await openPage(size);
@@ -88,6 +89,11 @@ else {
             assert.equal(problems, [], `${path} at ${size.width} px`);
             const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
             assert.ok(overflow <= 0, `${path} at ${size.width} px: the page is ${overflow} px wider than the screen`);
+            assert.equal(
+              await page.evaluate(FORM_MISALIGNMENTS),
+              [],
+              `${path} at ${size.width} px: form fields out of line`,
+            );
             await page.evaluate(() => window.scrollTo(0, 0));
             await page.screenshot({
               path: join(SCREENSHOTS, `${path.slice(1).replaceAll('/', '-') || 'downloads'}-${size.name}.png`),
