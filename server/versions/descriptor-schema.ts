@@ -51,12 +51,24 @@ const PaperDependencyList = z
   .array(z.looseObject({ name: DeclaredPluginName, required: z.boolean().nullish() }))
   .max(100, { error: 'must name at most 100 plugins' });
 
+const PaperDependencyBlocks = z.looseObject({ server: PaperDependencyMap.nullish() });
+
+/** Either form, told apart by its shape, so that a refusal names the key at fault (a union names none). */
+const PaperDependencies = z
+  .unknown()
+  .transform((value, ctx): z.output<typeof PaperDependencyBlocks> | z.output<typeof PaperDependencyList> => {
+    const parsed = (Array.isArray(value) ? PaperDependencyList : PaperDependencyBlocks).safeParse(value);
+    if (parsed.success) return parsed.data;
+    for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });
+    return z.NEVER;
+  });
+
 export const PaperPluginYml = z.looseObject({
   name: DeclaredPluginName,
   main: MainClass,
   'api-version': ApiVersion.nullish(),
   'folia-supported': z.boolean().nullish(),
-  dependencies: z.union([z.looseObject({ server: PaperDependencyMap.nullish() }), PaperDependencyList]).nullish(),
+  dependencies: PaperDependencies.nullish(),
 });
 
 export const VelocityPluginJson = z.looseObject({
