@@ -4,7 +4,7 @@ import { readDescriptors } from '../../server/versions/descriptor.ts';
 import type { ServerSoftware } from '../../server/versions/software.ts';
 import { RefusedError } from './refused.ts';
 
-export const OVERRIDE = '--no-descriptor-check';
+const OVERRIDE = '--no-descriptor-check';
 
 /** What a release stores of its JAR's descriptors: what they declare, and the warnings an override left. */
 export type DescriptorFields = Declared & { descriptorWarnings?: string[] };

@@ -19,11 +19,11 @@ import {
 // inspectJar (a sound zip); its descriptors are still untrusted: bounded before they are inflated,
 // parsed with aliases bounded, and checked with zod. Pure: bytes in, a result out.
 
-export const DESCRIPTOR_FILES = ['plugin.yml', 'paper-plugin.yml', 'bungee.yml', 'velocity-plugin.json'] as const;
+const DESCRIPTOR_FILES = ['plugin.yml', 'paper-plugin.yml', 'bungee.yml', 'velocity-plugin.json'] as const;
 export type DescriptorFile = (typeof DESCRIPTOR_FILES)[number];
 
 /** Real descriptors are a few KiB; plugins with hundreds of permissions stay well under this. */
-export const DESCRIPTOR_MAX_BYTES = 256 * 1024;
+const DESCRIPTOR_MAX_BYTES = 256 * 1024;
 /** SnakeYAML's own default is 50 aliases per document (LoaderOptions.maxAliasesForCollections). */
 const MAX_ALIASES = 50;
 
@@ -45,7 +45,7 @@ function flowDepth(text: string): number {
 export type Descriptor = { declared: Declared; bungee: Declared; keys: string[] };
 
 /** The JAR's descriptors that are there and valid, or the first one that is not, as one line naming it. */
-export type ReadDescriptors =
+type ReadDescriptors =
   { ok: true; found: Partial<Record<DescriptorFile, Descriptor>> } | { ok: false; problem: string };
 
 export function readDescriptors(jar: Uint8Array): ReadDescriptors {
