@@ -32,10 +32,16 @@ export function report(
 
 export const fmt = (n: number) => (n >= 100 ? Math.round(n).toString() : n >= 1 ? n.toFixed(2) : n.toFixed(3));
 
-/** A valid plugin JAR of about `size` bytes (its filler stored, so its size is what we ask). */
+/**
+ * A valid plugin JAR of about `size` bytes (its filler stored, so its size is what we ask). Its
+ * descriptors back every software the bench releases for (a release checks them): Folia's key, Velocity's file.
+ */
 export function pluginJar(label: string, size = 0): Uint8Array {
   return makePluginJar({
-    files: { 'plugin.yml': `name: Bench\nversion: 1.0.0\nmain: org.example.Bench\n# ${label}\n` },
+    files: {
+      'plugin.yml': `name: Bench\nversion: 1.0.0\nmain: org.example.Bench\nfolia-supported: true\n# ${label}\n`,
+      'velocity-plugin.json': JSON.stringify({ id: 'bench', main: 'org.example.BenchVelocity' }),
+    },
     filler: size,
   });
 }

@@ -11,6 +11,7 @@ import { PluginVersionRecord, UserProfiles } from '../server/versions/schema.ts'
 import { isProxy, type ServerSoftware } from '../server/versions/software.ts';
 import { writeDemoBrands } from './demo-brands.ts';
 import { makePluginJar } from './plugin-jar.ts';
+import { checkDescriptors } from './cli/release-descriptors.ts';
 
 type Demo = {
   version: string;
@@ -168,7 +169,7 @@ const DEMO_USERS = UserProfiles.parse([
 
 const PLUGIN = { name: 'DepotDemo', main: 'org.example.depotdemo.DepotDemo', author: 'plugin depot' };
 
-/** The descriptor the platform reads: Velocity and BungeeCord have their own, Folia wants paper-plugin.yml. */
+/** The descriptors the platforms read, truthful for the softwares each build is released for (issue 31: checked at release). */
 function descriptors(demo: Demo): Record<string, string> {
   const files: Record<string, string> = {};
   const api = demo.minecraft?.split('.').slice(0, 2).join('.');
@@ -220,6 +221,8 @@ await mkdir(jarsDir(dataDir), { recursive: true });
 for (const demo of DEMO_VERSIONS) {
   const bytes = demoJar(demo);
   const sha256 = sha256Hex(bytes);
+  // As a release stores them (issue 31), and refused as a release would be if a claim were false.
+  const declared = checkDescriptors(bytes, demo.software, false, console.error);
   const record = PluginVersionRecord.parse({
     id: `plugin-${Date.parse(demo.at)}-${sha256.slice(0, 10)}`,
     serverSoftware: demo.software,
@@ -234,6 +237,7 @@ for (const demo of DEMO_VERSIONS) {
     updatedAt: demo.at,
     createdBy: demo.by,
     ...(demo.channel ? { channel: demo.channel } : {}),
+    ...declared,
   });
   await writeFile(jarPath(dataDir, record.id), bytes);
   if (demo.changelog) await writeFile(changelogPath(dataDir, record.id), demo.changelog);

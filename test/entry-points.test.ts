@@ -237,7 +237,7 @@ readme.before(async () => {
   ctx.env = workspaceEnv(ctx.workspace);
   delete ctx.env.REDIS_URL;
   const jar = join(ctx.dir, 'ReadmePlugin-1.4.0.jar');
-  await writeFile(jar, pluginJar('readme-1.4.0'));
+  await writeFile(jar, pluginJar('readme-1.4.0', ['PaperMC', 'Folia']));
   const notes = join(ctx.dir, 'notes.md');
   await writeFile(notes, '## 1.4.0\n\n- Notes as an operator writes them.\n');
   ctx.values = {
@@ -307,7 +307,7 @@ readme('npm run depot -- release <file.jar> --version 1.4.0 --java 21 --software
 
 readme('npm run depot -- release "$JAR" --version "$VERSION" ... (the CI release flow)', async () => {
   const jar = join(ctx.dir, 'CiPlugin.jar');
-  await writeFile(jar, pluginJar('ci-1.4.1'));
+  await writeFile(jar, pluginJar('ci-1.4.1', ['PaperMC', 'Folia']));
   const record = jsonAfterBanner(
     (await runDocumented('docs/deployment.md', /^npm run depot -- release "\$JAR"/, { JAR: jar, VERSION: '1.4.1' }))
       .stdout,

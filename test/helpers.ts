@@ -198,9 +198,23 @@ export function spawnScript(
   return { child, stdout: () => stdout, stderr: () => stderr, exited };
 }
 
-/** A small valid plugin JAR (a manifest and plugin.yml); `version` makes its bytes unique. */
-export function pluginJar(version: string): Uint8Array {
-  return makePluginJar({ files: { 'plugin.yml': `name: TestPlugin\nversion: ${version}\nmain: org.example.Test\n` } });
+/**
+ * A small valid plugin JAR (a manifest and plugin.yml); `version` makes its bytes unique. With
+ * `software`, the descriptors those softwares load (issue 31: a release checks them): plugin.yml
+ * says `folia-supported: true` for Folia and CanvasMC, velocity-plugin.json and bungee.yml are added
+ * for the proxies.
+ */
+export function pluginJar(version: string, software: readonly string[] = []): Uint8Array {
+  const claims = (...names: string[]) => names.some((name) => software.includes(name));
+  const folia = claims('Folia', 'CanvasMC') ? 'folia-supported: true\n' : '';
+  const files: Record<string, string> = {
+    'plugin.yml': `name: TestPlugin\nversion: ${version}\nmain: org.example.Test\n${folia}`,
+  };
+  if (claims('Velocity'))
+    files['velocity-plugin.json'] = JSON.stringify({ id: 'testplugin', version, main: 'org.example.TestVelocity' });
+  if (claims('BungeeCord', 'Waterfall'))
+    files['bungee.yml'] = `name: TestPlugin\nversion: ${version}\nmain: org.example.TestBungee\n`;
+  return makePluginJar({ files });
 }
 
 /** Every file under `dir` (relative path -> sha256 of its bytes), to assert a folder was left byte for byte as it was. */

@@ -12,8 +12,14 @@ import { makeWorkspace, runDepot, spawnOrigin, until, type OriginProcess, type W
 
 const ctx = {} as { workspace: Workspace; origin: OriginProcess; token: string; tokenId: string };
 
+/** Its descriptors back every software these tests publish for (issue 31): Folia's key and Velocity's file. */
 const jar = (version: string) =>
-  makePluginJar({ files: { 'plugin.yml': `name: Cli\nversion: ${version}\nmain: org.example.Cli\n` } });
+  makePluginJar({
+    files: {
+      'plugin.yml': `name: Cli\nversion: ${version}\nmain: org.example.Cli\nfolia-supported: true\n`,
+      'velocity-plugin.json': JSON.stringify({ id: 'cli', main: 'org.example.CliVelocity' }),
+    },
+  });
 
 /** Folders that do not exist: publish must neither read nor create them. */
 const elsewhere = () => ({

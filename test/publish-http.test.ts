@@ -13,9 +13,13 @@ import { makeWorkspace, runDepot, spawnOrigin, until, type OriginProcess, type W
 
 const ctx = {} as { workspace: Workspace; origin: OriginProcess; token: string; tokenId: string };
 
+/** Its descriptors back every software these tests publish for (issue 31): Folia's key and Velocity's file. */
 const jar = (version: string, filler = 0) =>
   makePluginJar({
-    files: { 'plugin.yml': `name: Published\nversion: ${version}\nmain: org.example.Published\n` },
+    files: {
+      'plugin.yml': `name: Published\nversion: ${version}\nmain: org.example.Published\nfolia-supported: true\n`,
+      'velocity-plugin.json': JSON.stringify({ id: 'published', main: 'org.example.PublishedVelocity' }),
+    },
     ...(filler ? { filler } : {}),
   });
 

@@ -99,7 +99,7 @@ async function releasedFiles(workspace: Workspace, id: string) {
 }
 
 same('the same JAR and options give the same data/ record, changelog and JAR by either path', async () => {
-  const jar = pluginJar('2.0.0');
+  const jar = pluginJar('2.0.0', ['PaperMC', 'Folia']);
   const fileName = 'Same Plügin-2.0.0.jar';
   const file = join(ctx.cli.dir, fileName);
   const notes = join(ctx.cli.dir, 'notes.md');
@@ -138,7 +138,11 @@ same('the same JAR and options give the same data/ record, changelog and JAR by 
 const refusals: [string, () => [Uint8Array, string, unknown], number, RegExp, Record<string, unknown>][] = [
   [
     'the same bytes again: 409 with the existing id',
-    () => [pluginJar('2.0.0'), 'Again.jar', { pluginVersion: '9.0.0', javaVersion: '21', serverSoftware: ['Quilt'] }],
+    () => [
+      pluginJar('2.0.0', ['PaperMC', 'Folia']),
+      'Again.jar',
+      { pluginVersion: '9.0.0', javaVersion: '21', serverSoftware: ['Quilt'] },
+    ],
     409,
     /^Again\.jar is already released as plugin-\d+-\w+ \(same sha256\)$/,
     { existingId: /^plugin-/ },
@@ -146,7 +150,7 @@ const refusals: [string, () => [Uint8Array, string, unknown], number, RegExp, Re
   [
     'the same version, Java and softwares: 409 with the existing id',
     () => [
-      pluginJar('rebuilt'),
+      pluginJar('rebuilt', ['Folia']),
       'Rebuilt.jar',
       { pluginVersion: '2.0.0', javaVersion: '17', serverSoftware: ['Folia', 'PaperMC'] },
     ],

@@ -67,7 +67,7 @@ const refusalCases: [string, (jar: string, dir: string) => Promise<string[]>, Re
     'the same version, Java and software again',
     async (_jar, dir) => {
       const other = join(dir, 'again.jar');
-      await writeFile(other, pluginJar('rebuilt'));
+      await writeFile(other, pluginJar('rebuilt', ['Folia']));
       return [other, '--version', '1.3.0', '--java', '21', '--software', 'Purpur,PaperMC,Folia'];
     },
     /version 1\.3\.0 for Java 21 and Purpur, PaperMC, Folia is already released as plugin-/,
@@ -298,7 +298,7 @@ release.after(() => ctx.workspace.remove());
 release('stores JAR and record, rebuilds, prints the record; a running origin serves it without restart', async () => {
   const origin = await startTestOrigin(ctx.workspace);
   const jar = join(ctx.workspace.dir, 'Plügin Ünïcode-2.0.0.jar');
-  await writeFile(jar, pluginJar('2.0.0'));
+  await writeFile(jar, pluginJar('2.0.0', ['PaperMC', 'Folia']));
   const path = `${origin.url}/api/plugin-versions/latest/papermc/21`;
   const before = ((await (await fetch(path)).json()) as { version: { id: string } }).version.id;
 
@@ -379,7 +379,7 @@ release(
   async () => {
     const name = 'Odd $host "quoted" {a;b} x.jar';
     const jar = join(ctx.workspace.dir, name);
-    await writeFile(jar, pluginJar('odd-2.1.0'));
+    await writeFile(jar, pluginJar('odd-2.1.0', ['Velocity']));
     const result = await runDepot(
       ['release', jar, '--version', '2.1.0', '--java', '17', '--software', 'Velocity', '--proxy', '3.4 "$x"'],
       ctx.workspace,

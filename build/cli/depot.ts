@@ -20,7 +20,7 @@ const tokens = () => import('./tokens.ts');
 const publish = () => import('./publish.ts');
 
 const USAGE = `usage: npm run depot -- <command>
-  release <file.jar> --version 1.4.0 --java 21 --software PaperMC,Folia [--minecraft 1.20.6-1.21.4] [--proxy 3.4] [--by alice] [--changelog notes.md] [--channel beta]
+  release <file.jar> --version 1.4.0 --java 21 --software PaperMC,Folia [--minecraft 1.20.6-1.21.4] [--proxy 3.4] [--by alice] [--changelog notes.md] [--channel beta] [--no-descriptor-check]
   publish <file.jar> --url https://depot.example.org --token-env DEPOT_TOKEN --version 1.4.0 --java 21 --software PaperMC,Folia [--minecraft R] [--proxy V] [--channel C] [--changelog notes.md]   (over HTTP: no data/ needed)
   withdraw <id> --reason "<text>" [--by alice]   (no longer latest, resolved or offered; still downloadable by id)
   restore <id> [--by alice]

@@ -23,6 +23,7 @@ import { Actor } from '../../server/audit/schema.ts';
 import { PublishTokenId } from '../../server/publish-tokens/schema.ts';
 import { actorOf, auditChange } from './audit.ts';
 import { RefusedError } from './refused.ts';
+import { checkDescriptors, type DescriptorFields } from './release-descriptors.ts';
 import { enqueueWebhooks } from './announce.ts';
 import { presentVersion } from '../../server/versions/present.ts';
 import { highestMinecraft, type MinecraftRange } from '../../server/versions/minecraft.ts';
@@ -60,6 +61,8 @@ const ReleaseOptions = z.object({
   fileName: z.string().min(1).optional(),
   /** The publishing token the release came with (the API): the audit log names it beside its user. */
   tokenId: PublishTokenId.optional(),
+  /** `--no-descriptor-check` (issue 31): release even when the JAR's descriptors do not back --software. */
+  noDescriptorCheck: z.boolean().optional(),
 });
 export type ReleaseOptions = z.output<typeof ReleaseOptions>;
 
@@ -96,10 +99,11 @@ export function parseReleaseArgs(args: string[]): ReleaseOptions {
       channel: { type: 'string' },
       'file-name': { type: 'string' },
       'token-id': { type: 'string' },
+      'no-descriptor-check': { type: 'boolean' },
     },
   });
-  const { 'file-name': fileName, 'token-id': tokenId, ...rest } = values;
-  const parsed = ReleaseOptions.safeParse({ ...rest, fileName, tokenId, file: positionals[0] });
+  const { 'file-name': fileName, 'token-id': tokenId, 'no-descriptor-check': noDescriptorCheck, ...rest } = values;
+  const parsed = ReleaseOptions.safeParse({ ...rest, fileName, tokenId, noDescriptorCheck, file: positionals[0] });
   if (!parsed.success) throw optionsRefused(parsed.error.issues, 'file');
   return parsed.data;
 }
@@ -174,12 +178,15 @@ export async function releaseJar(
   now: Date,
 ) {
   const jar = await readReleaseJar(options.file, options.fileName);
+  const declared = checkDescriptors(jar.bytes, options.software, options.noDescriptorCheck === true, (line) =>
+    console.error(line),
+  );
   const changelog = await releaseChangelog(options.changelog);
   let released: { record: PluginVersionRecord; told: number } | undefined;
   // Checked and written under the build lock, against data/ as the build loads it: two releases of
   // the same JAR at once cannot both pass the duplicate check, and data/ is read once.
   const change = async (catalog: Catalog): Promise<Catalog> => {
-    const record = newRecord(options, catalog, jar, now);
+    const record = newRecord(options, catalog, jar, now, declared);
     // As loadCatalog makes it (sha512 included): the tree's catalog.json and its answers carry it.
     const next = createCatalog(
       [...catalog.versions, catalogVersion(record, jar.sha512, changelog)],
@@ -253,7 +260,13 @@ async function readReleaseJar(path: string, fileName?: string): Promise<ReleaseJ
 }
 
 /** The record of a release, refused when data/ already has the same bytes or the same version, Java and softwares. */
-function newRecord(options: ReleaseInput, catalog: Catalog, jar: ReleaseJar, now: Date): PluginVersionRecord {
+function newRecord(
+  options: ReleaseInput,
+  catalog: Catalog,
+  jar: ReleaseJar,
+  now: Date,
+  declared: DescriptorFields,
+): PluginVersionRecord {
   const { shown, bytes, sha256 } = jar;
   const sameBytes = catalog.versions.find((v) => v.sha256 === sha256);
   if (sameBytes)
@@ -288,6 +301,7 @@ function newRecord(options: ReleaseInput, catalog: Catalog, jar: ReleaseJar, now
     updatedAt: at,
     createdBy: options.by ?? 'operator',
     channel: options.channel ?? 'release',
+    ...declared,
   });
   if (!parsed.success)
     throw new RefusedError(`cannot release ${shown}: ${describeIssues(parsed.error.issues)}`, {

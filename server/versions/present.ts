@@ -41,6 +41,7 @@ export function presentVersion(catalog: Catalog, version: CatalogVersion, withUs
       : {}),
     ...(version.changelog === undefined ? {} : { changelog: version.changelog }),
     ...(version.withdrawn === undefined ? {} : { withdrawn: version.withdrawn }),
+    ...declaredFields(version),
     isLatest: isLatestMap(catalog.latest, version),
   };
 }
@@ -60,5 +61,17 @@ export function presentVersionList(catalog: Catalog, minecraft?: string) {
       : catalog.versions.filter((v) => supportsMinecraft(v, minecraft))
     ).map((v) => presentVersion(catalog, v, true)),
     lastUpdated,
+  };
+}
+
+/** Issue 31: what the JAR's descriptor declared, each field only when the record has it (older records answer as before). */
+function declaredFields(version: CatalogVersion) {
+  const { foliaSupported, apiVersion, depend, softdepend, descriptorWarnings } = version;
+  return {
+    ...(foliaSupported === undefined ? {} : { foliaSupported }),
+    ...(apiVersion === undefined ? {} : { apiVersion }),
+    ...(depend === undefined ? {} : { depend }),
+    ...(softdepend === undefined ? {} : { softdepend }),
+    ...(descriptorWarnings === undefined ? {} : { descriptorWarnings }),
   };
 }

@@ -125,6 +125,29 @@ export const Withdrawal = z
   });
 export type Withdrawal = z.infer<typeof Withdrawal>;
 
+/** Issue 31: a plugin name as a descriptor declares it (Bukkit's rule for `name`, bounded): its own or a dependency's. */
+export const DeclaredPluginName = z
+  .string()
+  .regex(/^[A-Za-z0-9 _.-]{1,64}$/, { error: 'must be 1 to 64 letters, digits, spaces, _ . or -' });
+
+/** Issue 31: the plugins a descriptor names as dependencies. */
+export const DeclaredNames = z.array(DeclaredPluginName).max(100, { error: 'must name at most 100 plugins' });
+
+/** Issue 31: `api-version` as declared (`1.21`, `1.20.6`). */
+export const DeclaredApiVersion = z
+  .string()
+  .regex(/^[A-Za-z0-9._+-]{1,32}$/, { error: 'must be a version of 1 to 32 letters, digits, . _ + or -' });
+
+/** Issue 31: what a release's JAR declares in its descriptor, read at release; absent when it declares nothing of it. */
+const DECLARED_FIELDS = {
+  foliaSupported: z.boolean().optional(),
+  apiVersion: DeclaredApiVersion.optional(),
+  depend: DeclaredNames.optional(),
+  softdepend: DeclaredNames.optional(),
+  /** Why the descriptor check was skipped (`--no-descriptor-check`): each claim it would have refused. */
+  descriptorWarnings: z.array(LineText(500)).min(1).max(16).optional(),
+};
+
 /** One file of data/versions/: a released JAR and what it supports. */
 export const PluginVersionRecord = z
   .strictObject({
@@ -153,6 +176,7 @@ export const PluginVersionRecord = z
     createdBy: LineText(64),
     channel: Channel.optional(),
     withdrawn: Withdrawal.optional(),
+    ...DECLARED_FIELDS,
   })
   .superRefine(checkMinecraftVersions);
 export type PluginVersionRecord = z.infer<typeof PluginVersionRecord>;
@@ -232,6 +256,27 @@ export const PluginVersion = z
       description: 'Release notes, Markdown as the author wrote them (at most 64 KiB); absent when there are none',
     }),
     withdrawn: Withdrawal.optional(),
+    foliaSupported: z.boolean().optional().meta({
+      description:
+        "As the JAR's descriptor declares `folia-supported` (paper-plugin.yml, else plugin.yml), read at release; absent when it does not say",
+    }),
+    apiVersion: z.string().optional().meta({
+      description:
+        "The descriptor's `api-version` (plugin.yml or paper-plugin.yml), read at release; absent when it has none",
+      example: '1.21',
+    }),
+    depend: z.array(z.string()).optional().meta({
+      description:
+        "Plugins the descriptor requires: plugin.yml's `depend`, paper-plugin.yml's required server dependencies, bungee.yml's `depends`, velocity-plugin.json's non-optional dependencies; absent when none",
+    }),
+    softdepend: z.array(z.string()).optional().meta({
+      description:
+        "Plugins the descriptor uses when present: plugin.yml's `softdepend`, paper-plugin.yml's optional server dependencies, bungee.yml's `softDepends`, velocity-plugin.json's optional dependencies; absent when none",
+    }),
+    descriptorWarnings: z.array(z.string()).optional().meta({
+      description:
+        "Present when the version was released with the descriptor check overridden: each claim the JAR's descriptor did not back",
+    }),
     isLatest: z.partialRecord(z.enum(SERVER_SOFTWARE), z.boolean()).meta({
       description:
         "Per supported software: is this the latest version for that software and this version's Java version (SPEC 2.4), on the release channel: always false for beta and alpha versions",

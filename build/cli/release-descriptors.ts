@@ -1,0 +1,48 @@
+import { checkClaims, declaredFor } from '../../server/versions/descriptor-check.ts';
+import type { Declared } from '../../server/versions/descriptor-schema.ts';
+import { readDescriptors } from '../../server/versions/descriptor.ts';
+import type { ServerSoftware } from '../../server/versions/software.ts';
+import { RefusedError } from './refused.ts';
+
+const OVERRIDE = '--no-descriptor-check';
+
+/** What a release stores of its JAR's descriptors: what they declare, and the warnings an override left. */
+export type DescriptorFields = Declared & { descriptorWarnings?: string[] };
+
+/**
+ * Issue 31: the JAR's descriptors back every claimed software, or the release is refused in one line
+ * naming the file and the key to fix. `--no-descriptor-check` releases anyway: each problem is printed
+ * as a warning and kept in the record. A malformed descriptor is a 422 (the JAR is what is wrong), a
+ * claim it does not back a 400 naming serverSoftware (either may be).
+ */
+export function checkDescriptors(
+  jar: Uint8Array,
+  software: readonly ServerSoftware[],
+  override: boolean,
+  warn: (line: string) => void,
+): DescriptorFields {
+  const read = readDescriptors(jar);
+  if (!read.ok) {
+    if (!override) throw new RefusedError(`${read.problem}, or pass ${OVERRIDE}`, { kind: 'not-a-jar' });
+    return warned([read.problem], warn);
+  }
+  const problems = checkClaims(read.found, software);
+  const declared = declaredFor(read.found, software);
+  if (problems.length === 0) return declared;
+  if (!override) {
+    const [{ problem, fix }] = problems as [(typeof problems)[0]];
+    throw new RefusedError(`${problem}; ${fix}, or pass ${OVERRIDE}`, { kind: 'field', field: 'serverSoftware' });
+  }
+  return {
+    ...declared,
+    ...warned(
+      problems.map(({ problem }) => problem),
+      warn,
+    ),
+  };
+}
+
+function warned(problems: string[], warn: (line: string) => void): DescriptorFields {
+  for (const problem of problems) warn(`[depot] warning: released with ${OVERRIDE} although ${problem}`);
+  return { descriptorWarnings: problems };
+}
