@@ -153,6 +153,7 @@ export const PluginVersionRecord = z
     createdBy: LineText(64),
     channel: Channel.optional(),
     withdrawn: Withdrawal.optional(),
+    foliaSupported: z.boolean().optional(),
   })
   .superRefine(checkMinecraftVersions);
 export type PluginVersionRecord = z.infer<typeof PluginVersionRecord>;
