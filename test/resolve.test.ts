@@ -91,7 +91,8 @@ table('Folia, Velocity, Bukkit and Quilt run only their own builds; Waterfall fa
   for (const software of ['Folia', 'Velocity', 'Bukkit', 'Quilt'] as const)
     assert.equal(RUNS_PLUGINS_OF[software], [software]);
   assert.equal(RUNS_PLUGINS_OF.Waterfall, ['Waterfall', 'BungeeCord']);
-  assert.equal(RUNS_PLUGINS_OF.Purpur, ['Purpur', 'PaperMC', 'Spigot', 'Bukkit']);
+  // Issue 31: Folia's builds are Paper's and its forks' last fallback.
+  assert.equal(RUNS_PLUGINS_OF.Purpur, ['Purpur', 'PaperMC', 'Spigot', 'Bukkit', 'Folia']);
   for (const [software, chain] of Object.entries(RUNS_PLUGINS_OF)) assert.is(chain[0], software);
 });
 table.run();

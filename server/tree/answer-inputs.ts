@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Catalog } from '../versions/catalog.ts';
-import { RUNS_PLUGINS_OF, runsOnJava } from '../versions/compat.ts';
+import { RUNS_FOLIA_SUPPORTED, RUNS_PLUGINS_OF, runsOnJava } from '../versions/compat.ts';
 import { indexLatest, pickLatest, type LatestIndex } from '../versions/latest.ts';
 import type { CatalogVersion } from '../versions/schema.ts';
 import { JAVA_VERSIONS, SERVER_SOFTWARE, findSoftware } from '../versions/software.ts';
@@ -22,10 +22,11 @@ import { matchFirst } from '../http/path-rule.ts';
  * version's JAR and checksum files, its record alone (a withdrawn version's JAR, also the objects
  * of its softwares' versions on its Java version, one of which is its successor); its own answer by id, its version object and
  * the users (it joins its uploader's profile); a lookup by hash, its version object; a
- * software's latest, JAR, update checks and latest badges, the objects of that software's versions
+ * software's latest, JAR and latest badges, the objects of that software's versions
  * (on that Java version when the path names one); its feed, those and the users; a resolve answer,
  * those of each software in its chain that run on its Java (all of them for a 404, which names
- * other Java versions); the brand images, the brand sources; the document and the example chart,
+ * other Java versions; on Folia and CanvasMC every software's, for foliaSupported builds); an
+ * update check, every version object (it names newer builds of any software and Java); the brand images, the brand sources; the document and the example chart,
  * the code alone; anything else under /api/, all of data/.
  */
 export const AnswerChanges = z.strictObject({
@@ -130,13 +131,12 @@ export const isEmptyChange = (changes: AnswerChanges) =>
 
 /** A version's JAR and its checksum files. */
 const VERSION_FILES = [VERSION_RULES.download, VERSION_RULES.sha256, VERSION_RULES.sha512];
-/** A software's latest, its JAR and its update checks, with or without a Java version. */
+/** A software's latest and its JAR, with or without a Java version. */
 const SOFTWARE_PATHS = [
   VERSION_RULES.latest,
   VERSION_RULES.latestOnJava,
   VERSION_RULES.downloadLatest,
   VERSION_RULES.downloadLatestOnJava,
-  VERSION_RULES.updateCheck,
 ];
 /** A software's latest badge, with or without a Java version: the inputs of its latest answer. */
 const LATEST_BADGES = [BADGE_RULES.latest, BADGE_RULES.latestOnJava];
@@ -156,7 +156,10 @@ const onJava = (java: string | undefined): JavaFilter => (java === undefined ? u
 export function resolveInputsOf(path: string): { chain: string[]; java: string | undefined } | undefined {
   const match = matchFirst(RESOLVE_PATHS, path);
   const software = findSoftware(match?.software ?? '');
-  return software && { chain: RUNS_PLUGINS_OF[software].map((name) => name.toLowerCase()), java: match?.java };
+  if (!software) return undefined;
+  // Issue 31: Folia and CanvasMC also run any software's build marked foliaSupported.
+  const chain = RUNS_FOLIA_SUPPORTED.includes(software) ? SERVER_SOFTWARE : RUNS_PLUGINS_OF[software];
+  return { chain: chain.map((name) => name.toLowerCase()), java: match?.java };
 }
 
 /**
@@ -184,6 +187,8 @@ export function readsChange(
     const java = answer.status() === 404 || resolve.java === undefined ? undefined : { atMost: resolve.java };
     return resolve.chain.some((software) => changes.groups.has(groupKey(software, java)));
   }
+  // Issue 31: an update check names newer builds of any software and Java (newerElsewhere).
+  if (VERSION_RULES.updateCheck.match(path)) return changes.groups.size > 0;
   if (path === OPENAPI_PATH || CHART_RULES.example.match(path)) return false;
   if (matchFirst(BRAND_PATHS, path)) return changes.brands;
   const software = matchFirst(SOFTWARE_PATHS, path);

@@ -1,25 +1,98 @@
+import { isAfterMinecraft } from './minecraft.ts';
 import type { ServerSoftware } from './software.ts';
 
 /**
  * Issue 15: which softwares' plugins a server runs, best first: its own builds, then those of the
- * softwares it is built on. The one table of compatible resolution; docs/api.md gives
- * the source of each edge. Conservative: an edge is here only where the fork's own documentation
- * promises the parent's plugins run (Leaf does not promise Purpur's API; Quilt is a mod loader).
+ * softwares it is built on. The one table of compatible resolution; docs/api.md gives the source
+ * of each edge. Conservative: an edge is here only where the project's own documentation promises
+ * the other's plugins run (Quilt is a mod loader). Issue 31: Folia's builds close Paper's and its
+ * forks' chains (Paper runs Folia's region schedulers itself), and Leaf applies Purpur's API.
  */
-/** Java is a minimum: a build for Java 17 runs on 21, never one for a newer Java than the server has. */
-export const runsOnJava = (build: string, server: string) => Number(build) <= Number(server);
-
 export const RUNS_PLUGINS_OF: Readonly<Record<ServerSoftware, readonly ServerSoftware[]>> = {
-  PaperMC: ['PaperMC', 'Spigot', 'Bukkit'],
+  PaperMC: ['PaperMC', 'Spigot', 'Bukkit', 'Folia'],
   Spigot: ['Spigot', 'Bukkit'],
   Bukkit: ['Bukkit'],
-  Purpur: ['Purpur', 'PaperMC', 'Spigot', 'Bukkit'],
+  Purpur: ['Purpur', 'PaperMC', 'Spigot', 'Bukkit', 'Folia'],
   Quilt: ['Quilt'],
-  LeafMC: ['LeafMC', 'PaperMC', 'Spigot', 'Bukkit'],
-  // Folia's regionised threading breaks plugins not written for it: only its own builds.
+  LeafMC: ['LeafMC', 'PaperMC', 'Purpur', 'Spigot', 'Bukkit', 'Folia'],
+  // Folia's regionised threading breaks plugins not written for it: its own builds, then any
+  // build whose descriptor says `folia-supported: true` (RUNS_FOLIA_SUPPORTED).
   Folia: ['Folia'],
   CanvasMC: ['CanvasMC', 'Folia'],
   BungeeCord: ['BungeeCord'],
   Waterfall: ['Waterfall', 'BungeeCord'],
   Velocity: ['Velocity'],
 };
+
+/** Servers that load any plugin declaring `folia-supported: true`, whatever software it was released for, after their table's builds. */
+export const RUNS_FOLIA_SUPPORTED: readonly ServerSoftware[] = ['Folia', 'CanvasMC'];
+
+/**
+ * Paper's hard fork (forums.papermc.io, "The future of Paper - Hard fork"): from 1.21.4 on Paper is
+ * no longer bound to Spigot's changes, so a Spigot or Bukkit build for a later Minecraft version is
+ * not promised to run on Paper or its forks: offered after every other build but Folia's, `unverified`.
+ */
+export const HARD_FORKED_FROM_SPIGOT: readonly ServerSoftware[] = ['PaperMC', 'Purpur', 'LeafMC'];
+const SPIGOT_APIS: readonly ServerSoftware[] = ['Spigot', 'Bukkit'];
+export const HARD_FORK_MINECRAFT = '1.21.4';
+
+/** Softwares their makers ended, with where to go (Waterfall: github.com/PaperMC/Waterfall, forums.papermc.io/threads/1088). */
+export const END_OF_LIFE: Partial<Record<ServerSoftware, { since: string; successor: ServerSoftware; url: string }>> = {
+  Waterfall: { since: '2024-03', successor: 'Velocity', url: 'https://papermc.io/software/velocity' },
+};
+
+/** Java is a minimum: a build for Java 17 runs on 21, never one for a newer Java than the server has. */
+export const runsOnJava = (build: string, server: string) => Number(build) <= Number(server);
+
+/**
+ * One step of a server's chain: the builds of one software (`unverified`: only those past the hard
+ * fork, which the plain step leaves out), or any build marked foliaSupported.
+ */
+export type ChainStep = { software: ServerSoftware; unverified?: true } | { foliaSupported: true };
+
+/**
+ * A server's chain, best first: RUNS_PLUGINS_OF; on Paper and its forks the Spigot and Bukkit builds
+ * past the hard fork after every other step but Folia's (the last fallback); on Folia and CanvasMC
+ * the foliaSupported builds last.
+ */
+export function chainOf(server: ServerSoftware): ChainStep[] {
+  const table = RUNS_PLUGINS_OF[server];
+  if (RUNS_FOLIA_SUPPORTED.includes(server))
+    return [...table.map((software) => ({ software })), { foliaSupported: true }];
+  const steps: ChainStep[] = table.filter((name) => name !== 'Folia').map((software) => ({ software }));
+  if (HARD_FORKED_FROM_SPIGOT.includes(server))
+    for (const software of table.filter((name) => SPIGOT_APIS.includes(name)))
+      steps.push({ software, unverified: true });
+  if (table.includes('Folia')) steps.push({ software: 'Folia' });
+  return steps;
+}
+
+/** What a step asks of a build beside its software: the hard-fork split, read on the server's or the build's Minecraft version. */
+type Build = {
+  serverSoftware: readonly ServerSoftware[];
+  foliaSupported?: boolean | undefined;
+  minecraftVersion?: string | undefined;
+};
+
+/**
+ * Past the hard fork: with `?minecraft=` when the server's version is after 1.21.4; without it when
+ * the build's highest supported version (`minecraftVersion`) is. A build stating no version, or a
+ * snapshot name, is not.
+ */
+export function isPastHardFork(build: Build, minecraft: string | undefined): boolean {
+  const version = minecraft ?? build.minecraftVersion;
+  return version !== undefined && isAfterMinecraft(version, HARD_FORK_MINECRAFT);
+}
+
+/** Does `step` of `server`'s chain take this build? */
+export function stepTakes(
+  step: ChainStep,
+  server: ServerSoftware,
+  build: Build,
+  minecraft: string | undefined,
+): boolean {
+  if ('foliaSupported' in step) return build.foliaSupported === true;
+  if (!build.serverSoftware.includes(step.software)) return false;
+  if (!HARD_FORKED_FROM_SPIGOT.includes(server) || !SPIGOT_APIS.includes(step.software)) return true;
+  return isPastHardFork(build, minecraft) === (step.unverified === true);
+}

@@ -25,6 +25,11 @@ function inRange(version: string, { from, to }: MinecraftRange): boolean {
   return semver.gte(asked, toSemver(from)) && semver.lte(asked, upperBound(to));
 }
 
+/** Is `version` (a release, or a range's upper end such as 1.21.x) after `than`? A snapshot name is after nothing. */
+export function isAfterMinecraft(version: string, than: string): boolean {
+  return MINECRAFT_UPPER.test(version) && semver.gt(upperBound(version), toSemver(than));
+}
+
 /** Does a build with these fields run on `version` (a MINECRAFT_VERSION)? */
 export function supportsMinecraft(
   record: { minecraftVersion?: string | undefined; minecraftVersions?: readonly MinecraftRange[] | undefined },

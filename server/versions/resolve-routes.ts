@@ -6,9 +6,11 @@ import { validateNamedParams, validateQuery } from '../http/validate.ts';
 import type { Catalog } from './catalog.ts';
 import { sendJar, type JarSource } from './jar-answer.ts';
 import { presentVersion } from './present.ts';
-import { explainNoBuild, resolveBuild, type Resolved } from './resolve.ts';
+import { explainNoBuild, resolveBuild, type Resolved, type ServerQuery } from './resolve.ts';
 import { ResolveQuery, SoftwarePath } from './schema.ts';
 import { VERSION_RULES, VERSIONS_ROOT } from './paths.ts';
+import { END_OF_LIFE } from './compat.ts';
+import type { ServerSoftware } from './software.ts';
 
 /** What the resolve routes read: the tree's catalog and JARs, and the download counter. */
 export type ResolveRouteDeps = {
@@ -22,10 +24,10 @@ export type ResolveRouteDeps = {
  */
 export function resolveRoutes(app: H3, ctx: ResolveRouteDeps): void {
   const metadata = async (event: H3Event) => {
-    const { catalog, resolved } = await findResolved(ctx, event);
+    const { catalog, resolved, server } = await findResolved(ctx, event);
     const answer = {
       version: presentVersion(catalog, resolved.version, false),
-      resolvedFrom: { software: resolved.software, java: resolved.version.javaVersion },
+      ...resolutionNotes(resolved, server),
     };
     return sendJson(event, answer, CACHE_CONTROL.latest);
   };
@@ -42,15 +44,29 @@ export function resolveRoutes(app: H3, ctx: ResolveRouteDeps): void {
  * values), then an unknown software or Java version (404 naming what exists), then a 404 saying
  * what would resolve if the server changed one thing.
  */
-async function findResolved(
+export async function findResolved(
   ctx: Pick<ResolveRouteDeps, 'tree'>,
   event: H3Event,
-): Promise<{ catalog: Catalog; resolved: Resolved }> {
+): Promise<{ catalog: Catalog; resolved: Resolved; server: ServerSoftware; query: ServerQuery }> {
   const { channel = 'release', minecraft } = await validateQuery(event, ResolveQuery);
   const { software, java } = await validateNamedParams(event, SoftwarePath, NOT_FOUND_HEADERS);
   const { catalog } = ctx.tree();
   const query = { software, java, minecraft, channel };
   const resolved = resolveBuild(catalog.versions, query);
   if (!resolved) throw notFound(explainNoBuild(catalog.versions, query), undefined, NOT_FOUND_HEADERS);
-  return { catalog, resolved };
+  return { catalog, resolved, server: software, query };
+}
+
+/**
+ * What a resolve answer and an update check say beside the build: `resolvedFrom`; issue 31's
+ * `compatibility: "unverified"` for a Spigot or Bukkit build past Paper's hard fork offered to Paper
+ * or a fork, and `endOfLife` for a server whose software was ended (Waterfall); both absent otherwise.
+ */
+export function resolutionNotes(resolved: Resolved, server: ServerSoftware) {
+  const endOfLife = END_OF_LIFE[server];
+  return {
+    resolvedFrom: { software: resolved.software, java: resolved.version.javaVersion },
+    ...(resolved.unverified && { compatibility: 'unverified' as const }),
+    ...(endOfLife && { endOfLife }),
+  };
 }

@@ -1,7 +1,7 @@
 import { CHANNELS, channelOf, channelsShowing, type Channel } from './channels.ts';
-import { RUNS_PLUGINS_OF, runsOnJava } from './compat.ts';
+import { RUNS_FOLIA_SUPPORTED, RUNS_PLUGINS_OF, chainOf, runsOnJava, stepTakes, type ChainStep } from './compat.ts';
 import { describeMinecraft, supportsMinecraft } from './minecraft.ts';
-import type { CatalogVersion } from './schema.ts';
+import type { CatalogVersion, PluginVersionRecord } from './schema.ts';
 import { JAVA_VERSIONS, type JavaVersion, type ServerSoftware } from './software.ts';
 
 /** What a server runs: its software, and when it says so its Java and Minecraft versions. */
@@ -12,41 +12,66 @@ export type ServerQuery = {
   channel: Channel;
 };
 
-/** The build chosen and which of its softwares matched (`resolvedFrom`). */
-export type Resolved = { version: CatalogVersion; software: ServerSoftware };
+/**
+ * The build chosen, which of its softwares matched (`resolvedFrom`; a foliaSupported build's first),
+ * its step in the server's chain, and `unverified` when it is a Spigot or Bukkit build past Paper's hard fork.
+ */
+export type Resolved = { version: CatalogVersion; software: ServerSoftware; step: number; unverified: boolean };
 
-/** Each software's versions, newest first: resolution scans a few short lists, not the whole catalog. */
-const BY_SOFTWARE = new WeakMap<readonly CatalogVersion[], Map<ServerSoftware, CatalogVersion[]>>();
+/** Each software's versions, newest first, and the foliaSupported ones (key `true`): resolution scans a few short lists, not the whole catalog. */
+const BY_SOFTWARE = new WeakMap<readonly CatalogVersion[], Map<ServerSoftware | true, CatalogVersion[]>>();
 
-function versionsOf(newestFirst: readonly CatalogVersion[], software: ServerSoftware): readonly CatalogVersion[] {
+function versionsOf(newestFirst: readonly CatalogVersion[], step: ChainStep): readonly CatalogVersion[] {
   let index = BY_SOFTWARE.get(newestFirst);
   if (!index) {
     index = new Map();
-    for (const version of newestFirst)
-      for (const name of version.serverSoftware) (index.get(name) ?? index.set(name, []).get(name)!).push(version);
+    const add = (key: ServerSoftware | true, version: CatalogVersion) =>
+      (index!.get(key) ?? index!.set(key, []).get(key)!).push(version);
+    for (const version of newestFirst) {
+      for (const name of version.serverSoftware) add(name, version);
+      if (version.foliaSupported) add(true, version);
+    }
     BY_SOFTWARE.set(newestFirst, index);
   }
-  return index.get(software) ?? [];
+  return index.get('foliaSupported' in step ? true : step.software) ?? [];
+}
+
+/** Would a server asking `query` take this build, leaving its software aside: channel, Java, Minecraft, not withdrawn. */
+export function runsOnServer(candidate: PluginVersionRecord, query: ServerQuery): boolean {
+  return (
+    !candidate.withdrawn &&
+    channelsShowing(channelOf(candidate)).includes(query.channel) &&
+    (query.java === undefined || runsOnJava(candidate.javaVersion, query.java)) &&
+    (query.minecraft === undefined || supportsMinecraft(candidate, query.minecraft))
+  );
+}
+
+/** The first step of the server's chain that takes this build, whatever its Java, Minecraft and channel; -1 when none does. */
+export function chainStepOf(
+  candidate: PluginVersionRecord,
+  query: Pick<ServerQuery, 'software' | 'minecraft'>,
+): number {
+  return chainOf(query.software).findIndex((step) => stepTakes(step, query.software, candidate, query.minecraft));
 }
 
 /**
- * The best build for a server. Preference order: first the software rank (the server's own
- * software, then each of RUNS_PLUGINS_OF in order: a native build beats a compatible one whatever
- * their age), then SPEC 2.4.2's newest first (createdAt, then plugin version, then id), whatever
- * the build's Java version, as SPEC 2.4.4 picks without a Java version: a newer Java 17 build beats
- * an older Java 21 one on a Java 21 server. Only versions shown in `channel` (channelsShowing), never
- * a withdrawn one.
+ * The best build for a server. Preference order: first the step of its chain (chainOf: the
+ * server's own software, then each of RUNS_PLUGINS_OF in order, a native build beating a
+ * compatible one whatever their age; Spigot builds past Paper's hard fork and Folia's last on
+ * Paper and its forks, foliaSupported builds last on Folia and CanvasMC), then SPEC 2.4.2's newest
+ * first (createdAt, then plugin version, then id), whatever the build's Java version, as SPEC
+ * 2.4.4 picks without a Java version: a newer Java 17 build beats an older Java 21 one on a Java 21
+ * server. Only versions shown in `channel` (channelsShowing), never a withdrawn one.
  */
 export function resolveBuild(newestFirst: readonly CatalogVersion[], query: ServerQuery): Resolved | undefined {
-  for (const software of RUNS_PLUGINS_OF[query.software]) {
-    const version = versionsOf(newestFirst, software).find(
-      (candidate) =>
-        !candidate.withdrawn &&
-        channelsShowing(channelOf(candidate)).includes(query.channel) &&
-        (query.java === undefined || runsOnJava(candidate.javaVersion, query.java)) &&
-        (query.minecraft === undefined || supportsMinecraft(candidate, query.minecraft)),
+  const chain = chainOf(query.software);
+  for (const [step, link] of chain.entries()) {
+    const version = versionsOf(newestFirst, link).find(
+      (candidate) => stepTakes(link, query.software, candidate, query.minecraft) && runsOnServer(candidate, query),
     );
-    if (version) return { version, software };
+    if (!version) continue;
+    const software = 'software' in link ? link.software : version.serverSoftware[0]!;
+    return { version, software, step, unverified: 'unverified' in link };
   }
   return undefined;
 }
@@ -85,7 +110,10 @@ export function explainNoBuild(newestFirst: readonly CatalogVersion[], query: Se
   if (options.length > 0) return `${asked}; available ${options.join('; ')}`;
   if (resolveBuild(newestFirst, { software: query.software, channel: 'alpha' }))
     return `${asked}; changing only one of these does not find one either`;
-  const chain = RUNS_PLUGINS_OF[query.software];
+  const chain = [
+    ...RUNS_PLUGINS_OF[query.software],
+    ...(RUNS_FOLIA_SUPPORTED.includes(query.software) ? ['any marked folia-supported'] : []),
+  ];
   const runs = chain.length > 1 ? ` (it runs builds for ${chain.join(', ')})` : '';
   return `${asked}; no version of the plugin runs on ${query.software}${runs}`;
 }

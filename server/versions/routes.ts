@@ -22,9 +22,9 @@ import {
   type UpdateCheck,
 } from './schema.ts';
 import type { JavaVersion as JavaVersionNumber, ServerSoftware } from './software.ts';
-import { checkForUpdate, withdrawalOf } from './update-check.ts';
+import { checkForUpdate, newerElsewhere, withdrawalOf } from './update-check.ts';
 import { VERSION_RULES, VERSIONS_ROOT } from './paths.ts';
-import { resolveRoutes } from './resolve-routes.ts';
+import { findResolved, resolutionNotes, resolveRoutes } from './resolve-routes.ts';
 import { integrityRoutes } from './integrity-routes.ts';
 
 /** What the version routes read: the tree's catalog and JARs, the public URL of the feeds' links, and the download counter. */
@@ -78,16 +78,13 @@ export function versionRoutes(ctx: VersionRouteDeps): H3 {
   app.mount('', integrityRoutes(ctx));
   app.get(VERSION_RULES.updateCheck.under(VERSIONS_ROOT), async (event) => {
     const { current } = await validateParams(event, UpdateCheckPath);
-    const { catalog, version: latest, software, channel } = await findLatest(ctx, event);
-    const { status, behind } = checkForUpdate(catalog.versions, {
-      software,
-      java: latest.javaVersion,
-      channel,
-      current,
-      latest,
-    });
-    const shown = presentVersion(catalog, latest, false);
-    const withdrawn = withdrawalOf(catalog.versions, { software, java: latest.javaVersion, current });
+    // Issue 31: through resolve's chain, Java as a minimum, `?minecraft=` and `?channel=`.
+    const { catalog, resolved, server, query } = await findResolved(ctx, event);
+    const question = { ...query, current, latest: resolved.version };
+    const { status, behind } = checkForUpdate(catalog.versions, question);
+    const shown = presentVersion(catalog, resolved.version, false);
+    const withdrawn = withdrawalOf(catalog.versions, question);
+    const newer = newerElsewhere(catalog.versions, question);
     // Issue 29: a server running a withdrawn version is told why and where to go; absent otherwise.
     const answer: UpdateCheck = {
       status,
@@ -95,6 +92,8 @@ export function versionRoutes(ctx: VersionRouteDeps): H3 {
       latest: shown,
       behind,
       ...(withdrawn && { withdrawn, moveTo: shown }),
+      ...resolutionNotes(resolved, server),
+      ...(newer.length > 0 && { newerElsewhere: newer }),
     };
     return sendJson(event, answer, CACHE_CONTROL.latest);
   });

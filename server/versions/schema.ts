@@ -305,6 +305,53 @@ export const ChannelQuery = z.object({
     }),
 });
 
+/** Issue 15: what matched, on resolve answers and update checks. */
+const ResolvedFrom = z
+  .object({
+    software: z.enum(SERVER_SOFTWARE).meta({
+      description:
+        "Which of the build's softwares matched: the server's own, or one whose plugins it runs (Purpur runs PaperMC's); for a build offered to Folia or CanvasMC because its descriptor says folia-supported, the build's first software",
+    }),
+    java: z.enum(JAVA_VERSIONS).meta({ description: "The build's Java version: at most the server's" }),
+  })
+  .meta({ description: 'What matched; `version.isLatest` keeps its SPEC 2.4 meaning' });
+
+/** Issue 31: a Spigot or Bukkit build past Paper's hard fork, offered to Paper or a fork of it. */
+const Compatibility = z.literal('unverified').optional().meta({
+  description:
+    "Present only when the build is a Spigot or Bukkit build for Minecraft after 1.21.4 (the server's `?minecraft=`, else the build's highest version) offered to PaperMC, Purpur or LeafMC: Paper hard-forked from Spigot at 1.21.4, so it is not promised to run",
+});
+
+/** Issue 31: the server's software was ended by its makers. */
+const EndOfLife = z
+  .object({
+    since: z.string().meta({ description: 'Year and month the makers ended it', example: '2024-03' }),
+    successor: z.enum(SERVER_SOFTWARE).meta({ description: 'The software its makers point to' }),
+    url: z.url().meta({ description: "The successor's page" }),
+  })
+  .optional()
+  .meta({ description: "Present only when the server's software reached end of life (Waterfall): where to go" });
+
+/** Issue 31: why a newer build is not offered: what the server would need. */
+export const NewerElsewhere = z
+  .object({
+    version: z.string().meta({ description: 'A plugin version newer than `latest`', example: '1.5.0' }),
+    needs: z
+      .object({
+        java: z.enum(JAVA_VERSIONS).optional().meta({ description: 'The newer Java version its build needs' }),
+        minecraft: z.string().optional().meta({
+          description: "The Minecraft versions its build runs on (not the server's `?minecraft=`)",
+          example: '1.21.x',
+        }),
+        software: z.array(z.enum(SERVER_SOFTWARE)).optional().meta({
+          description:
+            "Its build's softwares, when the server's chain does not take that build, or ranks it after the build offered",
+        }),
+      })
+      .meta({ description: 'Each key present when that is what stands in the way' }),
+  })
+  .meta({ id: 'NewerElsewhere' });
+
 export const UPDATE_STATUSES = ['latest', 'outdated', 'ahead', 'unknown'] as const;
 
 /** The version a plugin reports in an update check: anything, since dev builds report what they like. */
@@ -338,6 +385,13 @@ export const UpdateCheck = z
       description:
         'With `withdrawn` only: the version to move to, the newest compatible one not withdrawn for this software, Java version and channel (the same as `latest`, named even when older than current)',
     }),
+    resolvedFrom: ResolvedFrom,
+    compatibility: Compatibility,
+    endOfLife: EndOfLife,
+    newerElsewhere: z.array(NewerElsewhere).optional().meta({
+      description:
+        'Present only when the depot holds plugin versions newer than `latest` that this server is not offered: each with what it needs (another Java, Minecraft version or software), newest first',
+    }),
   })
   .meta({
     id: 'UpdateCheck',
@@ -360,16 +414,5 @@ export const ResolveQuery = ChannelQuery.extend({ minecraft: MinecraftVersion.op
 
 /** Issue 15: the best build for a server, and what matched. */
 export const ResolvedVersion = z
-  .object({
-    version: PluginVersion,
-    resolvedFrom: z
-      .object({
-        software: z.enum(SERVER_SOFTWARE).meta({
-          description:
-            "Which of the build's softwares matched: the server's own, or one whose plugins it runs (Purpur runs PaperMC's)",
-        }),
-        java: z.enum(JAVA_VERSIONS).meta({ description: "The build's Java version: at most the server's" }),
-      })
-      .meta({ description: 'What matched; `version.isLatest` keeps its SPEC 2.4 meaning' }),
-  })
+  .object({ version: PluginVersion, resolvedFrom: ResolvedFrom, compatibility: Compatibility, endOfLife: EndOfLife })
   .meta({ id: 'ResolvedVersion' });
