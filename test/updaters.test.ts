@@ -9,8 +9,6 @@ import { createApi } from '../server/app.ts';
 import type { RunningOrigin } from '../server/origin.ts';
 import { Manifest } from '../server/tree/format.ts';
 import { currentTreeDir, openTree, type Tree } from '../server/tree/open.ts';
-import { MODRINTH_LOADERS } from '../server/versions/modrinth-loaders.ts';
-import { VERSION_RULES } from '../server/versions/paths.ts';
 import type { CatalogVersion } from '../server/versions/schema.ts';
 import {
   findProgram,
@@ -34,7 +32,21 @@ import {
 const NGINX = findProgram('nginx');
 if (!NGINX) console.warn('updaters.test.ts: nginx not installed, the nginx half not run (apt-get install -y nginx)');
 
-const LOOKUP = VERSION_RULES.byHashUpdate.pattern;
+const LOOKUP = '/api/plugin-versions/by-hash/update';
+/** Modrinth's loader tags as its clients send them, for each software (LeafMC and CanvasMC have none: ours). */
+const LOADER: Record<string, string> = {
+  PaperMC: 'paper',
+  Spigot: 'spigot',
+  Bukkit: 'bukkit',
+  Purpur: 'purpur',
+  Quilt: 'quilt',
+  LeafMC: 'leafmc',
+  Folia: 'folia',
+  CanvasMC: 'canvasmc',
+  BungeeCord: 'bungeecord',
+  Waterfall: 'waterfall',
+  Velocity: 'velocity',
+};
 const ctx = {} as {
   workspace: Workspace;
   origin: RunningOrigin;
@@ -187,7 +199,7 @@ modrinth(
       const body = {
         hashes: [version.sha512.toUpperCase()],
         algorithm: 'sha512',
-        loaders: [MODRINTH_LOADERS[software][0]!.toUpperCase()],
+        loaders: [LOADER[software]!.toUpperCase()],
         ...(minecraft ? { game_versions: [minecraft] } : {}),
       };
       const expected = await resolved(software, version, minecraft);
