@@ -93,12 +93,9 @@ export const ModrinthVersion = z
     changelog: z.string().nullable(),
     changelog_url: z.null(),
     dependencies: z.array(z.never()).meta({ description: 'Always empty' }),
-    game_versions: z
-      .array(z.string())
-      .meta({
-        description:
-          'minecraftVersion, or each end of minecraftVersions (`1.21.x` as written); empty for a proxy build',
-      }),
+    game_versions: z.array(z.string()).meta({
+      description: 'minecraftVersion, or each end of minecraftVersions (`1.21.x` as written); empty for a proxy build',
+    }),
     loaders: z.array(z.string()).meta({ description: 'The softwares, as Modrinth loaders' }),
     featured: z.boolean(),
     status: z.literal('listed'),
