@@ -10,6 +10,7 @@ import {
   downloadPath,
   feedPath,
   latestPath,
+  latestTextPath,
   updateCheckPath,
   versionPath,
 } from '../server/versions/paths.ts';
@@ -30,7 +31,8 @@ export function defaultChannelTwin(path: string): string | undefined {
 const withChannels = (path: string) => [path, ...CHANNELS.map((channel) => `${path}?channel=${channel}`)];
 
 /**
- * Every finite URL of SPEC 4.1-4.6: the list, latest per software (+ Java) in each channel, each
+ * Every finite URL of SPEC 4.1-4.6: the list, latest per software (+ Java) in each channel (JSON,
+ * JAR and issue 31's plain text), each
  * version's object and JAR; and the update check of every released version, in each channel (a version the
  * depot never released is compared live); and the latest badges (listLatestBadgePaths).
  */
@@ -42,6 +44,8 @@ export function listVersionPaths(catalog: Catalog): string[] {
     for (const kind of ['latest', 'download/latest'] as const) {
       for (const java of [undefined, ...JAVA_VERSIONS]) paths.push(...withChannels(latestPath(kind, name, java)));
     }
+    // Issue 31: the latest plugin version as plain text, as the JSON latest (its 404s too).
+    for (const java of [undefined, ...JAVA_VERSIONS]) paths.push(...withChannels(latestTextPath(name, java)));
   }
   paths.push(feedPath(), ...SERVER_SOFTWARE.map((software) => feedPath(software)));
   for (const version of catalog.versions) paths.push(versionPath(version.id), downloadPath(version.id));

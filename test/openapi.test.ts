@@ -65,7 +65,9 @@ document('every endpoint of SPEC 4, ingestion and operations is documented, with
     'GET /api/plugin-versions/feed.atom',
     'GET /api/plugin-versions/feed/{serverSoftware}.atom',
     'GET /api/plugin-versions/latest/{serverSoftware}',
+    'GET /api/plugin-versions/latest/{serverSoftware}.txt',
     'GET /api/plugin-versions/latest/{serverSoftware}/{javaVersion}',
+    'GET /api/plugin-versions/latest/{serverSoftware}/{javaVersion}.txt',
     'GET /api/plugin-versions/resolve/{serverSoftware}',
     'GET /api/plugin-versions/resolve/{serverSoftware}/{javaVersion}',
     'GET /api/plugin-versions/update-check/{serverSoftware}/{javaVersion}/{current}',
@@ -76,6 +78,7 @@ document('every endpoint of SPEC 4, ingestion and operations is documented, with
     'GET /healthz',
     'PATCH /api/plugin-versions/{id}',
     'POST /api/plugin-versions',
+    'POST /api/plugin-versions/by-hash/update',
     'POST /api/servers/{id}/chart-urls',
     'POST /api/servers/{id}/stats',
   ]);
@@ -140,8 +143,10 @@ document('the rate limit, errors and auth are documented where they apply', () =
   for (const [path, item] of Object.entries(paths)) {
     for (const [method, operation] of Object.entries(item)) {
       // Badges are not limited: a README's badges come through a few shared proxies (GitHub's camo).
+      // Issue 31's Modrinth-shaped lookup is a read sent by POST: limited as every read.
       const limited =
-        method === 'get' && !['/healthz', '/api/openapi.json'].includes(path) && !path.startsWith('/api/badges/');
+        (method === 'get' && !['/healthz', '/api/openapi.json'].includes(path) && !path.startsWith('/api/badges/')) ||
+        (method === 'post' && path === '/api/plugin-versions/by-hash/update');
       // Ingestion has a limit of its own, per server key (INGEST_RATE_LIMIT), said by x-rate-limit;
       // publishing (issue 30) counts against SPEC 8's limit only when it fails.
       const rateLimit = (operation as { 'x-rate-limit'?: string })['x-rate-limit'];

@@ -23,6 +23,8 @@ export const CACHE_CONTROL = {
   /** The site's pages change with each release; their scripts and styles are named by content. */
   sitePage: 'public, max-age=60',
   siteAsset: 'public, max-age=31536000, immutable',
+  /** Issue 31: a lookup sent by POST (its answer depends on the body) is never stored. */
+  postedLookup: 'no-store',
   /** A private chart may be kept by its owner's browser, never by a shared cache. */
   privateChart: 'private, max-age=300',
 } as const;

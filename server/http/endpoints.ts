@@ -156,7 +156,15 @@ export function answerOptions(endpoints: EndpointTable) {
           'access-control-allow-headers': 'If-None-Match, If-Range, Range',
           'access-control-max-age': '86400',
         }
-      : PRIVATE_HEADERS;
+      : endpoint.operations.get('POST')?.public
+        ? // Issue 31: a public lookup sent as JSON (the Modrinth-shaped one) may be called from any page.
+          {
+            ...PUBLIC_HEADERS,
+            'access-control-allow-methods': 'POST',
+            'access-control-allow-headers': 'Content-Type',
+            'access-control-max-age': '86400',
+          }
+        : PRIVATE_HEADERS;
     return new Response(null, { status: 204, headers: { allow: endpoint.allow, ...cors } });
   };
 }

@@ -131,10 +131,12 @@ export const isEmptyChange = (changes: AnswerChanges) =>
 
 /** A version's JAR and its checksum files. */
 const VERSION_FILES = [VERSION_RULES.download, VERSION_RULES.sha256, VERSION_RULES.sha512];
-/** A software's latest and its JAR, with or without a Java version. */
+/** A software's latest (JSON and plain text) and its JAR, with or without a Java version. */
 const SOFTWARE_PATHS = [
   VERSION_RULES.latest,
   VERSION_RULES.latestOnJava,
+  VERSION_RULES.latestText,
+  VERSION_RULES.latestTextOnJava,
   VERSION_RULES.downloadLatest,
   VERSION_RULES.downloadLatestOnJava,
 ];

@@ -28,6 +28,7 @@ import {
 } from './schema.ts';
 import { FEED_ENTRIES } from './feed.ts';
 import { INTEGRITY_PATHS } from './integrity-api-doc.ts';
+import { UPDATER_PATHS } from './updater-api-doc.ts';
 
 const Software = z.object({ serverSoftware: ServerSoftwareName });
 const SoftwareAndJava = z.object({ serverSoftware: ServerSoftwareName, javaVersion: JavaVersion });
@@ -275,4 +276,5 @@ export const VERSION_PATHS: ZodOpenApiPathsObject = {
   },
   ...RESOLVE_PATHS,
   ...INTEGRITY_PATHS,
+  ...UPDATER_PATHS,
 };

@@ -17,11 +17,22 @@ const ID = PLUGIN_VERSION_ID.source.slice(1, -1);
 /** The Java versions SPEC 2.3 names: another is a 404, which no rule of these paths covers. */
 const JAVA = oneOf(JAVA_VERSIONS);
 const software = { java: JAVA } as const;
+/**
+ * Issue 31: a software's name on the latest routes holds no dot (no SPEC 2.3 name does), so
+ * `latest/papermc.txt` is the plain-text answer for PaperMC, never the JSON one of a software
+ * named `papermc.txt`, and `latest/papermc/21.txt` never names a Java version `21.txt`.
+ */
+const NAME = '[^/?.]+';
+const named = { software: NAME } as const;
+const namedOnJava = { software: NAME, java: JAVA } as const;
 
 export const VERSION_RULES = {
   list: pathRule('/api/plugin-versions'),
-  latest: pathRule('/api/plugin-versions/latest/:software'),
-  latestOnJava: pathRule('/api/plugin-versions/latest/:software/:java', software),
+  latest: pathRule('/api/plugin-versions/latest/:software', named),
+  latestOnJava: pathRule('/api/plugin-versions/latest/:software/:java', namedOnJava),
+  /** Issue 31: the latest plugin version alone, as plain text, for updaters that read a version string. */
+  latestText: pathRule('/api/plugin-versions/latest/:software.txt', named),
+  latestTextOnJava: pathRule('/api/plugin-versions/latest/:software/:java.txt', namedOnJava),
   downloadLatest: pathRule('/api/plugin-versions/download/latest/:software'),
   downloadLatestOnJava: pathRule('/api/plugin-versions/download/latest/:software/:java', software),
   feed: pathRule('/api/plugin-versions/feed.atom'),
@@ -35,6 +46,8 @@ export const VERSION_RULES = {
     algorithm: oneOf(HASH_ALGORITHMS),
     hash: '[0-9a-fA-F]+',
   }),
+  /** Issue 31: Modrinth's `POST /v2/version_files/update` shape (a POST, answered live). */
+  byHashUpdate: pathRule('/api/plugin-versions/by-hash/update'),
   resolve: pathRule('/api/plugin-versions/resolve/:software'),
   resolveOnJava: pathRule('/api/plugin-versions/resolve/:software/:java', software),
   downloadResolve: pathRule('/api/plugin-versions/download/resolve/:software'),
@@ -70,6 +83,12 @@ const SOFTWARE_RULES = {
 /** A software's latest metadata (`latest`) or JAR (`download/latest`), on one Java version or any. */
 export const latestPath = (kind: 'latest' | 'download/latest', software: string, java?: string) =>
   java === undefined ? SOFTWARE_RULES[kind][0].build({ software }) : SOFTWARE_RULES[kind][1].build({ software, java });
+
+/** Issue 31: a software's latest plugin version as plain text, on one Java version or any. */
+export const latestTextPath = (software: string, java?: string) =>
+  java === undefined
+    ? VERSION_RULES.latestText.build({ software })
+    : VERSION_RULES.latestTextOnJava.build({ software, java });
 
 /** Issue 15: `kind` is `resolve` (metadata) or `download/resolve`. */
 export const resolvePath = (kind: 'resolve' | 'download/resolve', software: string, java?: string) =>

@@ -26,6 +26,7 @@ import { checkForUpdate, newerElsewhere, withdrawalOf } from './update-check.ts'
 import { VERSION_RULES, VERSIONS_ROOT } from './paths.ts';
 import { findResolved, resolutionNotes, resolveRoutes } from './resolve-routes.ts';
 import { integrityRoutes } from './integrity-routes.ts';
+import { updaterRoutes } from './updater-routes.ts';
 
 /** What the version routes read: the tree's catalog and JARs, the public URL of the feeds' links, and the download counter. */
 export type VersionRouteDeps = {
@@ -76,6 +77,8 @@ export function versionRoutes(ctx: VersionRouteDeps): H3 {
   resolveRoutes(app, ctx);
   // Sidecars (`/download/<id>.sha256`) and lookup by hash: their own routes, matched before `/download/:id`.
   app.mount('', integrityRoutes(ctx));
+  // Issue 31: `latest/<software>.txt` and the Modrinth-shaped lookup by hash.
+  app.mount('', updaterRoutes(ctx));
   app.get(VERSION_RULES.updateCheck.under(VERSIONS_ROOT), async (event) => {
     const { current } = await validateParams(event, UpdateCheckPath);
     // Issue 31: through resolve's chain, Java as a minimum, `?minecraft=` and `?channel=`.
