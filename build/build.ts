@@ -11,6 +11,8 @@ import { NO_ROUTES } from '../server/tree/routes.ts';
 import { currentTreeDir, readManifestSource } from '../server/tree/open.ts';
 import { diffCatalogs, isEmptyChange, type AnswerChanges } from '../server/tree/answer-inputs.ts';
 import { loadBrandSources, type LoadedBrandSource } from '../server/brands/sources.ts';
+import { loadProject, type LoadedProject } from '../server/project/load.ts';
+import { listProjectPaths } from '../server/project/paths.ts';
 import type { AppContext } from '../server/context.ts';
 import { OPENAPI_PATH } from '../server/openapi-path.ts';
 import { listBrandPaths, listVersionPaths } from './paths.ts';
@@ -156,6 +158,7 @@ function loadStep(build: Build, change: ((catalog: Catalog) => Promise<Catalog>)
     const loaded = {
       catalog: await loadCatalog(dataDir, verified.memory),
       brandSources: await loadBrandSources(dataDir, verified.memory),
+      project: await loadProject(dataDir, verified.memory),
       site: withSite ? await siteSourceDigest(verified.memory) : null,
       answerCode: await answerCodeDigest(verified.memory),
     };
@@ -163,7 +166,7 @@ function loadStep(build: Build, change: ((catalog: Catalog) => Promise<Catalog>)
     const brandRecords = loaded.brandSources.map(({ bytes: _bytes, ...record }) => record);
     return [
       { ...loaded, brandRecords, verified },
-      `${loaded.catalog.versions.length} versions, ${loaded.catalog.users.size} users, ${loaded.brandSources.length} brand variants from ${dataDir}`,
+      `${loaded.catalog.versions.length} versions, ${loaded.catalog.users.size} users, ${loaded.brandSources.length} brand variants${loaded.project ? `, project ${JSON.stringify(loaded.project.record.name)}` : ''} from ${dataDir}`,
     ] as const;
   });
 }
@@ -179,14 +182,16 @@ async function planTrees(
   servedFrom: BuiltTree | null,
 ) {
   const { catalog, brandRecords, site } = loaded;
-  // The answers' code, and the one setting answers print (the feeds' PUBLIC_URL links).
-  const code = sha256Hex(loaded.answerCode, JSON.stringify({ publicUrl: build.deploy.publicUrl ?? null }));
+  const project = loaded.project?.record;
+  // The answers' code, and what answers print besides the catalog: the feeds' PUBLIC_URL links, and
+  // the project (feeds' titles, /api/project), rarely changed: no answer is reused across its change.
+  const code = sha256Hex(loaded.answerCode, JSON.stringify({ publicUrl: build.deploy.publicUrl ?? null, project }));
   const previous = await readPreviousTree(currentDir, code, { catalog, brands: brandRecords }, servedFrom);
   // A previous tree whose answers are reused was built by this code; else its record says whose.
   const otherCode = previous?.changes ? null : await describeOtherCode(currentDir, code);
   if (otherCode) build.log(otherCode);
   // Encoded once: hashed twice and written into each staged tree.
-  const catalogText = Buffer.from(catalogFileText(catalog, brandRecords));
+  const catalogText = Buffer.from(catalogFileText(catalog, brandRecords, project));
   const catalogDigest = sha256Hex(catalogText);
   const siteNow = site === null ? null : siteKey(site, catalogText);
   // The API goes first, with the previous tree's site, then the site of this data in a second tree:
@@ -226,6 +231,7 @@ async function swapDeltaOfPrevious(build: Build, plan: Plan) {
 /** The API's answers (rendered anew or reused) with the previous tree's site until this data's follows. */
 async function apiTreeStep(build: Build, plan: Plan) {
   const { catalog, brandRecords, brandSources } = plan.loaded;
+  const project = plan.loaded.project ?? undefined;
   const { previous, carried, siteDone, source } = plan;
   // The app that answers (h3, the renderer, the storage layer) is loaded once a release's delta
   // tree is served: compiling it before took that tree a tenth of a second.
@@ -236,16 +242,22 @@ async function apiTreeStep(build: Build, plan: Plan) {
   ]);
   const brands = brandMap(brandRecords);
   const paths = await build.step('list paths', async () => {
-    const list = [...listVersionPaths(catalog), ...listBrandPaths(brands), '/api/charts/example', OPENAPI_PATH];
+    const list = [
+      ...listVersionPaths(catalog),
+      ...listBrandPaths(brands),
+      ...listProjectPaths(project?.record),
+      '/api/charts/example',
+      OPENAPI_PATH,
+    ];
     return [list, `${list.length} routes`] as const;
   });
   const kept = await reusedAnswers(previous, paths, catalog);
   const carriedRoutes = carried && previous ? carryRoutes(await previous.routes(), carried.paths) : {};
   const { treeDir, staged } = await withStagingDir(build, {
-    stage: (stagingDir) => stageStep(build, plan.store, stagingDir, catalog, plan.catalogText, brandSources),
+    stage: (stagingDir) => stageStep(build, plan.store, stagingDir, catalog, plan.catalogText, brandSources, project),
     fill: async (stagingDir) => {
       const [{ createAppContext }, { createByteCache }, { createFileStorage, createMemoryStorage }] = await answering;
-      const tree = { dir: stagingDir, catalog, brands, routes: NO_ROUTES, source };
+      const tree = { dir: stagingDir, catalog, brands, routes: NO_ROUTES, source, project: project?.record };
       // The build answers only finite, public routes: state (servers, samples) starts empty.
       const ctx = createAppContext(createMemoryStorage(), {
         tree: () => tree,
@@ -275,9 +287,10 @@ async function siteTreeStep(
   plan: Plan,
   api: Awaited<ReturnType<typeof apiTreeStep>>,
 ): Promise<BuildResult> {
-  const { catalog, brandSources, site } = plan.loaded;
+  const { catalog, brandSources, site, project } = plan.loaded;
   const { treeDir, staged } = await withStagingDir(build, {
-    stage: (stagingDir) => stageTree(plan.store, stagingDir, build.dataDir, catalog, brandSources, plan.catalogText),
+    stage: (stagingDir) =>
+      stageTree(plan.store, stagingDir, build.dataDir, catalog, brandSources, plan.catalogText, project ?? undefined),
     fill: async (stagingDir) => {
       const siteRoutes = await build.step('site', () => siteStep(plan.store, stagingDir, build.cacheDir, site));
       return {
@@ -317,7 +330,7 @@ async function serveChangeFirst(
   const catalog = await change(before);
   const changes = diffCatalogs({ ...served, latest: before.latest }, { catalog, brands: served.brands });
   if (isEmptyChange(changes)) return current;
-  const catalogText = Buffer.from(catalogFileText(catalog, served.brands));
+  const catalogText = Buffer.from(catalogFileText(catalog, served.brands, served.project));
   const record = {
     code: current.record.code,
     catalog: sha256Hex(catalogText),
@@ -368,9 +381,10 @@ const stageStep = (
   catalog: Catalog,
   catalogText: Uint8Array,
   brandSources: LoadedBrandSource[],
+  project?: LoadedProject,
 ) =>
   build.step('stage', async () => {
-    const copied = await stageTree(store, stagingDir, build.dataDir, catalog, brandSources, catalogText);
+    const copied = await stageTree(store, stagingDir, build.dataDir, catalog, brandSources, catalogText, project);
     return [undefined, `${catalog.versions.length} versions, ${copied} JARs new to dist/files`] as const;
   });
 
@@ -386,7 +400,7 @@ function carryRoutes(previousRoutes: ReadonlyMap<string, string>, paths: readonl
 
 /** What a tree is made from; the same digest means the same tree (`--if-changed` then skips the build). */
 function inputDigest({ deploy, rateLimit }: Build, loaded: Loaded): string {
-  const { site, catalog, brandRecords, answerCode } = loaded;
+  const { site, catalog, brandRecords, answerCode, project } = loaded;
   return sha256Hex(
     JSON.stringify({
       TREE_FORMAT,
@@ -399,6 +413,7 @@ function inputDigest({ deploy, rateLimit }: Build, loaded: Loaded): string {
       versions: catalog.versions,
       users: [...catalog.users.values()],
       brands: brandRecords,
+      project: project?.record,
     }),
   );
 }
