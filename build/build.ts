@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { ENCODER_REVISION } from '../server/brands/formats.ts';
-import { DEFAULT_DEPLOY, DEFAULT_RATE_LIMIT, type DeployOptions } from '../server/config.ts';
+import { DEFAULT_DEPLOY, DEFAULT_PUBLIC_URL, DEFAULT_RATE_LIMIT, type DeployOptions } from '../server/config.ts';
 import type { RateLimitPolicy } from '../server/http/rate-limit.ts';
 import { createCatalog, loadCatalog, type Catalog } from '../server/versions/catalog.ts';
 import { sha256Hex } from '../server/digest.ts';
@@ -193,7 +193,7 @@ async function planTrees(
   // Encoded once: hashed twice and written into each staged tree.
   const catalogText = Buffer.from(catalogFileText(catalog, brandRecords, project));
   const catalogDigest = sha256Hex(catalogText);
-  const siteNow = site === null ? null : siteKey(site, catalogText);
+  const siteNow = site === null ? null : siteKey(site, catalogText, sitePublicUrl(build));
   // The API goes first, with the previous tree's site, then the site of this data in a second tree:
   // a release is served without waiting for Astro. A tree whose site is not yet this data's has its
   // own source, so `--if-changed` after a crash between the two swaps builds the site.
@@ -292,7 +292,9 @@ async function siteTreeStep(
     stage: (stagingDir) =>
       stageTree(plan.store, stagingDir, build.dataDir, catalog, brandSources, plan.catalogText, project ?? undefined),
     fill: async (stagingDir) => {
-      const siteRoutes = await build.step('site', () => siteStep(plan.store, stagingDir, build.cacheDir, site));
+      const siteRoutes = await build.step('site', () =>
+        siteStep(plan.store, stagingDir, build.cacheDir, site, sitePublicUrl(build)),
+      );
       return {
         routes: { ...api.answers, ...siteRoutes },
         record: {
@@ -448,15 +450,24 @@ async function prerenderWithProgress(
 }
 
 /** The human site's pages, scripts and styles (or none with SITE=off). */
-async function siteStep(store: FileStore, stagingDir: string, cacheDir: string, site: string | null) {
+async function siteStep(
+  store: FileStore,
+  stagingDir: string,
+  cacheDir: string,
+  site: string | null,
+  publicUrl: string,
+) {
   if (site === null) return [{}, 'off (SITE=off)'] as const;
-  const result = await buildSite(store, stagingDir, cacheDir, site);
+  const result = await buildSite(store, stagingDir, cacheDir, site, publicUrl);
   const pages = Object.keys(result.routes).filter((path) => !path.startsWith('/_site/')).length;
   return [
     result.routes,
     `${pages} pages, ${Object.keys(result.routes).length - pages} scripts and styles (${result.built ? 'built with Astro' : 'from the build cache'})`,
   ] as const;
 }
+
+/** Where the pages' absolute links (Open Graph, Twitter cards) point: PUBLIC_URL, as the feeds'. */
+const sitePublicUrl = (build: Build) => build.deploy.publicUrl ?? DEFAULT_PUBLIC_URL;
 
 function timed(log: (line: string) => void): Step {
   return async <T>(name: string, run: () => Promise<readonly [T, string]>): Promise<T> => {

@@ -95,7 +95,9 @@ const NamedFiles = {
   catalog: z.object({
     versions: z.array(z.object({ sha256: z.string() })),
     brands: z.array(z.object({ sha256: z.string(), format: BrandSourceRecord.shape.format })),
-    project: z.object({ icon: z.object({ sha256: z.string(), format: BrandSourceRecord.shape.format }).optional() }).optional(),
+    project: z
+      .object({ icon: z.object({ sha256: z.string(), format: BrandSourceRecord.shape.format }).optional() })
+      .optional(),
   }),
 };
 

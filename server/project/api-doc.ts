@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
-import { CACHE_HEADERS, COMPRESSIBLE_HEADERS, LIMITED_ANSWERS, NOT_MODIFIED, binaryContent, errorAnswer } from '../http/api-doc.ts';
+import {
+  CACHE_HEADERS,
+  COMPRESSIBLE_HEADERS,
+  LIMITED_ANSWERS,
+  NOT_MODIFIED,
+  binaryContent,
+  errorAnswer,
+} from '../http/api-doc.ts';
 import { ICON_SIZES, PROJECT_LINKS, SUMMARY_MAX } from './schema.ts';
 
 const Project = z
@@ -27,7 +34,11 @@ export const PROJECT_PATHS: ZodOpenApiPathsObject = {
       tags: ['project'],
       summary: "The plugin's own identity (data/project.json)",
       responses: {
-        '200': { description: 'The project', headers: COMPRESSIBLE_HEADERS, content: { 'application/json': { schema: Project } } },
+        '200': {
+          description: 'The project',
+          headers: COMPRESSIBLE_HEADERS,
+          content: { 'application/json': { schema: Project } },
+        },
         '304': NOT_MODIFIED,
         '404': errorAnswer('This depot has no data/project.json'),
         ...LIMITED_ANSWERS,

@@ -45,7 +45,8 @@ async function checkIcon(dataDir: string, name: string, memory: DataFileMemory |
   const path = join(dataDir, name);
   const before = await stat(path).catch(() => fail('does not exist'));
   if (!before.isFile()) fail('is not a file');
-  if (before.size > ICON_LIMITS.maxBytes) fail(`has ${before.size} bytes; an icon holds at most ${ICON_LIMITS.maxBytes}`);
+  if (before.size > ICON_LIMITS.maxBytes)
+    fail(`has ${before.size} bytes; an icon holds at most ${ICON_LIMITS.maxBytes}`);
   const bytes = new Uint8Array(await readFile(path));
   const sha256 = sha256Hex(bytes);
   // Remembered as a brand source is (same kind of check, same fields), under a name no brand has.

@@ -58,9 +58,13 @@ export const ProjectFile = z.strictObject({
   /** Markdown, rendered and sanitised as a changelog is (changelogHtml). */
   description: ChangelogMarkdown.optional(),
   icon: IconFileName.optional(),
-  links: z.strictObject(Object.fromEntries(PROJECT_LINKS.map((link) => [link, HttpsUrl.optional()])) as {
-    [K in ProjectLink]: z.ZodOptional<typeof HttpsUrl>;
-  }).optional(),
+  links: z
+    .strictObject(
+      Object.fromEntries(PROJECT_LINKS.map((link) => [link, HttpsUrl.optional()])) as {
+        [K in ProjectLink]: z.ZodOptional<typeof HttpsUrl>;
+      },
+    )
+    .optional(),
   license: SpdxId.optional(),
 });
 export type ProjectFile = z.infer<typeof ProjectFile>;

@@ -34,8 +34,10 @@ export function releaseFeed(
   const name = project ? `${project.name} releases` : 'Plugin releases';
   const icons = project?.icon ? { favicon: url(projectIconPath(180)), image: url(projectIconPath(512)) } : {};
   const feed = new Feed({
-    title: xmlCharacters(software ? `${name} for ${software}` : name),
-    description: `Every ${project ? xmlCharacters(project.name) : 'plugin'} release${software ? ` for ${software}` : ''}, newest first, with its changelog`,
+    title: feedText(software ? `${name} for ${software}` : name),
+    description: feedText(
+      `Every ${project ? project.name : 'plugin'} release${software ? ` for ${software}` : ''}, newest first, with its changelog`,
+    ),
     ...icons,
     id: url(feedPath(software)),
     link: url(historyPagePath(software?.toLowerCase(), undefined)),
@@ -102,6 +104,14 @@ function feedVersions(catalog: Catalog, software: ServerSoftware | undefined): C
  */
 function feedHtml(html: string): string {
   return xmlCharacters(html).replaceAll(']]>', ']]&gt;');
+}
+
+/**
+ * Text for an element the library writes as text: it escapes `<`, `>` and a `&` that starts no
+ * entity, so `&amp;` in a project's name would read as `&`; every `&` escaped first reads as written.
+ */
+function feedText(text: string): string {
+  return xmlCharacters(text).replaceAll('&', '&amp;');
 }
 
 /**
