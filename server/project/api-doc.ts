@@ -54,7 +54,7 @@ export const PROJECT_PATHS: ZodOpenApiPathsObject = {
         '200': { description: 'The icon', headers: CACHE_HEADERS, content: binaryContent(['image/png']) },
         '304': NOT_MODIFIED,
         '404': errorAnswer('No icon in data/project.json, or another size'),
-        '500': errorAnswer('Internal server error; the cause is logged, never sent'),
+        ...LIMITED_ANSWERS,
       },
     },
   },
