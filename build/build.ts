@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { ENCODER_REVISION } from '../server/brands/formats.ts';
-import { DEFAULT_DEPLOY, DEFAULT_RATE_LIMIT, type DeployOptions } from '../server/config.ts';
+import { DEFAULT_DEPLOY, DEFAULT_PUBLIC_URL, DEFAULT_RATE_LIMIT, type DeployOptions } from '../server/config.ts';
 import type { RateLimitPolicy } from '../server/http/rate-limit.ts';
 import { createCatalog, loadCatalog, type Catalog } from '../server/versions/catalog.ts';
 import { sha256Hex } from '../server/digest.ts';
@@ -11,6 +11,8 @@ import { NO_ROUTES } from '../server/tree/routes.ts';
 import { currentTreeDir, readManifestSource } from '../server/tree/open.ts';
 import { diffCatalogs, isEmptyChange, type AnswerChanges } from '../server/tree/answer-inputs.ts';
 import { loadBrandSources, type LoadedBrandSource } from '../server/brands/sources.ts';
+import { loadProject, type LoadedProject } from '../server/project/load.ts';
+import { listProjectPaths } from '../server/project/paths.ts';
 import type { AppContext } from '../server/context.ts';
 import { OPENAPI_PATH } from '../server/openapi-path.ts';
 import { listBrandPaths, listVersionPaths } from './paths.ts';
@@ -161,6 +163,7 @@ function loadStep(build: Build, change: ((catalog: Catalog) => Promise<Catalog>)
     const loaded = {
       catalog: await loadCatalog(dataDir, verified.memory),
       brandSources: await loadBrandSources(dataDir, verified.memory),
+      project: await loadProject(dataDir, verified.memory),
       site: withSite ? await siteSourceDigest(verified.memory) : null,
       answerCode: await answerCodeDigest(verified.memory),
     };
@@ -168,7 +171,7 @@ function loadStep(build: Build, change: ((catalog: Catalog) => Promise<Catalog>)
     const brandRecords = loaded.brandSources.map(({ bytes: _bytes, ...record }) => record);
     return [
       { ...loaded, brandRecords, verified },
-      `${loaded.catalog.versions.length} versions, ${loaded.catalog.users.size} users, ${loaded.brandSources.length} brand variants from ${dataDir}`,
+      `${loaded.catalog.versions.length} versions, ${loaded.catalog.users.size} users, ${loaded.brandSources.length} brand variants${loaded.project ? `, project ${JSON.stringify(loaded.project.record.name)}` : ''} from ${dataDir}`,
     ] as const;
   });
 }
@@ -184,16 +187,18 @@ async function planTrees(
   servedFrom: BuiltTree | null,
 ) {
   const { catalog, brandRecords, site } = loaded;
-  // The answers' code, and the one setting answers print (the feeds' PUBLIC_URL links).
-  const code = sha256Hex(loaded.answerCode, JSON.stringify({ publicUrl: build.deploy.publicUrl ?? null }));
+  const project = loaded.project?.record;
+  // The answers' code, and what answers print besides the catalog: the feeds' PUBLIC_URL links, and
+  // the project (feeds' titles, /api/project), rarely changed: no answer is reused across its change.
+  const code = sha256Hex(loaded.answerCode, JSON.stringify({ publicUrl: build.deploy.publicUrl ?? null, project }));
   const previous = await readPreviousTree(currentDir, code, { catalog, brands: brandRecords }, servedFrom);
   // A previous tree whose answers are reused was built by this code; else its record says whose.
   const otherCode = previous?.changes ? null : await describeOtherCode(currentDir, code);
   if (otherCode) build.log(otherCode);
   // Encoded once: hashed twice and written into each staged tree.
-  const catalogText = Buffer.from(catalogFileText(catalog, brandRecords));
+  const catalogText = Buffer.from(catalogFileText(catalog, brandRecords, project));
   const catalogDigest = sha256Hex(catalogText);
-  const siteNow = site === null ? null : siteKey(site, catalogText);
+  const siteNow = site === null ? null : siteKey(site, catalogText, sitePublicUrl(build));
   // The API goes first, with the previous tree's site, then the site of this data in a second tree:
   // a release is served without waiting for Astro. A tree whose site is not yet this data's has its
   // own source, so `--if-changed` after a crash between the two swaps builds the site.
@@ -231,6 +236,7 @@ async function swapDeltaOfPrevious(build: Build, plan: Plan) {
 /** The API's answers (rendered anew or reused) with the previous tree's site until this data's follows. */
 async function apiTreeStep(build: Build, plan: Plan) {
   const { catalog, brandRecords, brandSources } = plan.loaded;
+  const project = plan.loaded.project ?? undefined;
   const { previous, carried, siteDone, source } = plan;
   // The app that answers (h3, the renderer, the storage layer) is loaded once a release's delta
   // tree is served: compiling it before took that tree a tenth of a second.
@@ -241,16 +247,22 @@ async function apiTreeStep(build: Build, plan: Plan) {
   ]);
   const brands = brandMap(brandRecords);
   const paths = await build.step('list paths', async () => {
-    const list = [...listVersionPaths(catalog), ...listBrandPaths(brands), '/api/charts/example', OPENAPI_PATH];
+    const list = [
+      ...listVersionPaths(catalog),
+      ...listBrandPaths(brands),
+      ...listProjectPaths(project?.record),
+      '/api/charts/example',
+      OPENAPI_PATH,
+    ];
     return [list, `${list.length} routes`] as const;
   });
   const kept = await reusedAnswers(previous, paths, catalog);
   const carriedRoutes = carried && previous ? carryRoutes(await previous.routes(), carried.paths) : {};
   const { treeDir, staged } = await withStagingDir(build, {
-    stage: (stagingDir) => stageStep(build, plan.store, stagingDir, catalog, plan.catalogText, brandSources),
+    stage: (stagingDir) => stageStep(build, plan.store, stagingDir, catalog, plan.catalogText, brandSources, project),
     fill: async (stagingDir) => {
       const [{ createAppContext }, { createByteCache }, { createFileStorage, createMemoryStorage }] = await answering;
-      const tree = { dir: stagingDir, catalog, brands, routes: NO_ROUTES, source };
+      const tree = { dir: stagingDir, catalog, brands, routes: NO_ROUTES, source, project: project?.record };
       // The build answers only finite, public routes: state (servers, samples) starts empty.
       const ctx = createAppContext(createMemoryStorage(), {
         tree: () => tree,
@@ -280,11 +292,14 @@ async function siteTreeStep(
   plan: Plan,
   api: Awaited<ReturnType<typeof apiTreeStep>>,
 ): Promise<BuildResult> {
-  const { catalog, brandSources, site } = plan.loaded;
+  const { catalog, brandSources, site, project } = plan.loaded;
   const { treeDir, staged } = await withStagingDir(build, {
-    stage: (stagingDir) => stageTree(plan.store, stagingDir, build.dataDir, catalog, brandSources, plan.catalogText),
+    stage: (stagingDir) =>
+      stageTree(plan.store, stagingDir, build.dataDir, catalog, brandSources, plan.catalogText, project ?? undefined),
     fill: async (stagingDir) => {
-      const siteRoutes = await build.step('site', () => siteStep(plan.store, stagingDir, build.cacheDir, site));
+      const siteRoutes = await build.step('site', () =>
+        siteStep(plan.store, stagingDir, build.cacheDir, site, sitePublicUrl(build)),
+      );
       return {
         routes: { ...api.answers, ...siteRoutes },
         record: {
@@ -322,7 +337,7 @@ async function serveChangeFirst(
   const catalog = await change(before);
   const changes = diffCatalogs({ ...served, latest: before.latest }, { catalog, brands: served.brands });
   if (isEmptyChange(changes)) return current;
-  const catalogText = Buffer.from(catalogFileText(catalog, served.brands));
+  const catalogText = Buffer.from(catalogFileText(catalog, served.brands, served.project));
   const record = {
     code: current.record.code,
     catalog: sha256Hex(catalogText),
@@ -373,9 +388,10 @@ const stageStep = (
   catalog: Catalog,
   catalogText: Uint8Array,
   brandSources: LoadedBrandSource[],
+  project?: LoadedProject,
 ) =>
   build.step('stage', async () => {
-    const copied = await stageTree(store, stagingDir, build.dataDir, catalog, brandSources, catalogText);
+    const copied = await stageTree(store, stagingDir, build.dataDir, catalog, brandSources, catalogText, project);
     return [undefined, `${catalog.versions.length} versions, ${copied} JARs new to dist/files`] as const;
   });
 
@@ -391,7 +407,7 @@ function carryRoutes(previousRoutes: ReadonlyMap<string, string>, paths: readonl
 
 /** What a tree is made from; the same digest means the same tree (`--if-changed` then skips the build). */
 function inputDigest({ deploy, rateLimit }: Build, loaded: Loaded): string {
-  const { site, catalog, brandRecords, answerCode } = loaded;
+  const { site, catalog, brandRecords, answerCode, project } = loaded;
   return sha256Hex(
     JSON.stringify({
       TREE_FORMAT,
@@ -404,6 +420,7 @@ function inputDigest({ deploy, rateLimit }: Build, loaded: Loaded): string {
       versions: catalog.versions,
       users: [...catalog.users.values()],
       brands: brandRecords,
+      project: project?.record,
     }),
   );
 }
@@ -438,15 +455,24 @@ async function prerenderWithProgress(
 }
 
 /** The human site's pages, scripts and styles (or none with SITE=off). */
-async function siteStep(store: FileStore, stagingDir: string, cacheDir: string, site: string | null) {
+async function siteStep(
+  store: FileStore,
+  stagingDir: string,
+  cacheDir: string,
+  site: string | null,
+  publicUrl: string,
+) {
   if (site === null) return [{}, 'off (SITE=off)'] as const;
-  const result = await buildSite(store, stagingDir, cacheDir, site);
+  const result = await buildSite(store, stagingDir, cacheDir, site, publicUrl);
   const pages = Object.keys(result.routes).filter((path) => !path.startsWith('/_site/')).length;
   return [
     result.routes,
     `${pages} pages, ${Object.keys(result.routes).length - pages} scripts and styles (${result.built ? 'built with Astro' : 'from the build cache'})`,
   ] as const;
 }
+
+/** Where the pages' absolute links (Open Graph, Twitter cards) point: PUBLIC_URL, as the feeds'. */
+const sitePublicUrl = (build: Build) => build.deploy.publicUrl ?? DEFAULT_PUBLIC_URL;
 
 function timed(log: (line: string) => void): Step {
   return async <T>(name: string, run: () => Promise<readonly [T, string]>): Promise<T> => {

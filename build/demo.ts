@@ -10,6 +10,7 @@ import { sha256Hex } from '../server/digest.ts';
 import { PluginVersionRecord, UserProfiles } from '../server/versions/schema.ts';
 import { isProxy, type ServerSoftware } from '../server/versions/software.ts';
 import { writeDemoBrands } from './demo-brands.ts';
+import { writeDemoProject } from './demo-project.ts';
 import { makePluginJar } from './plugin-jar.ts';
 import { checkDescriptors } from './cli/release-descriptors.ts';
 
@@ -245,6 +246,7 @@ for (const demo of DEMO_VERSIONS) {
 }
 await writeFile(join(dataDir, 'users.json'), `${JSON.stringify(DEMO_USERS, null, 2)}\n`);
 const brandFiles = await writeDemoBrands(dataDir);
+await writeDemoProject(dataDir);
 console.log(
   `demo data: ${DEMO_VERSIONS.length} versions, ${DEMO_USERS.length} users, ${brandFiles} brand images in ${dataDir}`,
 );

@@ -95,6 +95,9 @@ const NamedFiles = {
   catalog: z.object({
     versions: z.array(z.object({ sha256: z.string() })),
     brands: z.array(z.object({ sha256: z.string(), format: BrandSourceRecord.shape.format })),
+    project: z
+      .object({ icon: z.object({ sha256: z.string(), format: BrandSourceRecord.shape.format }).optional() })
+      .optional(),
   }),
 };
 
@@ -111,5 +114,6 @@ async function treeFileNames(treeDir: string): Promise<string[]> {
     ]),
     ...catalog.versions.map((version) => `${version.sha256}.jar`),
     ...catalog.brands.map((brand) => inFiles(sourceFile(brand))),
+    ...(catalog.project?.icon ? [inFiles(sourceFile(catalog.project.icon))] : []),
   ];
 }

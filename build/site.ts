@@ -38,8 +38,8 @@ export function siteSourceDigest(memory?: DataFileMemory): Promise<string> {
  * make the OpenAPI document the API reference shows: building it to digest it cost a release
  * 0.2 s), and the tree's catalog.json.
  */
-export function siteKey(sourceDigest: string, catalog: string | Uint8Array): string {
-  return sha256Hex(sourceDigest, catalog).slice(0, 32);
+export function siteKey(sourceDigest: string, catalog: string | Uint8Array, publicUrl: string): string {
+  return sha256Hex(sourceDigest, catalog, publicUrl).slice(0, 32);
 }
 
 /**
@@ -52,11 +52,12 @@ export async function buildSite(
   treeDir: string,
   cacheDir: string,
   sourceDigest: string,
+  publicUrl: string,
 ): Promise<{ routes: Record<string, RouteEntry>; built: boolean }> {
-  const key = siteKey(sourceDigest, await readFile(join(treeDir, 'catalog.json')));
+  const key = siteKey(sourceDigest, await readFile(join(treeDir, 'catalog.json')), publicUrl);
   const outDir = join(cacheDir, 'site', key);
   const built = !(await exists(outDir));
-  if (built) await runAstro(treeDir, outDir, cacheDir);
+  if (built) await runAstro(treeDir, outDir, cacheDir, publicUrl);
   // Files compress on zlib's thread pool, a few at a time; the manifest keeps path order.
   const limit = pLimit(4);
   const entries = await allOrFirstError(
@@ -96,7 +97,8 @@ function routePath(name: string): string {
   return path.endsWith('.html') ? path.slice(0, -'.html'.length) : path;
 }
 
-async function runAstro(treeDir: string, outDir: string, cacheDir: string): Promise<void> {
+/** `publicUrl` (PUBLIC_URL) makes the pages' Open Graph and Twitter card links absolute, as those readers need. */
+async function runAstro(treeDir: string, outDir: string, cacheDir: string, publicUrl: string): Promise<void> {
   // Astro reports usage to its makers by default; this service's builds talk to nobody.
   process.env.ASTRO_TELEMETRY_DISABLED = '1';
   const { build } = await import('astro');
@@ -109,7 +111,13 @@ async function runAstro(treeDir: string, outDir: string, cacheDir: string): Prom
       outDir: staging,
       cacheDir: join(cacheDir, 'astro'),
       logLevel: 'error',
-      vite: { cacheDir: join(cacheDir, 'vite'), define: { __DEPOT_TREE_DIR__: JSON.stringify(treeDir) } },
+      vite: {
+        cacheDir: join(cacheDir, 'vite'),
+        define: {
+          __DEPOT_TREE_DIR__: JSON.stringify(treeDir),
+          __DEPOT_PUBLIC_URL__: JSON.stringify(publicUrl),
+        },
+      },
     },
     { teardownCompiler: false },
   );

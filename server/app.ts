@@ -18,6 +18,7 @@ import { chartRoutes } from './charts/routes.ts';
 import { downloadRoutes } from './downloads/routes.ts';
 import { badgeRoutes } from './badges/routes.ts';
 import { publishRoutes } from './publish/routes.ts';
+import { projectRoutes } from './project/routes.ts';
 
 /**
  * Every response of the service. The build calls this app in-process to pre-render the finite
@@ -75,6 +76,7 @@ function routeFamilies(ctx: AppContext): [base: string, routes: H3][] {
       }),
     ],
     ['', badgeRoutes({ tree, downloads, servers, samples, now, chartCache, renderer })],
+    ['', projectRoutes({ tree, files, imageCache, renderer })],
   ];
 }
 

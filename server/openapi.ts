@@ -7,6 +7,7 @@ import { DOWNLOAD_PATHS } from './downloads/api-doc.ts';
 import { COMPRESSIBLE_HEADERS, HEADER_COMPONENTS, INTERNAL_ERROR, NOT_MODIFIED } from './http/api-doc.ts';
 import { VERSION_PATHS } from './versions/api-doc.ts';
 import { PUBLISH_OPERATIONS } from './publish/api-doc.ts';
+import { PROJECT_PATHS } from './project/api-doc.ts';
 
 import { OPENAPI_PATH } from './openapi-path.ts';
 
@@ -28,6 +29,7 @@ export const OPENAPI_PATHS = {
   ...BRAND_PATHS,
   ...CHART_PATHS,
   ...BADGE_PATHS,
+  ...PROJECT_PATHS,
   '/healthz': {
     get: {
       tags: ['operations'],
@@ -76,6 +78,7 @@ export function openApiDocument() {
       { name: 'player charts', description: 'SPEC 4.9-4.10 and ingestion' },
       { name: 'badges', description: 'shields.io-style badges: SVG, PNG and endpoint JSON' },
       { name: 'publishing', description: 'Releases and corrections from CI, with a publishing token' },
+      { name: 'project', description: "The plugin's own identity: name, summary, links, licence, icon" },
       { name: 'operations', description: 'For load balancers and tools' },
     ],
     paths: OPENAPI_PATHS,

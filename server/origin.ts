@@ -95,6 +95,7 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
     now: context.now,
     warn,
     servedVersion: (versionId) => follower.current().catalog.byId.get(versionId),
+    servedProject: () => follower.current().project,
     retryBaseMs: options.webhookRetryBaseMs,
     timeoutMs: options.webhookTimeoutMs,
   });

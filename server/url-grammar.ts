@@ -6,6 +6,7 @@ import { CHART_RULES } from './charts/paths.ts';
 import { DOWNLOAD_RULES } from './downloads/paths.ts';
 import { PAGE_RULES } from './page-paths.ts';
 import { VERSION_RULES } from './versions/paths.ts';
+import { PROJECT_RULES } from './project/paths.ts';
 
 /** The endpoints of no capability: for load balancers and tools. */
 export const OPERATION_RULES = {
@@ -23,6 +24,7 @@ export const URL_GRAMMAR: Readonly<Record<string, Readonly<Record<string, PathRu
   brands: BRAND_RULES,
   charts: CHART_RULES,
   badges: BADGE_RULES,
+  project: PROJECT_RULES,
   operations: OPERATION_RULES,
   pages: PAGE_RULES,
 };

@@ -72,6 +72,8 @@ document('every endpoint of SPEC 4, ingestion and operations is documented, with
     'GET /api/plugin-versions/resolve/{serverSoftware}/{javaVersion}',
     'GET /api/plugin-versions/update-check/{serverSoftware}/{javaVersion}/{current}',
     'GET /api/plugin-versions/{id}',
+    'GET /api/project',
+    'GET /api/project/icon/{size}.png',
     'GET /api/servers/{id}/chart/players',
     'GET /brand/{brand}/{file}',
     'GET /brand/{brand}/{variant}/{file}',

@@ -18,6 +18,8 @@ export const CACHE_CONTROL = {
   /** Download counts and badges: 5 minutes, as charts. */
   downloads: 'public, max-age=300',
   badge: 'public, max-age=300',
+  /** The plugin's own identity (data/project.json) changes only with a build. */
+  project: 'public, max-age=300',
   /** The OpenAPI document changes only with a deployment. */
   apiDocument: 'public, max-age=3600',
   /** The site's pages change with each release; their scripts and styles are named by content. */

@@ -11,6 +11,7 @@ import { BADGE_RULES } from '../badges/paths.ts';
 import { BRAND_RULES } from '../brands/paths.ts';
 import { CHART_RULES } from '../charts/paths.ts';
 import { isUnderEndpointPrefix } from '../page-paths.ts';
+import { PROJECT_RULES } from '../project/paths.ts';
 import { matchFirst } from '../http/path-rule.ts';
 
 /**
@@ -149,6 +150,7 @@ const RESOLVE_PATHS = [
   VERSION_RULES.downloadResolveOnJava,
 ];
 const BRAND_PATHS = Object.values(BRAND_RULES);
+const PROJECT_PATHS = Object.values(PROJECT_RULES);
 const onJava = (java: string | undefined): JavaFilter => (java === undefined ? undefined : { exact: java });
 
 /**
@@ -191,7 +193,8 @@ export function readsChange(
   }
   // Issue 31: an update check names newer builds of any software and Java (newerElsewhere).
   if (VERSION_RULES.updateCheck.match(path)) return changes.groups.size > 0;
-  if (path === OPENAPI_PATH || CHART_RULES.example.match(path)) return false;
+  // The project's answers read data/project.json alone, whose change changes the answers' code digest (build.ts).
+  if (path === OPENAPI_PATH || CHART_RULES.example.match(path) || matchFirst(PROJECT_PATHS, path)) return false;
   if (matchFirst(BRAND_PATHS, path)) return changes.brands;
   const software = matchFirst(SOFTWARE_PATHS, path);
   if (software) return changes.groups.has(groupKey(software.software!, onJava(software.java)));

@@ -5,6 +5,7 @@ import { CatalogVersion, UserProfiles } from '../versions/schema.ts';
 import { BrandSourceRecord, brandKey } from '../brands/source-record.ts';
 import { AnswerChanges } from './answer-inputs.ts';
 import { PAGE_RULES } from '../page-paths.ts';
+import { ProjectRecord } from '../project/schema.ts';
 
 /**
  * dist/ layout: `current` is a symlink to `trees/<name>`, swapped atomically by the build. A tree
@@ -42,6 +43,8 @@ export const CatalogFile = z.strictObject({
   versions: z.array(CatalogVersion),
   users: UserProfiles,
   brands: z.array(BrandSourceRecord),
+  /** data/project.json, its icon checked (absent without the file: the catalog as before it). */
+  project: ProjectRecord.optional(),
 });
 export type CatalogFile = z.infer<typeof CatalogFile>;
 

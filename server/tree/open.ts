@@ -6,6 +6,7 @@ import { parseFile, readJsonFile, DataError, isJsonObject } from '../data-files.
 import { describeIssues } from '../describe-issues.ts';
 import { CatalogVersion } from '../versions/schema.ts';
 import type { BrandSourceRecord } from '../brands/source-record.ts';
+import type { ProjectRecord } from '../project/schema.ts';
 import { CURRENT_LINK, CatalogFile, ManifestHead, brandMap, jarFile } from './format.ts';
 import { parseJson, splitManifest } from './manifest-text.ts';
 import { readManifest, type RouteLookup } from './routes.ts';
@@ -24,13 +25,15 @@ export type Tree = {
   readonly catalog: Catalog;
   /** Brand sources by `brand/variant`; their bytes are tree files too. */
   readonly brands: ReadonlyMap<string, BrandSourceRecord>;
+  /** data/project.json as built (its icon's bytes are a tree file); undefined without one. */
+  readonly project?: ProjectRecord | undefined;
   routes: RouteLookup;
   source: string;
   /** Set by openTree: how far its catalog was made, which the tree opened after it reuses. */
   readonly opened?: OpenedCatalog;
 };
 
-type TreeCatalog = Pick<Tree, 'catalog' | 'brands'>;
+type TreeCatalog = Pick<Tree, 'catalog' | 'brands' | 'project'>;
 
 /**
  * Opens a tree for the origin. Its share of a release is what stands between the swap and the first
@@ -56,12 +59,16 @@ export async function openTree(
   const reusable = previous?.opened?.reusable();
   const fromBase =
     delta?.versions && made && basename(previous!.dir) === delta.base
-      ? { delta, versions: delta.versions, made, brands: previous!.brands }
+      ? { delta, versions: delta.versions, made, brands: previous!.brands, project: previous!.project }
       : undefined;
   const catalogText = fromBase ? '' : await readFile(catalogFile, 'utf8');
   const opened = new OpenedCatalog(() => {
     if (fromBase)
-      return { catalog: catalogAfterDelta(fromBase.made, fromBase.delta, fromBase.versions), brands: fromBase.brands };
+      return {
+        catalog: catalogAfterDelta(fromBase.made, fromBase.delta, fromBase.versions),
+        brands: fromBase.brands,
+        project: fromBase.project,
+      };
     const older = noOlderCatalogNotes();
     const parsed = parseTreeCatalog(parseJson(catalogText, catalogFile), catalogFile, reusable?.byId, older);
     const said = describeOlderCatalog(dir, older);
@@ -75,6 +82,9 @@ export async function openTree(
     },
     get brands() {
       return opened.get().brands;
+    },
+    get project() {
+      return opened.get().project;
     },
     routes: delta ? await routesAfterDelta(dir, delta, previous, () => tree.catalog) : routes,
     source: head.source,
@@ -151,7 +161,7 @@ function parseTreeCatalog(
     const issues = parsed.error.issues.map((issue) => ({ ...issue, path: ['versions', index, ...issue.path] }));
     throw new DataError(`${file}: ${describeIssues(issues)}`);
   });
-  return { catalog: createCatalog(versions, head.users), brands: brandMap(head.brands) };
+  return { catalog: createCatalog(versions, head.users), brands: brandMap(head.brands), project: head.project };
 }
 
 /** Same keys, same values; arrays (of strings) compared item by item. */

@@ -8,6 +8,8 @@ import { downloadPath, feedPath } from './paths.ts';
 import { historyPagePath, versionPagePath } from '../page-paths.ts';
 import type { CatalogVersion } from './schema.ts';
 import type { ServerSoftware } from './software.ts';
+import { projectIconPath } from '../project/paths.ts';
+import type { ProjectRecord } from '../project/schema.ts';
 
 /** How many releases a feed lists, newest first: readers poll it, so it stays small at 10,000 versions. */
 export const FEED_ENTRIES = 50;
@@ -20,12 +22,23 @@ export const FEED_ENTRIES = 50;
  * made safe for one by feedHtml, since the library escapes only the first `]]>` (issue 27). A
  * withdrawn version's entry says so in its title and why in its summary and content (issue 29).
  */
-export function releaseFeed(catalog: Catalog, publicUrl: string, software?: ServerSoftware): string {
+export function releaseFeed(
+  catalog: Catalog,
+  publicUrl: string,
+  software?: ServerSoftware,
+  project?: ProjectRecord,
+): string {
   const url = (path: string) => new URL(path, publicUrl).href;
   const versions = feedVersions(catalog, software);
+  // Issue 31: the project's name in the title and its icon as the feed's (Atom icon and logo).
+  const name = project ? `${project.name} releases` : 'Plugin releases';
+  const icons = project?.icon ? { favicon: url(projectIconPath(180)), image: url(projectIconPath(512)) } : {};
   const feed = new Feed({
-    title: software ? `Plugin releases for ${software}` : 'Plugin releases',
-    description: `Every plugin release${software ? ` for ${software}` : ''}, newest first, with its changelog`,
+    title: feedText(software ? `${name} for ${software}` : name),
+    description: feedText(
+      `Every ${project ? project.name : 'plugin'} release${software ? ` for ${software}` : ''}, newest first, with its changelog`,
+    ),
+    ...icons,
     id: url(feedPath(software)),
     link: url(historyPagePath(software?.toLowerCase(), undefined)),
     feedLinks: { atom: url(feedPath(software)) },
@@ -91,6 +104,14 @@ function feedVersions(catalog: Catalog, software: ServerSoftware | undefined): C
  */
 function feedHtml(html: string): string {
   return xmlCharacters(html).replaceAll(']]>', ']]&gt;');
+}
+
+/**
+ * Text for an element the library writes as text: it escapes `<`, `>` and a `&` that starts no
+ * entity, so `&amp;` in a project's name would read as `&`; every `&` escaped first reads as written.
+ */
+function feedText(text: string): string {
+  return xmlCharacters(text).replaceAll('&', '&amp;');
 }
 
 /**

@@ -25,12 +25,13 @@ import type { JavaVersion as JavaVersionNumber, ServerSoftware } from './softwar
 import { checkForUpdate, newerElsewhere, withdrawalOf } from './update-check.ts';
 import { VERSION_RULES, VERSIONS_ROOT } from './paths.ts';
 import { findResolved, resolutionNotes, resolveRoutes } from './resolve-routes.ts';
+import type { ProjectRecord } from '../project/schema.ts';
 import { integrityRoutes } from './integrity-routes.ts';
 import { updaterRoutes } from './updater-routes.ts';
 
 /** What the version routes read: the tree's catalog and JARs, the public URL of the feeds' links, and the download counter. */
 export type VersionRouteDeps = {
-  tree: () => { catalog: Catalog; dir: string };
+  tree: () => { catalog: Catalog; dir: string; readonly project?: ProjectRecord | undefined };
   publicUrl: string;
   downloads: JarSource['downloads'];
 };
@@ -53,11 +54,11 @@ export function versionRoutes(ctx: VersionRouteDeps): H3 {
   app.get(VERSION_RULES.downloadLatest.under(VERSIONS_ROOT), latestDownload);
   app.get(VERSION_RULES.downloadLatestOnJava.under(VERSIONS_ROOT), latestDownload);
   app.get(VERSION_RULES.feed.under(VERSIONS_ROOT), (event) =>
-    sendFeed(event, releaseFeed(ctx.tree().catalog, ctx.publicUrl)),
+    sendFeed(event, releaseFeed(ctx.tree().catalog, ctx.publicUrl, undefined, ctx.tree().project)),
   );
   app.get(VERSION_RULES.softwareFeed.under(VERSIONS_ROOT), async (event) => {
     const { software } = await validateNamedParams(event, SoftwarePath, NOT_FOUND_HEADERS);
-    return sendFeed(event, releaseFeed(ctx.tree().catalog, ctx.publicUrl, software));
+    return sendFeed(event, releaseFeed(ctx.tree().catalog, ctx.publicUrl, software, ctx.tree().project));
   });
   app.get(VERSION_RULES.download.under(VERSIONS_ROOT), (event) => {
     const id = getRouterParam(event, 'id', { decode: true }) ?? '';

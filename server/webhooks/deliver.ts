@@ -1,6 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { throttledLog } from '../throttled-log.ts';
+import type { ProjectRecord } from '../project/schema.ts';
 import { renderDelivery } from './payload.ts';
 import {
   DEFAULT_ATTEMPT_TIMEOUT_MS,
@@ -27,6 +28,8 @@ export type DeliveryOptions = {
    * tree reaches the origins after the outbox entry.
    */
   servedVersion?: (versionId: string) => { withdrawn?: unknown } | undefined;
+  /** The project of the tree this origin serves (data/project.json): Discord messages carry it as author. */
+  servedProject?: () => ProjectRecord | undefined;
 };
 
 /**
@@ -97,7 +100,7 @@ export async function attemptDelivery(
       return 'failed';
     }
     if (options.servedVersion && !announcementServed(delivery.payload, options.servedVersion)) return 'skipped';
-    const { body, headers } = renderDelivery(delivery, webhook, options.publicUrl);
+    const { body, headers } = renderDelivery(delivery, webhook, options.publicUrl, options.servedProject?.());
     const answer = await post(webhook.url, body, headers, AbortSignal.any([AbortSignal.timeout(timeoutMs), stop]));
     if (stop.aborted) return 'skipped';
     return await recordAttempt(store, delivery, answer, { ...options, startedAt });

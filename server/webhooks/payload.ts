@@ -4,6 +4,8 @@ import { versionLabel } from '../versions/channels.ts';
 import { describeMinecraft } from '../versions/minecraft.ts';
 import type { PluginVersion } from '../versions/schema.ts';
 import type { Delivery, DeliveryEvent, WebhookRecord } from './schema.ts';
+import { projectIconPath } from '../project/paths.ts';
+import type { ProjectRecord } from '../project/schema.ts';
 
 /** What one attempt sends; the same bytes on every attempt of a delivery, so a signature and a receiver's dedupe hold. */
 export type WebhookRequest = { body: string; headers: Record<string, string> };
@@ -17,9 +19,14 @@ function signBody(secret: string, body: string): string {
 }
 
 /** The request of a delivery, for the webhook's format; `publicUrl` makes the download link absolute. */
-export function renderDelivery(delivery: Delivery, webhook: WebhookRecord, publicUrl: string): WebhookRequest {
+export function renderDelivery(
+  delivery: Delivery,
+  webhook: WebhookRecord,
+  publicUrl: string,
+  project?: ProjectRecord,
+): WebhookRequest {
   const body = JSON.stringify(
-    webhook.format === 'discord' ? discordMessage(delivery.payload, publicUrl) : delivery.payload,
+    webhook.format === 'discord' ? discordMessage(delivery.payload, publicUrl, project) : delivery.payload,
   );
   const headers: Record<string, string> = {
     'content-type': 'application/json',
@@ -35,15 +42,20 @@ export function renderDelivery(delivery: Delivery, webhook: WebhookRecord, publi
 export const WITHDRAW_COLOUR = 0xf59e0b;
 
 /** A Discord "execute webhook" body: one embed per release or withdrawal, a line of text for a test. */
-export function discordMessage(payload: DeliveryEvent, publicUrl: string) {
+export function discordMessage(payload: DeliveryEvent, publicUrl: string, project?: ProjectRecord) {
   if (payload.event === 'ping') return { content: 'plugin depot: test delivery; this webhook works.' };
-  if (payload.event === 'withdraw') return withdrawMessage(payload.version, payload.reason, publicUrl);
+  const author = project ? embedAuthor(project, publicUrl) : {};
+  if (payload.event === 'withdraw') {
+    const message = withdrawMessage(payload.version, payload.reason, publicUrl);
+    return { embeds: message.embeds.map((embed) => ({ author, ...embed })) };
+  }
   const { version } = payload;
   const { changelog } = version;
   const downloadUrl = new URL(version.downloadUrl, publicUrl).href;
   return {
     embeds: [
       {
+        ...author,
         title: `Version ${versionLabel(version)}`,
         url: downloadUrl,
         description: `${changelog ? `${excerpt(changelog)}\n\n` : ''}[Download ${version.fileName}](${downloadUrl})`,
@@ -52,6 +64,15 @@ export function discordMessage(payload: DeliveryEvent, publicUrl: string) {
       },
     ],
   };
+}
+
+/**
+ * Issue 31: the embed's author is the project (data/project.json): its name, the site, its icon.
+ * Discord shows an author's name as written (no Markdown), at most 256 characters; ours is at most 80.
+ */
+function embedAuthor(project: ProjectRecord, publicUrl: string) {
+  const icon = project.icon ? { icon_url: new URL(projectIconPath(180), publicUrl).href } : {};
+  return { author: { name: project.name, url: new URL('/', publicUrl).href, ...icon } };
 }
 
 /**

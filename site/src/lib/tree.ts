@@ -4,4 +4,4 @@ import { readTreeCatalog } from '../../../server/tree/open.ts';
 declare const __DEPOT_TREE_DIR__: string;
 
 /** The tree's catalog.json, validated by the same schema the origin answers from: no second reader of data/. */
-export const { catalog, brands } = await readTreeCatalog(__DEPOT_TREE_DIR__);
+export const { catalog, brands, project } = await readTreeCatalog(__DEPOT_TREE_DIR__);
