@@ -10,7 +10,7 @@ const ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="512" height="51
 <path d="M136 112 H272 C372 112 424 172 424 256 C424 340 372 400 272 400 H136 Z M200 168 V344 H268 C326 344 358 310 358 256 C358 202 326 168 268 168 Z" fill="#ffffff" fill-rule="evenodd"/>
 </svg>`;
 
-export const DEMO_PROJECT: ProjectFile = {
+const DEMO_PROJECT: ProjectFile = {
   name: 'DepotDemo',
   summary: 'A demo plugin for every server software: downloads, version history and update checks.',
   description:

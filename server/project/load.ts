@@ -11,9 +11,9 @@ import { ICON_SIZES, ProjectFile, type ProjectIcon, type ProjectRecord } from '.
  * Limits on the icon: large enough for its largest rendition (never enlarged from a bitmap), small
  * enough to decode safely on every build.
  */
-export const ICON_LIMITS = { maxBytes: 1024 * 1024, minRasterSide: Math.max(...ICON_SIZES), maxSide: 4096 } as const;
+const ICON_LIMITS = { maxBytes: 1024 * 1024, minRasterSide: Math.max(...ICON_SIZES), maxSide: 4096 } as const;
 
-export const projectFile = (dataDir: string) => join(dataDir, 'project.json');
+const projectFile = (dataDir: string) => join(dataDir, 'project.json');
 
 export type LoadedProject = { record: ProjectRecord; iconBytes: Uint8Array | null };
 

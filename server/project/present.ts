@@ -9,4 +9,3 @@ export function presentProject(project: ProjectRecord) {
     ...(icon ? { icons: ICON_SIZES.map((size) => ({ size, url: projectIconPath(size) })) } : {}),
   };
 }
-export type ProjectAnswer = ReturnType<typeof presentProject>;

@@ -12,7 +12,7 @@ export type IconSize = (typeof ICON_SIZES)[number];
 
 /** Longest summary: what search results and link previews show of a description. */
 export const SUMMARY_MAX = 160;
-export const NAME_MAX = 80;
+const NAME_MAX = 80;
 
 /**
  * One line for a title, a header, a feed and a Discord author: the character rule, and no `]]>`

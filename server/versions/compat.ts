@@ -32,9 +32,9 @@ export const RUNS_FOLIA_SUPPORTED: readonly ServerSoftware[] = ['Folia', 'Canvas
  * no longer bound to Spigot's changes, so a Spigot or Bukkit build for a later Minecraft version is
  * not promised to run on Paper or its forks: offered after every other build but Folia's, `unverified`.
  */
-export const HARD_FORKED_FROM_SPIGOT: readonly ServerSoftware[] = ['PaperMC', 'Purpur', 'LeafMC'];
+const HARD_FORKED_FROM_SPIGOT: readonly ServerSoftware[] = ['PaperMC', 'Purpur', 'LeafMC'];
 const SPIGOT_APIS: readonly ServerSoftware[] = ['Spigot', 'Bukkit'];
-export const HARD_FORK_MINECRAFT = '1.21.4';
+const HARD_FORK_MINECRAFT = '1.21.4';
 
 /** Softwares their makers ended, with where to go (Waterfall: github.com/PaperMC/Waterfall, forums.papermc.io/threads/1088). */
 export const END_OF_LIFE: Partial<Record<ServerSoftware, { since: string; successor: ServerSoftware; url: string }>> = {
@@ -79,7 +79,7 @@ type Build = {
  * the build's highest supported version (`minecraftVersion`) is. A build stating no version, or a
  * snapshot name, is not.
  */
-export function isPastHardFork(build: Build, minecraft: string | undefined): boolean {
+function isPastHardFork(build: Build, minecraft: string | undefined): boolean {
   const version = minecraft ?? build.minecraftVersion;
   return version !== undefined && isAfterMinecraft(version, HARD_FORK_MINECRAFT);
 }

@@ -5,7 +5,7 @@ import type { ServerSoftware } from './software.ts';
  * Modrinth-shaped answer says), then the other names a client may send (our own, lowercase).
  * LeafMC and CanvasMC have no Modrinth loader: their own names stand in.
  */
-export const MODRINTH_LOADERS: Readonly<Record<ServerSoftware, readonly string[]>> = {
+const MODRINTH_LOADERS: Readonly<Record<ServerSoftware, readonly string[]>> = {
   PaperMC: ['paper', 'papermc'],
   Spigot: ['spigot'],
   Bukkit: ['bukkit'],

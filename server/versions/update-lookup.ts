@@ -10,7 +10,7 @@ import type { ServerSoftware } from './software.ts';
 import type { ModrinthVersion, UpdateLookupBody } from './update-lookup-schema.ts';
 
 /** This depot serves one plugin: the project every Modrinth-shaped version belongs to. */
-export const PROJECT_ID = 'depot';
+const PROJECT_ID = 'depot';
 
 /**
  * Issue 31, Modrinth's `version_files/update`: per hash of one of our JARs, the build its server
@@ -86,7 +86,7 @@ function gameVersionsOf(version: CatalogVersion): string[] {
 }
 
 /** A version as Modrinth's API answers one: the fields its clients read, from the record. */
-export function presentModrinthVersion(version: CatalogVersion, publicUrl: string): ModrinthVersion {
+function presentModrinthVersion(version: CatalogVersion, publicUrl: string): ModrinthVersion {
   return {
     id: version.id,
     project_id: PROJECT_ID,
