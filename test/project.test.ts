@@ -78,6 +78,8 @@ const BAD: [what: string, change: (p: Record<string, unknown>) => Record<string,
     /project\.json: links: Unrecognized key/,
   ],
   ['a licence expression', (p) => ({ ...p, license: 'MIT OR Apache-2.0' }), /project\.json: license: must be an SPDX/],
+  ['a licence SPDX does not list', (p) => ({ ...p, license: 'MTI' }), /project\.json: license: must be an SPDX/],
+  ['a deprecated SPDX id', (p) => ({ ...p, license: 'GPL-3.0' }), /project\.json: license: must be an SPDX/],
   [
     'an icon outside data/',
     (p) => ({ ...p, icon: '../users.json' }),

@@ -1,6 +1,9 @@
+import spdxIds from 'spdx-license-ids/index.json' with { type: 'json' };
 import { z } from 'zod';
 import { refuseForbiddenText } from '../free-text.ts';
 import { ChangelogMarkdown } from '../versions/schema.ts';
+
+const SPDX_IDS: ReadonlySet<string> = new Set(spdxIds);
 
 /** The links a project may name, in the order the site lists them. */
 export const PROJECT_LINKS = ['source', 'issues', 'wiki', 'discord', 'donations'] as const;
@@ -42,14 +45,16 @@ const IconFileName = z
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*\.(png|svg)$/, { error: 'must be the name of a .png or .svg file in data/' });
 
 /**
- * The shape of an SPDX license identifier (`MIT`, `Apache-2.0`, `GPL-3.0-or-later`,
- * `LicenseRef-Custom`): one id, no expression. The list itself is not checked (no copy of it is
- * installed), so a well-formed id that SPDX does not list passes.
+ * An SPDX license identifier (`MIT`, `Apache-2.0`, `GPL-3.0-or-later`) on SPDX's list, as the
+ * spdx-license-ids package keeps it, or `LicenseRef-<name>` for a licence of the project's own; one
+ * id, no expression. Deprecated ids (`GPL-3.0`) are refused: they say less than their successors.
  */
 const SpdxId = z
   .string()
   .max(64)
-  .regex(/^(?:LicenseRef-)?[A-Za-z0-9][A-Za-z0-9.-]*\+?$/, { error: 'must be an SPDX license identifier such as MIT' });
+  .refine((id) => SPDX_IDS.has(id) || /^LicenseRef-[A-Za-z0-9.-]+$/.test(id), {
+    error: 'must be an SPDX license identifier such as MIT or Apache-2.0 (spdx.org/licenses), or LicenseRef-<name>',
+  });
 
 /** data/project.json: who the depot is for. Every field but the name is optional. */
 export const ProjectFile = z.strictObject({
