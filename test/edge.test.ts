@@ -63,6 +63,9 @@ function getSamples(): string[] {
     '/api/plugin-versions/downloads',
     '/api/plugin-versions/latest/papermc',
     '/api/plugin-versions/latest/PaperMC/21',
+    // Issue 31: the plain-text latest for updater libraries.
+    '/api/plugin-versions/latest/papermc.txt',
+    '/api/plugin-versions/latest/Purpur/21.txt',
     '/api/plugin-versions/download/latest/velocity',
     '/api/plugin-versions/download/latest/Velocity/21',
     `/api/plugin-versions/${ctx.versionId}`,
@@ -95,6 +98,9 @@ function getSamples(): string[] {
     `/api/badges/players/${publicServer.id}.svg`,
     '/api/charts/example?format=json',
     `/api/servers/${publicServer.id}/chart/players?days=30&format=csv`,
+    // Issue 31: the plugin's own identity and its icon.
+    '/api/project',
+    '/api/project/icon/32.png',
     '/healthz',
     '/api/openapi.json',
   ];

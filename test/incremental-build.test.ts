@@ -225,9 +225,10 @@ apiFirst.run();
  * isLatest) that differ between the previous tree and the new one: a version's download and checksum
  * files when its record changed (a withdrawn one's download also when its softwares' versions on its
  * Java version did: one of them is its successor); its own answer and a lookup by hash when its version object changed; a software's
- * latest, JAR, update checks and latest badges when one of its versions' objects changed (on the
- * Java version the path names, if any), its feed likewise; a resolve answer when a changed object belongs to a
- * software of its chain and runs on its Java (any Java for a 404 or without one); anything else
+ * latest, JAR and latest badges when one of its versions' objects changed (on the Java version the
+ * path names, if any), its feed likewise; a resolve answer when a changed object belongs to a
+ * software of its chain and runs on its Java (any Java for a 404 or without one); an update check
+ * when any version object changed (issue 31: it names newer builds of any software and Java); anything else
  * (the lists, the feed of all) always. The rest is kept.
  */
 function answersAsked(before: Tree, after: Tree): number {
@@ -267,10 +268,10 @@ function answersAsked(before: Tree, after: Tree): number {
         touches(software, anyJava ? undefined : (v) => Number(v.javaVersion) <= Number(resolve.java)),
       );
     }
+    // Issue 31: an update check names newer builds of any software and Java (newerElsewhere).
+    if (path.startsWith('/api/plugin-versions/update-check/')) return changed.length > 0;
     const software =
-      /^\/api\/(?:plugin-versions\/(?:latest|download\/latest|update-check|feed)|badges\/latest)\/([a-z]+)(?:\/(\d+))?/.exec(
-        path,
-      );
+      /^\/api\/(?:plugin-versions\/(?:latest|download\/latest|feed)|badges\/latest)\/([a-z]+)(?:\/(\d+))?/.exec(path);
     if (software) return touches(software[1]!, software[2] ? (v) => v.javaVersion === software[2] : undefined);
     return true;
   });

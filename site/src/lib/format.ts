@@ -16,6 +16,12 @@ export function formatDay(iso: string): string {
   return iso.slice(0, 10);
 }
 
+/** March 2024, from 2024-03: a month as people read it, the same on every machine (UTC, English). */
+export function formatMonth(yearMonth: string): string {
+  const date = new Date(`${yearMonth}-01T00:00:00Z`);
+  return date.toLocaleDateString('en-US', { month: 'long', year: 'numeric', timeZone: 'UTC' });
+}
+
 /**
  * 1,234 downloads; from 100,000 on shortened (123K, 1.2M) with the exact count as the title.
  * Shared by the pages and the browser's counts script.

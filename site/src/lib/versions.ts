@@ -1,4 +1,4 @@
-import { runsOnJava } from '../../../server/versions/compat.ts';
+import { END_OF_LIFE, runsOnJava } from '../../../server/versions/compat.ts';
 import type { Catalog } from '../../../server/versions/catalog.ts';
 import { changelogHtml } from '../../../server/versions/changelog.ts';
 import { channelOf } from '../../../server/versions/channels.ts';
@@ -114,6 +114,25 @@ export function softwareMark(software: ServerSoftware): { light: string; dark: s
   const srcset = (variant: string) =>
     `${brandImagePath(brand, variant, 'png', 32)} 1x, ${brandImagePath(brand, variant, 'png', 64)} 2x`;
   return { light: srcset(mark.light), dark: mark.dark && srcset(mark.dark) };
+}
+
+/** Issue 31: a software its makers ended, as its entries say so: when, what they recommend, and where. */
+export type EndOfLifeNote = {
+  software: ServerSoftware;
+  /** YYYY-MM, as the API's endOfLife.since. */
+  since: string;
+  successor: ServerSoftware;
+  /** The site's page of the successor's builds. */
+  successorPage: string;
+  /** The successor's own site, as the API's endOfLife.url. */
+  url: string;
+};
+
+/** The note a software's entries carry when it reached end of life (END_OF_LIFE, the table resolve answers from), else undefined. */
+export function endOfLifeNote(software: ServerSoftware): EndOfLifeNote | undefined {
+  const ended = END_OF_LIFE[software];
+  if (!ended) return undefined;
+  return { software, ...ended, successorPage: historyPath({ software: ended.successor, java: undefined }) };
 }
 
 /** Every version as its page shows it (the /version/<id> pages). */
