@@ -302,31 +302,81 @@ built.run();
 
 // ---------------------------------------------------------------------------------------------------
 const none = suite('a depot without data/project.json keeps the neutral wording');
-none('GET /api/project is a 404 with a JSON error; the feed title is as before', async () => {
-  const bare = await makeWorkspace({ build: false });
-  try {
-    await rm(join(bare.dataDir, 'project.json'));
-    await runBuild({ dataDir: bare.dataDir, distDir: bare.distDir, cacheDir: SHARED_BUILD_CACHE, site: false });
-    const tree = await openTree((await currentTreeDir(bare.distDir))!);
-    assert.is(tree.project, undefined);
-    assert.not.match(await readFile(join(tree.dir, 'catalog.json'), 'utf8'), /"project"/);
-    const server = await startTestOrigin(bare);
-    try {
-      const answer = await fetch(`${server.url}/api/project`);
-      assert.is(answer.status, 404);
-      assert.match(answer.headers.get('content-type')!, /application\/json/);
-      assert.equal(await answer.json(), { error: 'This depot has no data/project.json' });
-      assert.is((await fetch(`${server.url}/api/project/icon/32.png`)).status, 404);
-      const feed = parseXmlStrictly(await (await fetch(`${server.url}/api/plugin-versions/feed.atom`)).text(), 'feed');
-      assert.is(
-        [...feed.documentElement!.childNodes].find((n) => n.nodeName === 'title')?.textContent,
-        'Plugin releases',
-      );
-    } finally {
-      await server.close();
+let bare: Workspace;
+let bareOrigin: Awaited<ReturnType<typeof startTestOrigin>>;
+none.before(async () => {
+  bare = await makeWorkspace({ build: false });
+  await rm(join(bare.dataDir, 'project.json'));
+  await runBuild({ dataDir: bare.dataDir, distDir: bare.distDir, cacheDir: SHARED_BUILD_CACHE, site: true });
+  bareOrigin = await startTestOrigin(bare);
+});
+none.after(async () => {
+  await bareOrigin?.close();
+  await bare?.remove();
+});
+
+/** Every kind of page the site builds, with its title as it was before data/project.json existed. */
+const NEUTRAL_TITLES: [path: string, title: RegExp][] = [
+  ['/', /^Downloads · plugin depot$/],
+  ['/versions', /^Version history: .+ · plugin depot$/],
+  ['/versions/papermc/21', /^.+ · plugin depot$/],
+  ['/versions/all/21', /^.+ · plugin depot$/],
+  ['/versions/papermc/all', /^.+ · plugin depot$/],
+  ['/brands', /^Brand kit · plugin depot$/],
+  ['/badges', /^Badges · plugin depot$/],
+  ['/charts', /^Chart playground · plugin depot$/],
+  ['/reference', /^API reference · plugin depot$/],
+];
+
+none(
+  "every page: the neutral title and header, the depot's own mark as favicon, no Open Graph or Twitter tags",
+  async () => {
+    const mark = (await readFile(new URL('../site/src/components/depot-mark.svg', import.meta.url), 'utf8')).trim();
+    for (const [path, title] of NEUTRAL_TITLES) {
+      const answer = await fetch(bareOrigin.url + path);
+      assert.is(answer.status, 200, path);
+      const doc = html(await answer.text());
+      assert.match(doc.getElementsByTagName('title')[0]!.textContent!, title, path);
+      const icon = linkOf(doc, 'icon')!;
+      assert.match(icon, /^data:image\/svg\+xml,/, path);
+      assert.is(decodeURIComponent(icon.slice(icon.indexOf(',') + 1)), mark, `${path}: the depot's own mark`);
+      assert.is(linkOf(doc, 'apple-touch-icon'), undefined, path);
+      const social = [...doc.getElementsByTagName('meta')]
+        .map((m) => m.getAttribute('property') || m.getAttribute('name') || '')
+        .filter((key) => /^(og|twitter):/.test(key));
+      assert.equal(social, [], `${path}: no link preview tags`);
+      const logo = [...doc.getElementsByTagName('a')].find((a) => a.getAttribute('class') === 'logo')!;
+      assert.is(logo.textContent!.trim(), 'plugin depot', path);
+      assert.is(logo.getElementsByTagName('img').length, 0, path);
     }
-  } finally {
-    await bare.remove();
+    const home = html(await (await fetch(`${bareOrigin.url}/`)).text());
+    assert.is(metaOf(home, 'description'), 'Download the latest plugin JAR for your server software and Java version.');
+    assert.not.ok(
+      [...home.getElementsByTagName('ul')].some((u) => u.getAttribute('class') === 'project-links'),
+      'no project links',
+    );
+  },
+);
+
+none('GET /api/project is a 404 with a JSON error; the feeds keep their titles and have no icon', async () => {
+  const tree = await openTree((await currentTreeDir(bare.distDir))!);
+  assert.is(tree.project, undefined);
+  assert.not.match(await readFile(join(tree.dir, 'catalog.json'), 'utf8'), /"project"/);
+  const answer = await fetch(`${bareOrigin.url}/api/project`);
+  assert.is(answer.status, 404);
+  assert.match(answer.headers.get('content-type')!, /application\/json/);
+  assert.equal(await answer.json(), { error: 'This depot has no data/project.json' });
+  assert.is((await fetch(`${bareOrigin.url}/api/project/icon/32.png`)).status, 404);
+  const feeds: [string, string][] = [
+    ['/api/plugin-versions/feed.atom', 'Plugin releases'],
+    ['/api/plugin-versions/feed/PaperMC.atom', 'Plugin releases for PaperMC'],
+  ];
+  for (const [path, title] of feeds) {
+    const feed = parseXmlStrictly(await (await fetch(bareOrigin.url + path)).text(), path).documentElement!;
+    const child = (name: string) => [...feed.childNodes].find((n) => n.nodeName === name)?.textContent;
+    assert.is(child('title'), title, path);
+    assert.is(child('icon'), undefined, path);
+    assert.is(child('logo'), undefined, path);
   }
 });
 none.run();

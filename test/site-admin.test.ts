@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import sharp from 'sharp';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { RunningOrigin } from '../server/origin.ts';
@@ -326,28 +327,105 @@ else {
     }
   });
 
-  site("each page has exactly one aria-current, and its favicon is the depot's own mark", async () => {
-    const { page, close } = await openPage();
-    try {
-      for (const path of [...PAGES, '/versions/all/21', '/versions/papermc/all', '/brands', '/reference']) {
-        await page.goto(url(path));
-        const current = await page.$$eval('[aria-current]', (elements) =>
-          elements.map((el) => `${el.getAttribute('aria-current')} ${el.getAttribute('href')}`),
-        );
-        assert.equal(current, [`page ${path}`], path);
-        const icon = (await page.locator('link[rel="icon"]').getAttribute('href'))!;
-        assert.not.match(icon, /brand/, path);
-        assert.match(icon, /^data:image\/svg\+xml,/, path);
-        assert.match(
-          decodeURIComponent(icon.slice(icon.indexOf(',') + 1)),
-          /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/,
-          path,
-        );
+  // The depot's own mark as favicon, for a depot without data/project.json: test/project.test.ts.
+  site(
+    "each page has exactly one aria-current, and its favicon and Apple touch icon are the project's icon",
+    async () => {
+      const { page, close } = await openPage();
+      try {
+        for (const path of [...PAGES, '/versions/all/21', '/versions/papermc/all', '/brands', '/reference']) {
+          await page.goto(url(path));
+          const current = await page.$$eval('[aria-current]', (elements) =>
+            elements.map((el) => `${el.getAttribute('aria-current')} ${el.getAttribute('href')}`),
+          );
+          assert.equal(current, [`page ${path}`], path);
+          const icons = await page.$$eval('link[rel="icon"], link[rel="apple-touch-icon"]', (links) =>
+            links.map(
+              (link) => `${link.getAttribute('rel')} ${link.getAttribute('href')} ${link.getAttribute('sizes')}`,
+            ),
+          );
+          assert.equal(
+            icons,
+            ['icon /api/project/icon/32.png 32x32', 'apple-touch-icon /api/project/icon/180.png 180x180'],
+            path,
+          );
+        }
+        // Both are in the tree and decode at the size the page declares.
+        for (const size of [32, 180]) {
+          const answer = await fetch(url(`/api/project/icon/${size}.png`));
+          assert.is(answer.status, 200, `${size}`);
+          const meta = await sharp(Buffer.from(await answer.arrayBuffer())).metadata();
+          assert.equal([meta.format, meta.width, meta.height], ['png', size, size]);
+        }
+      } finally {
+        await close();
       }
-    } finally {
-      await close();
-    }
-  });
+    },
+  );
+
+  site(
+    "the header shows the project's icon and name, nothing clipped or overflowing, its navigation usable (390 and 1440 px)",
+    async () => {
+      for (const size of WIDTHS) {
+        const { page, problems, close } = await openPage(size);
+        try {
+          for (const path of ['/', '/versions/papermc/21']) {
+            const where = `${path} at ${size.width} px`;
+            await page.goto(url(path), { waitUntil: 'networkidle' });
+            const header = await page.evaluate(() => {
+              const logo = document.querySelector<HTMLAnchorElement>('.site-header a.logo')!;
+              const icon = logo.querySelector<HTMLImageElement>('img.project-icon');
+              // No named functions in here: tsx would wrap them in a helper the page does not have.
+              const width = document.documentElement.clientWidth;
+              const nav = [...document.querySelectorAll<HTMLAnchorElement>('.site-header nav a')];
+              const parts = [logo, ...(icon ? [icon] : []), ...nav];
+              return {
+                name: logo.innerText.trim(),
+                icon: icon && {
+                  loaded: icon.complete && icon.naturalWidth > 0,
+                  width: icon.getBoundingClientRect().width,
+                },
+                pageOverflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+                clipped: [document.querySelector('.site-header')!, ...document.querySelectorAll('.site-header *')]
+                  .filter((el) => el.scrollWidth > el.clientWidth)
+                  .map((el) => `${el.tagName.toLowerCase()}.${el.className}`),
+                outside: parts
+                  .filter((el) => el.getBoundingClientRect().left < 0 || el.getBoundingClientRect().right > width)
+                  .map((el) => el.innerText || el.tagName),
+                // Each link is the element at its own centre: nothing covers it, so a tap reaches it.
+                covered: nav
+                  .filter((a) => {
+                    const r = a.getBoundingClientRect();
+                    return !a.contains(document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2));
+                  })
+                  .map((a) => a.innerText),
+                navLinks: nav.length,
+              };
+            });
+            assert.is(header.name, 'DepotDemo', where);
+            assert.ok(header.icon?.loaded, `${where}: the icon is shown`);
+            assert.is(header.icon!.width, 32, where);
+            assert.is(header.pageOverflow, 0, `${where}: the page scrolls sideways`);
+            assert.equal(header.clipped, [], `${where}: clipped`);
+            assert.equal(header.outside, [], `${where}: outside the screen`);
+            assert.equal(header.covered, [], `${where}: covered`);
+            assert.is(header.navLinks, 6, where);
+            await page.locator('.site-header').screenshot({
+              path: join(SCREENSHOTS, `header-${path.slice(1).replaceAll('/', '-') || 'downloads'}-${size.name}.png`),
+            });
+          }
+          // The navigation works: a tap on a link opens its page, and the logo leads home.
+          await page.locator('.site-header nav').getByRole('link', { name: 'Brand kit' }).click();
+          await page.waitForURL(url('/brands'));
+          await page.locator('.site-header a.logo').click();
+          await page.waitForURL(url('/'));
+          assert.equal(problems, []);
+        } finally {
+          await close();
+        }
+      }
+    },
+  );
 
   site.run();
 }

@@ -154,6 +154,32 @@ pure(
     );
   },
 );
+pure('a Discord embed names the project as author only when there is one, for a release and a withdrawal alike', () => {
+  const project = {
+    name: 'DepotDemo',
+    icon: { format: 'png' as const, width: 512, height: 512, sha256: 'a'.repeat(64) },
+  };
+  const author = {
+    name: 'DepotDemo',
+    url: 'https://depot.example.org/',
+    icon_url: 'https://depot.example.org/api/project/icon/180.png',
+  };
+  const events = [
+    { event: 'release', version: SAMPLE_VERSION },
+    { event: 'withdraw', version: SAMPLE_VERSION, reason: 'Corrupts worlds.' },
+  ] as const;
+  for (const payload of events) {
+    const neutral = discordMessage(payload, 'https://depot.example.org').embeds![0]!;
+    assert.not.ok('author' in neutral, `${payload.event}: no author without data/project.json`);
+    const named = discordMessage(payload, 'https://depot.example.org', project).embeds![0]!;
+    assert.equal((named as { author?: unknown }).author, author, payload.event);
+    assert.equal(
+      { ...named, author: undefined },
+      { ...neutral, author: undefined },
+      `${payload.event}: the rest as before`,
+    );
+  }
+});
 pure.run();
 
 const outbox = suite('outbox entries and leases (STORAGE_DIR)');

@@ -47,7 +47,7 @@ export function discordMessage(payload: DeliveryEvent, publicUrl: string, projec
   const author = project ? embedAuthor(project, publicUrl) : {};
   if (payload.event === 'withdraw') {
     const message = withdrawMessage(payload.version, payload.reason, publicUrl);
-    return { embeds: message.embeds.map((embed) => ({ author, ...embed })) };
+    return { embeds: message.embeds.map((embed) => ({ ...author, ...embed })) };
   }
   const { version } = payload;
   const { changelog } = version;
