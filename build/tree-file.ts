@@ -25,7 +25,7 @@ export async function writeTreeFile(
   const stored = storedTreeFile(store, digest, ext, bytes.length, compressible);
   if (stored) return stored;
   const name = `${digest}.${ext}`;
-  const variants: [string, Uint8Array][] = [[name, bytes]];
+  const variants: [string, Uint8Array][] = [];
   const encodings: Encoding[] = [];
   if (compressible && bytes.length >= MIN_COMPRESSED_BYTES) {
     const encoded = await Promise.all(ENCODINGS.map((encoding) => compressInBackground(bytes, encoding)));
@@ -35,6 +35,9 @@ export async function writeTreeFile(
       variants.push([`${name}.${ENCODING_EXTENSIONS[encoding]}`, encoded[i]!]);
     });
   }
+  // The answer's own file last: its presence says its forms are stored (storedTreeFile), so another
+  // route with the same bytes, prerendered meanwhile, never lists fewer forms than this one.
+  variants.push([name, bytes]);
   for (const [file, content] of variants) if (!store.has(file)) await store.put(file, content);
   return entry(name, bytes.length, encodings);
 }
