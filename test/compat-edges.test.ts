@@ -179,8 +179,8 @@ edges('a 1.20.4 server is never offered a 1.21-only build, and is told why', asy
   const check = await get('/api/plugin-versions/update-check/papermc/21/1.0.0?minecraft=1.20.4');
   assert.is(check.body.status, 'latest');
   assert.is(check.body.latest.pluginVersion, '1.0.0');
+  // Velocity's 4.0.0 is not named: a proxy's build is never a game server's reason to switch software.
   assert.equal(check.body.newerElsewhere, [
-    { version: '4.0.0', needs: { software: ['Velocity'] } },
     { version: '3.0.0', needs: { minecraft: '1.21.5', software: ['Spigot'] } },
     { version: '2.0.0', needs: { minecraft: '1.21.x' } },
     { version: '1.7.0', needs: { software: ['Spigot'] } },
@@ -194,15 +194,14 @@ edges('a Java 17 server is told a newer build needs Java 21; Java is a minimum',
   assert.is(check.status, 404); // Velocity's only build needs Java 21
   const paper = await get('/api/plugin-versions/update-check/papermc/17/1.0.0');
   assert.is(paper.body.status, 'latest');
-  assert.equal(paper.body.newerElsewhere.slice(0, 3), [
-    { version: '4.0.0', needs: { java: '21', software: ['Velocity'] } },
+  assert.equal(paper.body.newerElsewhere.slice(0, 2), [
     { version: '3.0.0', needs: { software: ['Spigot'] } }, // past the fork: ranked after P1
     { version: '2.0.0', needs: { java: '21' } },
   ]);
   const on21 = await get('/api/plugin-versions/update-check/spigot/21/1.7.0');
   assert.is(on21.body.latest.pluginVersion, '3.0.0'); // a Java 17 build, offered to Java 21
   assert.is(on21.body.status, 'outdated');
-  assert.is(on21.body.newerElsewhere.length, 1); // 4.0.0, Velocity's
+  assert.not.ok('newerElsewhere' in on21.body, "Velocity's 4.0.0 is a proxy's build, never named to a game server");
 });
 
 edges('newerElsewhere is absent when nothing newer is held back', async () => {
@@ -210,6 +209,25 @@ edges('newerElsewhere is absent when nothing newer is held back', async () => {
   assert.is(check.body.status, 'latest');
   assert.not.ok('newerElsewhere' in check.body);
 });
+
+edges(
+  "newerElsewhere names builds of the same kind alone: a proxy never a game server's, nor the reverse",
+  async () => {
+    const proxy = await get('/api/plugin-versions/update-check/waterfall/21/1.0.0');
+    const server = await get('/api/plugin-versions/update-check/spigot/21/1.0.0');
+    const named = (body: { newerElsewhere?: { needs: { software?: string[] } }[] }) =>
+      (body.newerElsewhere ?? []).flatMap((newer) => newer.needs.software ?? []);
+    assert.equal(
+      named(proxy.body).filter((software) => !['BungeeCord', 'Waterfall', 'Velocity'].includes(software)),
+      [],
+    );
+    assert.equal(
+      named(server.body).filter((software) => ['BungeeCord', 'Waterfall', 'Velocity'].includes(software)),
+      [],
+    );
+    assert.ok(named(proxy.body).includes('Velocity'), "a Waterfall proxy is told of Velocity's newer build");
+  },
+);
 
 edges('every precomputed resolve and update-check answer equals the live one', async () => {
   const live = createApi(liveContext(ctx.tree));

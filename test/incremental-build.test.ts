@@ -231,6 +231,14 @@ apiFirst.run();
  * when any version object changed (issue 31: it names newer builds of any software and Java); anything else
  * (the lists, the feed of all) always. The rest is kept.
  */
+/** What a server runs plugins of at all, written here as the issue says it, not imported from the code under test. */
+const kindOf = (software: string) =>
+  ['bungeecord', 'waterfall', 'velocity'].includes(software.toLowerCase())
+    ? 'proxy'
+    : software.toLowerCase() === 'quilt'
+      ? 'quilt'
+      : 'server';
+
 function answersAsked(before: Tree, after: Tree): number {
   const shown = (tree: Tree, v: CatalogVersion) => JSON.stringify(presentVersion(tree.catalog, v, false));
   const changed = after.catalog.versions.filter((v) => {
@@ -268,8 +276,10 @@ function answersAsked(before: Tree, after: Tree): number {
         touches(software, anyJava ? undefined : (v) => Number(v.javaVersion) <= Number(resolve.java)),
       );
     }
-    // Issue 31: an update check names newer builds of any software and Java (newerElsewhere).
-    if (path.startsWith('/api/plugin-versions/update-check/')) return changed.length > 0;
+    // Issue 31: an update check names newer builds of any software of its kind (a game server, a
+    // proxy, Quilt) and any Java (newerElsewhere).
+    const check = /^\/api\/plugin-versions\/update-check\/([a-z]+)\//.exec(path);
+    if (check) return changed.some((v) => v.serverSoftware.some((s) => kindOf(s) === kindOf(check[1]!)));
     const software =
       /^\/api\/(?:plugin-versions\/(?:latest|download\/latest|feed)|badges\/latest)\/([a-z]+)(?:\/(\d+))?/.exec(path);
     if (software) return touches(software[1]!, software[2] ? (v) => v.javaVersion === software[2] : undefined);

@@ -3,7 +3,7 @@ import type { Catalog } from '../versions/catalog.ts';
 import { RUNS_FOLIA_SUPPORTED, RUNS_PLUGINS_OF, runsOnJava } from '../versions/compat.ts';
 import { indexLatest, pickLatest, type LatestIndex } from '../versions/latest.ts';
 import type { CatalogVersion } from '../versions/schema.ts';
-import { JAVA_VERSIONS, SERVER_SOFTWARE, findSoftware } from '../versions/software.ts';
+import { JAVA_VERSIONS, SERVER_SOFTWARE, findSoftware, platformOf } from '../versions/software.ts';
 import { OPENAPI_PATH } from '../openapi-path.ts';
 import { findByHash } from '../versions/integrity.ts';
 import { VERSION_RULES, type HashAlgorithm } from '../versions/paths.ts';
@@ -191,8 +191,9 @@ export function readsChange(
     const java = answer.status() === 404 || resolve.java === undefined ? undefined : { atMost: resolve.java };
     return resolve.chain.some((software) => changes.groups.has(groupKey(software, java)));
   }
-  // Issue 31: an update check names newer builds of any software and Java (newerElsewhere).
-  if (VERSION_RULES.updateCheck.match(path)) return changes.groups.size > 0;
+  // Issue 31: an update check names newer builds of any software of its kind and any Java (newerElsewhere).
+  const check = VERSION_RULES.updateCheck.match(path);
+  if (check) return readsPlatformChange(check.software, changes);
   // The project's answers read data/project.json alone, whose change changes the answers' code digest (build.ts).
   if (path === OPENAPI_PATH || CHART_RULES.example.match(path) || matchFirst(PROJECT_PATHS, path)) return false;
   if (matchFirst(BRAND_PATHS, path)) return changes.brands;
@@ -203,6 +204,18 @@ export function readsChange(
   const feed = VERSION_RULES.softwareFeed.match(path)?.software;
   if (feed) return changes.users || changes.groups.has(groupKey(feed, undefined));
   return changes.all;
+}
+
+/** Does a change touch a software of the same kind (server, proxy, Quilt) as `software`? */
+function readsPlatformChange(software: string, changes: ChangeSets): boolean {
+  const server = findSoftware(software);
+  if (!server) return changes.groups.size > 0;
+  const platform = platformOf(server);
+  for (const key of changes.groups) {
+    const changed = findSoftware(key.slice(0, key.indexOf('|')));
+    if (changed && platformOf(changed) === platform) return true;
+  }
+  return false;
 }
 
 /**

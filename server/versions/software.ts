@@ -23,3 +23,11 @@ export function findSoftware(name: string): ServerSoftware | undefined {
 export function isProxy(software: ServerSoftware): boolean {
   return (SOFTWARE_GROUPS.proxy as readonly string[]).includes(software);
 }
+
+/**
+ * What a server runs plugins of at all: a proxy's, a Quilt mod loader's or a game server's. A build
+ * for another kind is never a reason to switch software (a proxy cannot run a server's plugin).
+ */
+export function platformOf(software: ServerSoftware): 'proxy' | 'quilt' | 'server' {
+  return isProxy(software) ? 'proxy' : software === 'Quilt' ? 'quilt' : 'server';
+}

@@ -4,6 +4,7 @@ import { runsOnJava } from './compat.ts';
 import { describeMinecraft, supportsMinecraft } from './minecraft.ts';
 import { chainStepOf, runsOnServer, type ServerQuery } from './resolve.ts';
 import type { NewerElsewhere, PluginVersionRecord, UPDATE_STATUSES } from './schema.ts';
+import { platformOf } from './software.ts';
 import type { z } from 'zod';
 
 export type UpdateStatus = (typeof UPDATE_STATUSES)[number];
@@ -39,8 +40,8 @@ export function checkForUpdate(
 
 /**
  * Issue 31: the plugin versions newer than the one offered that this server is not offered, each
- * with what stands in the way: a newer Java, another Minecraft version, or a software its chain
- * does not take (or ranks after the offered build's). A version with several builds names the one
+ * with what stands in the way: a newer Java, another Minecraft version, or a software of its kind (a
+ * game server, a proxy, Quilt) its chain does not take (or ranks after the offered build's). A version with several builds names the one
  * that needs the fewest changes. Never a withdrawn version or one of a channel not asked for; newest first.
  */
 export function newerElsewhere(versions: readonly PluginVersionRecord[], question: UpdateQuestion): Newer[] {
@@ -50,6 +51,7 @@ export function newerElsewhere(versions: readonly PluginVersionRecord[], questio
   for (const v of versions) {
     if (v.withdrawn || !channelsShowing(channelOf(v)).includes(server.channel)) continue;
     if (!semver.gt(v.pluginVersion, question.latest.pluginVersion)) continue;
+    if (!v.serverSoftware.some((software) => platformOf(software) === platformOf(server.software))) continue;
     const step = chainStepOf(v, server);
     const needs: Newer['needs'] = {
       ...(server.java !== undefined && !runsOnJava(v.javaVersion, server.java) && { java: v.javaVersion }),
