@@ -45,8 +45,9 @@ const RELEASE_TABLE: Record<ServerSoftware, [string, string, string, string, str
   Purpur: ['M', 'C/Spigot', 'D/PaperMC', 'M', 'M'], // Purpur -> PaperMC -> Spigot
   Quilt: ['K', '-', '-', '-', 'K'],
   LeafMC: ['K', 'C/Spigot', 'D/PaperMC', 'M/PaperMC', 'K'], // a native build beats a newer compatible one
-  Folia: ['G', '-', '-', 'E', 'G'], // never a PaperMC or Spigot build
-  CanvasMC: ['L', '-', '-', 'E/Folia', 'L'],
+  // Issue 31: its own builds, then one whose JAR declares folia-supported (D and M do), whatever its software.
+  Folia: ['G', '-', 'D/PaperMC', 'E', 'G'],
+  CanvasMC: ['L', '-', 'D/PaperMC', 'E/Folia', 'L'],
   BungeeCord: ['J', 'B', 'J', 'J', 'J'],
   Waterfall: ['J', 'B', 'J', 'J', 'J'], // the BungeeCord+Waterfall builds, matched as Waterfall
   Velocity: ['I', '-', '-', 'F', 'I'],
@@ -83,7 +84,8 @@ table('the answer always runs on the server: its Java at most the asked one, its
         const found = resolveBuild(demo.catalog.versions, { software, java, channel });
         if (!found) continue;
         assert.ok(Number(found.version.javaVersion) <= Number(java), `${software} ${java}`);
-        assert.ok(RUNS_PLUGINS_OF[software].includes(found.software));
+        const declared = found.version.foliaSupported === true && ['Folia', 'CanvasMC'].includes(software);
+        assert.ok(RUNS_PLUGINS_OF[software].includes(found.software) || declared, `${software} ${java}`);
         assert.ok(found.version.serverSoftware.includes(found.software));
       }
 });
@@ -203,12 +205,13 @@ minecraft.run();
 
 const explain = suite('explainNoBuild: what would resolve if the server changed one thing');
 const explainCases: [ServerSoftware, JavaVersion | undefined, string | undefined, Channel, string][] = [
+  // Folia on Java 11 runs 1.1.0, a PaperMC build whose JAR declares folia-supported (issue 31).
   [
     'Folia',
-    '11',
+    '8',
     undefined,
     'release',
-    'No build for Folia on Java 11; available for Java 17: 1.2.0; for Java 21: 1.3.0',
+    'No build for Folia on Java 8; available for Java 11: 1.1.0; for Java 17: 1.2.0; for Java 21: 1.3.0',
   ],
   ['Quilt', '17', undefined, 'release', 'No build for Quilt on Java 17; available for Java 21: 1.3.0'],
   [
@@ -282,14 +285,14 @@ http("the answer is the latest endpoint's version object plus resolvedFrom", asy
 http('404s say what would resolve; bad parameters name the parameter and the allowed values', async () => {
   const cases: [string, number, string][] = [
     [
-      '/api/plugin-versions/resolve/folia/11',
+      '/api/plugin-versions/resolve/folia/8',
       404,
-      'No build for Folia on Java 11; available for Java 17: 1.2.0; for Java 21: 1.3.0',
+      'No build for Folia on Java 8; available for Java 11: 1.1.0; for Java 17: 1.2.0; for Java 21: 1.3.0',
     ],
     [
-      '/api/plugin-versions/download/resolve/folia/11',
+      '/api/plugin-versions/download/resolve/folia/8',
       404,
-      'No build for Folia on Java 11; available for Java 17: 1.2.0; for Java 21: 1.3.0',
+      'No build for Folia on Java 8; available for Java 11: 1.1.0; for Java 17: 1.2.0; for Java 21: 1.3.0',
     ],
     ['/api/plugin-versions/resolve/forge', 404, 'Unknown server software "forge"; expected one of PaperMC, Spigot'],
     ['/api/plugin-versions/resolve/papermc/16', 404, 'Unknown Java version "16"; expected one of 8, 11, 17, 21'],
@@ -347,7 +350,7 @@ http(
     assert.is(resolveRoutes.length, 11 * 5 * (1 + 3 + 8) * 2 + 8);
     for (const path of [
       '/api/plugin-versions/resolve/purpur',
-      '/api/plugin-versions/resolve/folia/11',
+      '/api/plugin-versions/resolve/folia/8',
       '/api/plugin-versions/download/resolve/leafmc/21?minecraft=1.21.10',
       '/api/plugin-versions/download/resolve/leafmc/21?channel=beta',
       '/api/plugin-versions/resolve/papermc/17?minecraft=1.20.4',
