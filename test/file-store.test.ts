@@ -27,19 +27,48 @@ async function namedFiles(treeDir: string): Promise<string[]> {
   });
 }
 
+/** Each route's file as a manifest names it. */
+const routeFiles = async (treeDir: string) =>
+  new Map(
+    Object.entries((JSON.parse(await readFile(join(treeDir, 'manifest.json'), 'utf8')) as Manifest).routes).map(
+      ([path, entry]) => [path, entry.file],
+    ),
+  );
+
 store('a tree links its files to dist/files, and a release adds only the files it changed', async () => {
   const tree = (await currentTreeDir(ctx.workspace.distDir))!;
   assert.ok((await lstat(join(tree, 'files'))).isSymbolicLink(), 'files is a link');
   assert.is(await readlink(join(tree, 'files')), '../../files', 'a relative link: dist/ can move');
   const before = await storeNames();
+  const earlier = await routeFiles(tree);
   const sha256 = await addVersion('7.0.0');
   await build();
   const after = await storeNames();
   const added = [...after].filter((name) => !before.has(name));
   assert.ok(added.includes(`${sha256}.jar`), 'the new JAR');
-  // The new download, the list and the changed latest answers (with their br and gzip forms); none of
-  // the brand images or the other downloads.
-  assert.ok(added.length > 3 && added.length < before.size / 10, `${added.length} new files of ${after.size}`);
+  // Only files of answers that changed are added (with their br and gzip forms), and only answers
+  // about versions changed: never a brand image, nor another version's download.
+  const changed = [...(await routeFiles((await currentTreeDir(ctx.workspace.distDir))!))].filter(
+    ([path, file]) => earlier.get(path) !== file,
+  );
+  const changedFiles = new Set(changed.map(([, file]) => file.slice('files/'.length)));
+  const unexplained = added.filter(
+    (name) => name !== `${sha256}.jar` && !changedFiles.has(name.replace(/\.(br|gz)$/, '')),
+  );
+  assert.equal(unexplained, [], "every new file is a changed answer's");
+  const paths = changed.map(([path]) => path);
+  assert.equal(
+    paths.filter((path) => !/^\/api\/(plugin-versions|badges\/latest)(\/|$|\?)/.test(path)),
+    [],
+    'only answers about versions changed',
+  );
+  const downloads = paths.filter((path) => /^\/api\/plugin-versions\/download\/plugin-/.test(path));
+  assert.ok(downloads.length > 0, 'the new download');
+  assert.equal(
+    downloads.filter((path) => !path.includes(sha256.slice(0, 10))),
+    [],
+    "no other version's download",
+  );
   for (const name of await namedFiles((await currentTreeDir(ctx.workspace.distDir))!))
     assert.ok(after.has(name), `${name} is in dist/files`);
 });
