@@ -434,6 +434,8 @@ fuzz.before(async () => {
     storage: createFileStorage(ctx.workspace.storageDir),
     rateLimit: { limit: 1_000_000, windowSeconds: 900 },
     trustProxy: ['127.0.0.1', '::1'],
+    // As `npm start` runs (PUBLISH=on): random publishing requests meet the token check, not a 503.
+    publishing: { maxBytes: 1024 * 1024, uploadsDir: `${ctx.workspace.storageDir}/uploads` },
     log: (entry) => live.log.push(entry),
     warn: () => {},
   });
