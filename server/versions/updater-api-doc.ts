@@ -14,7 +14,7 @@ function latestText(summary: string, path: z.ZodObject): ZodOpenApiOperationObje
     tags: ['plugin versions'],
     summary,
     description:
-      "The `pluginVersion` of the latest endpoint's answer for the same software, Java version and channel, alone, without a trailing newline: for updaters that read a URL holding the latest version string. Errors are JSON, as everywhere.",
+      "The `pluginVersion` of the latest endpoint's answer for the same software, Java version and channel, alone, without a trailing newline: for updaters that read a URL holding the latest version string. A 404 or 400 is a JSON error, as from the JSON form.",
     requestParams: { path, query: ChannelQuery },
     responses: {
       '200': {

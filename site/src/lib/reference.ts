@@ -8,7 +8,7 @@ import { createAppContext } from '../../../server/context.ts';
 import { hashSecret } from '../../../server/http/auth.ts';
 import { NO_ROUTES } from '../../../server/tree/routes.ts';
 import { createMemoryStorage } from '../../../server/storage.ts';
-import { brands, catalog } from './tree.ts';
+import { brands, catalog, project } from './tree.ts';
 import type { CatalogVersion } from '../../../server/versions/schema.ts';
 
 /** Set by build/site.ts: the tree being built (its catalog.json and files), which the examples are answered from. */
@@ -198,11 +198,23 @@ const EXAMPLE_TREE_NAME = '0f3c9a7d51e2b8c46a10';
 /** The example server's owner's token, and the key signing the example's chart URL: in the examples' memory only. */
 const EXAMPLE_OWNER_TOKEN = 'example-owner-token';
 const EXAMPLE_CHART_URL_KEY = 'example-chart-url-key-'.padEnd(40, '0');
-/** Each POST's body and the credential it is sent with. */
-const EXAMPLE_POSTS: Record<string, { credential: string; shown: string; body: unknown }> = {
-  '/api/servers/{id}/stats': { credential: EXAMPLE_INGEST_KEY, shown: '<ingest key>', body: { players: 42 } },
-  '/api/servers/{id}/chart-urls': { credential: EXAMPLE_OWNER_TOKEN, shown: '<owner token>', body: { days: 7 } },
-};
+type ExamplePost = { credential?: { secret: string; shown: string }; body: unknown };
+
+/** Each POST's body and the credential it is sent with (none for a lookup), given the newest release. */
+const examplePosts = (newest: CatalogVersion): Record<string, ExamplePost> => ({
+  '/api/servers/{id}/stats': {
+    credential: { secret: EXAMPLE_INGEST_KEY, shown: '<ingest key>' },
+    body: { players: 42 },
+  },
+  '/api/servers/{id}/chart-urls': {
+    credential: { secret: EXAMPLE_OWNER_TOKEN, shown: '<owner token>' },
+    body: { days: 7 },
+  },
+  // Modrinth's hash-based update lookup, as an updater sends it for the JAR it runs.
+  '/api/plugin-versions/by-hash/update': {
+    body: { hashes: [newest.sha512], algorithm: 'sha512', loaders: ['paper'], game_versions: [] },
+  },
+});
 /** Queries that show an endpoint's options at work. */
 const EXAMPLE_QUERIES: Record<string, string> = {
   '/api/image/brand/{brand}': 'variant=light&size=128&format=webp',
@@ -222,12 +234,13 @@ export async function referenceExamples(): Promise<Map<string, OperationExample>
   if (!newest) return new Map();
   const api = await exampleApp();
   const valueOf = exampleValues(newest, older!);
+  const posts = examplePosts(newest);
   const examples = new Map<string, OperationExample>();
   for (const [template, item] of Object.entries(doc.paths ?? {})) {
     for (const [method] of operationsOf(item)) {
       const names = [...template.matchAll(/\{(\w+)\}/g)].map((match) => match[1]!);
       if (names.some((name) => valueOf(template, name) === undefined)) continue;
-      const post = method === 'post' ? EXAMPLE_POSTS[template] : undefined;
+      const post = method === 'post' ? posts[template] : undefined;
       // A request that changes something (a publish, an edit) needs a body and a token: shown without an example.
       if (method !== 'get' && !post) continue;
       const query = EXAMPLE_QUERIES[template];
@@ -241,7 +254,7 @@ export async function referenceExamples(): Promise<Map<string, OperationExample>
 
 /** The app over this build's tree, with the example owner, server and chart-URL key stored. */
 async function exampleApp() {
-  const tree = { dir: __DEPOT_TREE_DIR__, catalog, brands, routes: NO_ROUTES, source: '' };
+  const tree = { dir: __DEPOT_TREE_DIR__, catalog, brands, project, routes: NO_ROUTES, source: '' };
   const ctx = createAppContext(createMemoryStorage(), {
     tree: () => tree,
     now: () => EXAMPLE_NOW,
@@ -267,6 +280,7 @@ function exampleValues(newest: CatalogVersion, older: CatalogVersion) {
     algorithm: 'sha256',
     hash: newest.sha256,
     brand: 'papermc',
+    size: '180',
     variant: 'light',
     format: 'svg',
   };
@@ -287,12 +301,15 @@ async function askExample(
   api: ReturnType<typeof createApi>,
   method: string,
   path: string,
-  post: (typeof EXAMPLE_POSTS)[string] | undefined,
+  post: ExamplePost | undefined,
 ): Promise<OperationExample> {
   const response = await api.request(path, {
     method: method.toUpperCase(),
     ...(post && {
-      headers: { authorization: `Bearer ${post.credential}`, 'content-type': 'application/json' },
+      headers: {
+        ...(post.credential && { authorization: `Bearer ${post.credential.secret}` }),
+        'content-type': 'application/json',
+      },
       body: JSON.stringify(post.body),
     }),
   });
@@ -305,7 +322,7 @@ async function askExample(
     ? answered
     : Buffer.from(answered.toString('utf8').replaceAll(basename(__DEPOT_TREE_DIR__), EXAMPLE_TREE_NAME));
   const options = post
-    ? `-i -X POST -H 'Authorization: Bearer ${post.shown}' -H 'Content-Type: application/json' -d '${JSON.stringify(post.body)}'`
+    ? `-i -X POST ${post.credential ? `-H 'Authorization: Bearer ${post.credential.shown}' ` : ''}-H 'Content-Type: application/json' -d '${JSON.stringify(post.body)}'`
     : file
       ? '-OJ'
       : '-i';
