@@ -108,7 +108,11 @@ else {
           assert.match(await notice.innerText(), /2026-10-01 by alice/, where);
           // Before the facts: read first.
           const top = async (selector: string) => (await page.locator(selector).boundingBox())!.y;
-          assert.ok((await top('#withdrawn')) < (await top('.facts')), `${where}: the warning above the facts`);
+          // Above every list of facts: the version's, and what its JAR declares (issue 31).
+          const firstFacts = await page
+            .locator('.facts')
+            .evaluateAll((lists) => Math.min(...lists.map((list) => list.getBoundingClientRect().top)));
+          assert.ok((await top('#withdrawn')) < firstFacts, `${where}: the warning above the facts`);
           // The main action is the successor's download; the withdrawn file is reachable only behind the warning, quiet.
           const primary = notice.locator('[data-successor-download]');
           assert.is(await primary.getAttribute('href'), ctx.successor.downloadUrl, where);
