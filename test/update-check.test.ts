@@ -137,7 +137,8 @@ const errorCases: [string, number, string][] = [
   [
     `${CHECK}/canvasmc/8/1.0.0`,
     404,
-    'No build for CanvasMC on Java 8; available for Java 17: 1.2.0; for Java 21: 1.3.0',
+    // CanvasMC on Java 11 runs 1.1.0, a PaperMC build whose JAR declares folia-supported (issue 31).
+    'No build for CanvasMC on Java 8; available for Java 11: 1.1.0; for Java 17: 1.2.0; for Java 21: 1.3.0',
   ],
   [
     `${CHECK}/quilt/17/1.0.0?channel=beta`,
