@@ -10,15 +10,15 @@ import { runBuild } from '../build/build.ts';
 import { makePluginJar } from '../build/plugin-jar.ts';
 import { standaloneNginxConfig } from '../build/deploy-configs.ts';
 import { createAppContext, type AppContext } from '../server/context.ts';
-import type { Manifest, RouteEntry } from '../server/tree/format.ts';
+import { Manifest, type RouteEntry } from '../server/tree/format.ts';
 import { NO_ROUTES, type RouteLookup } from '../server/tree/routes.ts';
-import type { Tree } from '../server/tree/open.ts';
+import { currentTreeDir, type Tree } from '../server/tree/open.ts';
 import { ENCODING_EXTENSIONS } from '../server/http/compress.ts';
 import { DataError } from '../server/data-files.ts';
 import { startOrigin, type OriginOptions, type RunningOrigin } from '../server/origin.ts';
 import { createMemoryStorage } from '../server/storage.ts';
 import { checkEveryAnswer } from './openapi-conformance.ts';
-import { ROOT, stopProcess } from './processes.ts';
+import { ROOT, findProgram, freePort, stopProcess } from './processes.ts';
 
 export { ROOT, findProgram, freePort, startRedis, type RedisServer } from './processes.ts';
 
@@ -371,6 +371,51 @@ export async function spawnOrigin(
     await new Promise((r) => setTimeout(r, 50));
   }
   return { child, url: (JSON.parse(listening) as { url: string }).url, stdout, stderr, exited };
+}
+
+/** A built workspace served as operators deploy it: its origin, and Debian's nginx in front when installed. */
+export type ServedTree = {
+  origin: RunningOrigin;
+  nginx: NginxServer | undefined;
+  treeDir: string;
+  manifest: Manifest;
+  stop: () => Promise<void>;
+};
+
+/**
+ * `npm run build` with its nginx.conf sending to an origin on a free loopback port (nginx's own
+ * limit raised: these tests ask thousands of answers), then that origin (`origin` options on top of
+ * a raised limit, and its own address as PUBLIC_URL, so absolute links lead to it) and, when
+ * installed, nginx with the build's config.
+ */
+export async function serveBuiltTree(workspace: Workspace, origin: Partial<OriginOptions> = {}): Promise<ServedTree> {
+  const [originPort, nginxPort] = [await freePort(), await freePort()];
+  const built = await runBuildCommand(workspace, {
+    NGINX_ORIGINS: `127.0.0.1:${originPort}`,
+    NGINX_LISTEN: `127.0.0.1:${nginxPort}`,
+    RATE_LIMIT: '100000/15m',
+  });
+  assert.is(built.code, 0, built.stderr);
+  const running = await startTestOrigin(workspace, {
+    port: originPort,
+    rateLimit: { limit: 100_000, windowSeconds: 900 },
+    publicUrl: `http://127.0.0.1:${originPort}`,
+    ...origin,
+  });
+  const treeDir = (await currentTreeDir(workspace.distDir))!;
+  const manifest = Manifest.parse(JSON.parse(await readFile(join(treeDir, 'manifest.json'), 'utf8')));
+  const program = findProgram('nginx');
+  const nginx = program ? await startNginx(program, join(treeDir, 'nginx.conf'), nginxPort) : undefined;
+  return {
+    origin: running,
+    nginx,
+    treeDir,
+    manifest,
+    stop: async () => {
+      await nginx?.stop();
+      await running.close();
+    },
+  };
 }
 
 export type NginxServer = {

@@ -13,15 +13,15 @@ import { listIntegrityPaths } from '../server/versions/integrity.ts';
 import { HASH_ALGORITHMS, byHashPath, checksumPath, downloadPath } from '../server/versions/paths.ts';
 import {
   findProgram,
-  freePort,
   liveContext,
   makeWorkspace,
   pluginJar,
   rawRequest,
   runBuildCommand,
   runDepot,
-  startNginx,
+  serveBuiltTree,
   startTestOrigin,
+  type ServedTree,
   type NginxServer,
   type RawAnswer,
   type Workspace,
@@ -35,6 +35,7 @@ const NGINX = findProgram('nginx');
 if (!NGINX) console.warn('integrity.test.ts: nginx not installed, the nginx half not run (apt-get install -y nginx)');
 
 const ctx = {} as {
+  served: ServedTree;
   workspace: Workspace;
   origin: RunningOrigin;
   nginx: NginxServer | undefined;
@@ -79,26 +80,12 @@ const setup = () => (ctx.ready ??= start());
 async function start() {
   ctx.originPaths = [];
   ctx.workspace = await makeWorkspace({ build: false });
-  const [originPort, nginxPort] = [await freePort(), await freePort()];
-  const built = await runBuildCommand(ctx.workspace, {
-    NGINX_ORIGINS: `127.0.0.1:${originPort}`,
-    NGINX_LISTEN: `127.0.0.1:${nginxPort}`,
-    RATE_LIMIT: '100000/15m', // nginx's limit; every JAR is asked for several times
-  });
-  assert.is(built.code, 0, built.stderr);
-  ctx.origin = await startTestOrigin(ctx.workspace, {
-    port: originPort,
-    rateLimit: { limit: 100_000, windowSeconds: 900 },
-    log: (entry) => ctx.originPaths.push(entry.path),
-  });
-  ctx.treeDir = (await currentTreeDir(ctx.workspace.distDir))!;
+  ctx.served = await serveBuiltTree(ctx.workspace, { log: (entry) => ctx.originPaths.push(entry.path) });
+  ({ origin: ctx.origin, nginx: ctx.nginx, treeDir: ctx.treeDir, manifest: ctx.manifest } = ctx.served);
   ctx.tree = await openTree(ctx.treeDir);
-  ctx.manifest = Manifest.parse(JSON.parse(await readFile(join(ctx.treeDir, 'manifest.json'), 'utf8')));
-  ctx.nginx = NGINX ? await startNginx(NGINX, join(ctx.treeDir, 'nginx.conf'), nginxPort) : undefined;
 }
 async function teardown() {
-  await ctx.nginx?.stop();
-  await ctx.origin?.close();
+  await ctx.served?.stop();
   await ctx.workspace?.remove();
 }
 

@@ -8,17 +8,15 @@ import * as assert from 'uvu/assert';
 import { createApi } from '../server/app.ts';
 import type { RunningOrigin } from '../server/origin.ts';
 import { Manifest } from '../server/tree/format.ts';
-import { currentTreeDir, openTree, type Tree } from '../server/tree/open.ts';
+import { openTree, type Tree } from '../server/tree/open.ts';
 import type { CatalogVersion } from '../server/versions/schema.ts';
 import {
   findProgram,
-  freePort,
   liveContext,
   makeWorkspace,
   rawRequest,
-  runBuildCommand,
-  startNginx,
-  startTestOrigin,
+  serveBuiltTree,
+  type ServedTree,
   type NginxServer,
   type Workspace,
 } from './helpers.ts';
@@ -48,6 +46,7 @@ const LOADER: Record<string, string> = {
   Velocity: 'velocity',
 };
 const ctx = {} as {
+  served: ServedTree;
   workspace: Workspace;
   origin: RunningOrigin;
   nginx: NginxServer | undefined;
@@ -60,26 +59,12 @@ const ctx = {} as {
 const setup = () => (ctx.ready ??= start());
 async function start() {
   ctx.workspace = await makeWorkspace({ build: false });
-  const [originPort, nginxPort] = [await freePort(), await freePort()];
-  const built = await runBuildCommand(ctx.workspace, {
-    NGINX_ORIGINS: `127.0.0.1:${originPort}`,
-    NGINX_LISTEN: `127.0.0.1:${nginxPort}`,
-    RATE_LIMIT: '100000/15m',
-  });
-  assert.is(built.code, 0, built.stderr);
-  ctx.origin = await startTestOrigin(ctx.workspace, {
-    port: originPort,
-    rateLimit: { limit: 100_000, windowSeconds: 900 },
-    publicUrl: `http://127.0.0.1:${originPort}`,
-  });
-  ctx.treeDir = (await currentTreeDir(ctx.workspace.distDir))!;
+  ctx.served = await serveBuiltTree(ctx.workspace);
+  ({ origin: ctx.origin, nginx: ctx.nginx, treeDir: ctx.treeDir, manifest: ctx.manifest } = ctx.served);
   ctx.tree = await openTree(ctx.treeDir);
-  ctx.manifest = Manifest.parse(JSON.parse(await readFile(join(ctx.treeDir, 'manifest.json'), 'utf8')));
-  ctx.nginx = NGINX ? await startNginx(NGINX, join(ctx.treeDir, 'nginx.conf'), nginxPort) : undefined;
 }
 async function teardown() {
-  await ctx.nginx?.stop();
-  await ctx.origin?.close();
+  await ctx.served?.stop();
   await ctx.workspace?.remove();
 }
 
