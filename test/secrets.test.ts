@@ -20,12 +20,20 @@ import { startReceiver } from './webhook-receiver.ts';
 // alone, `webhook list` shows a URL's shape and never its tokens, and REDIS_URL's password stays
 // out of every log line.
 
-/** Every folder and file under `dir` (itself included), with its permission bits. */
+/**
+ * Every folder and file under `dir` (itself included), with its permission bits. A file gone
+ * between the listing and its stat (a download journal's lock, held for a moment by a running
+ * origin) is left out: it existed only while its writer held it.
+ */
 async function modesUnder(dir: string): Promise<{ path: string; folder: boolean; mode: number }[]> {
   const found = [{ path: dir, folder: true, mode: (await stat(dir)).mode & 0o777 }];
   for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
     const path = join(entry.parentPath, entry.name);
-    found.push({ path, folder: entry.isDirectory(), mode: (await stat(path)).mode & 0o777 });
+    const info = await stat(path).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw error;
+    });
+    if (info) found.push({ path, folder: entry.isDirectory(), mode: info.mode & 0o777 });
   }
   return found;
 }
