@@ -33,7 +33,7 @@ const FALSE_CLAIMS: [string, Record<string, string>, string, RegExp][] = [
     'Folia without folia-supported',
     { 'plugin.yml': PLUGIN_YML },
     'PaperMC,Folia',
-    /^depot release: --software Folia: plugin\.yml lacks "folia-supported: true" \(Folia loads only plugins that declare it\); add it, or pass --no-descriptor-check$/,
+    /^depot release: --software Folia: plugin\.yml lacks "folia-supported: true" \(Folia loads only plugins that declare it\); add it, or pass --no-descriptor-check \(over HTTP: "descriptorCheck": false in the metadata\)$/,
   ],
   [
     'CanvasMC with folia-supported: false',
@@ -51,20 +51,20 @@ const FALSE_CLAIMS: [string, Record<string, string>, string, RegExp][] = [
     'Spigot for a Paper plugin',
     { 'paper-plugin.yml': PAPER_YML },
     'PaperMC,Spigot',
-    /^depot release: --software Spigot: paper-plugin\.yml is the JAR's only descriptor \(Paper plugins never load on Spigot, which reads plugin\.yml\); add a plugin\.yml, or leave Spigot out, or pass --no-descriptor-check$/,
+    /^depot release: --software Spigot: paper-plugin\.yml is the JAR's only descriptor \(Paper plugins never load on Spigot, which reads plugin\.yml\); add a plugin\.yml, or leave Spigot out, or pass --no-descriptor-check \(over HTTP: "descriptorCheck": false in the metadata\)$/,
   ],
   ['Bukkit for a Paper plugin', { 'paper-plugin.yml': PAPER_YML }, 'Bukkit', /--software Bukkit: paper-plugin\.yml/],
   [
     'Velocity without velocity-plugin.json',
     { 'plugin.yml': PLUGIN_YML },
     'Velocity',
-    /^depot release: --software Velocity: the JAR has no velocity-plugin\.json \(Velocity loads plugins by it\); add one, or pass --no-descriptor-check$/,
+    /^depot release: --software Velocity: the JAR has no velocity-plugin\.json \(Velocity loads plugins by it\); add one, or pass --no-descriptor-check \(over HTTP: "descriptorCheck": false in the metadata\)$/,
   ],
   [
     'BungeeCord with a Bukkit plugin.yml',
     { 'plugin.yml': `${PLUGIN_YML}api-version: '1.21'\ncommands:\n  checked: {}\n` },
     'BungeeCord',
-    /^depot release: --software BungeeCord: the JAR has no bungee\.yml and its plugin\.yml is a Bukkit one .*; add a bungee\.yml, or pass --no-descriptor-check$/,
+    /^depot release: --software BungeeCord: the JAR has no bungee\.yml and its plugin\.yml is a Bukkit one .*; add a bungee\.yml, or pass --no-descriptor-check \(over HTTP: "descriptorCheck": false in the metadata\)$/,
   ],
   [
     'Waterfall beside Spigot with one plugin.yml (it names one main class)',
@@ -83,7 +83,7 @@ const FALSE_CLAIMS: [string, Record<string, string>, string, RegExp][] = [
     { 'bungee.yml': BUNGEE_YML },
     software,
     new RegExp(
-      `^depot release: --software ${software}: the JAR has neither plugin\\.yml nor paper-plugin\\.yml \\(${software} loads plugins by them\\); add a plugin\\.yml or a paper-plugin\\.yml, or pass --no-descriptor-check$`,
+      `^depot release: --software ${software}: the JAR has neither plugin\\.yml nor paper-plugin\\.yml \\(${software} loads plugins by them\\); add a plugin\\.yml or a paper-plugin\\.yml, or pass --no-descriptor-check \\(over HTTP: "descriptorCheck": false in the metadata\\)$`,
     ),
   ]),
   [
@@ -99,7 +99,7 @@ const HOSTILE: [string, Record<string, string>, RegExp][] = [
   [
     'a plugin.yml over 256 KiB',
     { 'plugin.yml': `${PLUGIN_YML}description: ${'x'.repeat(300_000)}\n` },
-    /^depot release: plugin\.yml is 300\d\d\d bytes; a descriptor may hold at most 262144 bytes, or pass --no-descriptor-check$/,
+    /^depot release: plugin\.yml is 300\d\d\d bytes; a descriptor may hold at most 262144 bytes, or pass --no-descriptor-check \(over HTTP: "descriptorCheck": false in the metadata\)$/,
   ],
   [
     'an alias bomb',

@@ -221,6 +221,25 @@ published('refusals: each status names what to fix, and nothing is released', as
   for (const line of ctx.origin.stdout.concat(ctx.origin.stderr)) assert.not.ok(line.includes(ctx.token), line);
 });
 
+published(
+  'a claim the JAR does not back: 400 naming serverSoftware and how to override; descriptorCheck false releases it with its warning',
+  async () => {
+    const meta = { pluginVersion: '8.5.0', javaVersion: '21', serverSoftware: ['BungeeCord'] };
+    const refused = await publish(form(jar('8.5.0'), 'Bungee.jar', meta));
+    assert.is(refused.response.status, 400, JSON.stringify(refused.body));
+    assert.is(refused.body.field, 'serverSoftware');
+    assert.match(refused.body.error!, /--software BungeeCord: .*"descriptorCheck": false in the metadata\)$/);
+    const released = await publish(form(jar('8.5.0'), 'Bungee.jar', { ...meta, descriptorCheck: false }));
+    assert.is(released.response.status, 201, JSON.stringify(released.body));
+    const warnings = (released.body.version as PluginVersion & { descriptorWarnings?: string[] }).descriptorWarnings;
+    assert.equal(warnings?.length, 1);
+    assert.match(warnings![0]!, /--software BungeeCord/);
+    const bad = await publish(form(jar('8.5.1'), 'Bungee.jar', { ...meta, descriptorCheck: 'no' }));
+    assert.is(bad.response.status, 400);
+    assert.is(bad.body.field, 'descriptorCheck');
+  },
+);
+
 published('hostile text: kept as written where the rules allow it, refused naming the field where not', async () => {
   const latest = (await (await fetch(`${ctx.origin.url}/api/plugin-versions/latest/papermc/21`)).json()) as {
     version: PluginVersion;

@@ -5,6 +5,8 @@ import type { ServerSoftware } from '../../server/versions/software.ts';
 import { RefusedError } from './refused.ts';
 
 const OVERRIDE = '--no-descriptor-check';
+/** How a refusal says to override, for both ways a release comes: the CLI, and a publish over HTTP (its metadata). */
+const OVERRIDE_HINT = `pass ${OVERRIDE} (over HTTP: "descriptorCheck": false in the metadata)`;
 
 /** What a release stores of its JAR's descriptors: what they declare, and the warnings an override left. */
 export type DescriptorFields = Declared & { descriptorWarnings?: string[] };
@@ -23,7 +25,7 @@ export function checkDescriptors(
 ): DescriptorFields {
   const read = readDescriptors(jar);
   if (!read.ok) {
-    if (!override) throw new RefusedError(`${read.problem}, or pass ${OVERRIDE}`, { kind: 'not-a-jar' });
+    if (!override) throw new RefusedError(`${read.problem}, or ${OVERRIDE_HINT}`, { kind: 'not-a-jar' });
     return warned([read.problem], warn);
   }
   const problems = checkClaims(read.found, software);
@@ -31,7 +33,7 @@ export function checkDescriptors(
   if (problems.length === 0) return declared;
   if (!override) {
     const [{ problem, fix }] = problems as [(typeof problems)[0]];
-    throw new RefusedError(`${problem}; ${fix}, or pass ${OVERRIDE}`, { kind: 'field', field: 'serverSoftware' });
+    throw new RefusedError(`${problem}; ${fix}, or ${OVERRIDE_HINT}`, { kind: 'field', field: 'serverSoftware' });
   }
   return {
     ...declared,

@@ -39,6 +39,10 @@ const Metadata = z
     proxyVersion: z.string().optional(),
     channel: z.enum(['release', 'beta', 'alpha']).optional(),
     changelog: z.string().optional().meta({ description: 'Markdown, at most 64 KiB' }),
+    descriptorCheck: z.boolean().optional().meta({
+      description:
+        "false: released even when the JAR's descriptors do not back serverSoftware (`--no-descriptor-check`); what would have been refused is kept in the record's descriptorWarnings",
+    }),
   })
   .meta({ id: 'PublishMetadata', description: "`depot release`'s options, as JSON" });
 

@@ -58,6 +58,8 @@ const METADATA_FIELDS = {
   channel: Channel.optional(),
   // Checked where the CLI's --changelog file is (releaseJar): one rule for both.
   changelog: text('"## 1.4.0\\n\\n- Fixes"').optional(),
+  // Issue 31: false is the CLI's --no-descriptor-check (what it would have refused is kept in the record).
+  descriptorCheck: z.boolean({ error: 'must be true or false' }).optional(),
 };
 
 /**

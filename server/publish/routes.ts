@@ -161,6 +161,7 @@ function releaseOptions(raw: Record<string, unknown>, notes: string): string[] {
   if (typeof raw.proxyVersion === 'string') options.push(`--proxy=${raw.proxyVersion}`);
   if (typeof raw.channel === 'string') options.push(`--channel=${raw.channel}`);
   if (typeof raw.changelog === 'string') options.push(`--changelog=${notes}`);
+  if (raw.descriptorCheck === false) options.push('--no-descriptor-check');
   return options;
 }
 
