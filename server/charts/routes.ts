@@ -9,7 +9,7 @@ import { notFound } from '../http/errors.ts';
 import { sendRepresentation } from '../http/send.ts';
 import { strongEtag } from '../http/etag.ts';
 import { validateParams, validateQuery } from '../http/validate.ts';
-import { readJsonBody } from '../http/json.ts';
+import { readJsonBody, readValidatedJsonBody } from '../http/json.ts';
 import { aggregate, type Series } from './aggregate.ts';
 import { chartCsv, chartData } from './data.ts';
 import { drawPlayerChart } from './draw.ts';
@@ -17,7 +17,6 @@ import { EXAMPLE_NOW, exampleBuckets } from './example.ts';
 import { idempotencyKeyOf, type IdempotencyStore } from './idempotency.ts';
 import { samplesFromBody } from './ingest.ts';
 import { ChartUrlBody, PlayersChartQuery, chartSignatureMatches, mintChartUrl } from './signed-url.ts';
-import { describeIssues } from '../describe-issues.ts';
 import { MEDIA_TYPES } from '../http/media-types.ts';
 import { ChartQuery, ServerPath } from './schema.ts';
 import { CHART_RULES } from './paths.ts';
@@ -187,15 +186,16 @@ async function mintChartUrlOfServer(ctx: ChartRouteDeps, event: H3Event) {
   if (!token) throw unauthorized("Send the server owner's token as Authorization: Bearer <token>");
   if ((await ctx.tokens.authenticate(token)) !== server.owner)
     throw forbidden("Only the server's owner mints URLs of its chart");
-  const body = ChartUrlBody.safeParse(
-    await readJsonBody(event, '{"days": 7, "expires": "30d"}, or {} for the defaults'),
+  const body = await readValidatedJsonBody(
+    event,
+    ChartUrlBody,
+    '{"days": 7, "expires": "30d"}, or {} for the defaults',
   );
-  if (!body.success) throw new HTTPError({ status: 400, message: describeIssues(body.error.issues, 'body') });
   const minted = mintChartUrl({
     baseUrl: ctx.publicUrl,
     keys: await ctx.chartUrlKeys(),
     serverId: server.id,
-    body: body.data,
+    body,
     now: ctx.now(),
   });
   // A credential, for its owner only: no CORS, never cached.

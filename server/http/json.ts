@@ -1,4 +1,6 @@
 import { HTTPError, assertBodySize, type H3Event } from 'h3';
+import type { z } from 'zod';
+import { describeIssues } from '../describe-issues.ts';
 import { PUBLIC_HEADERS } from './cache.ts';
 import { sendRepresentation } from './send.ts';
 import { strongEtag } from './etag.ts';
@@ -53,4 +55,28 @@ export async function readJsonBody(event: H3Event, shape: string): Promise<unkno
   } catch {
     throw new HTTPError({ status: 400, message: `body must be JSON: ${shape}` });
   }
+}
+
+/** How many of a body's issues its 400 names: a thousand bad hashes need not be a thousand lines. */
+const ISSUES_SHOWN = 5;
+
+/**
+ * readJsonBody checked by `schema`: the parsed value, else one 400 for every JSON route, naming
+ * each field at fault (`days: must be an integer from 1 to 365`); with `namesField`, the first one
+ * also as the error's `field` (the publishing API's errors carry it).
+ */
+export async function readValidatedJsonBody<T extends z.ZodType>(
+  event: H3Event,
+  schema: T,
+  shape: string,
+  { namesField = false }: { namesField?: boolean } = {},
+): Promise<z.infer<T>> {
+  const parsed = schema.safeParse(await readJsonBody(event, shape));
+  if (parsed.success) return parsed.data;
+  const { issues } = parsed.error;
+  throw new HTTPError({
+    status: 400,
+    message: describeIssues(issues.slice(0, ISSUES_SHOWN), 'body') + (issues.length > ISSUES_SHOWN ? '; ...' : ''),
+    ...(namesField && { data: { field: String(issues[0]!.path[0] ?? 'body') } }),
+  });
 }

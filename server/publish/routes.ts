@@ -5,7 +5,7 @@ import { chargeLimit } from '../http/rate-limit.ts';
 import { refuseUnrouted } from '../http/endpoints.ts';
 import { ENDPOINTS } from '../endpoints.ts';
 import { H3, HTTPError, getRouterParam, type H3Event } from 'h3';
-import { readJsonBody } from '../http/json.ts';
+import { readValidatedJsonBody } from '../http/json.ts';
 import type { Catalog } from '../versions/catalog.ts';
 import { VERSION_RULES } from '../versions/paths.ts';
 import { presentVersion } from '../versions/present.ts';
@@ -170,19 +170,12 @@ async function readPatch(event: H3Event): Promise<PublishPatch> {
   const type = event.req.headers.get('content-type') ?? '';
   if (!/^application\/json\s*(;|$)/i.test(type))
     throw new HTTPError({ status: 415, message: 'Send the changes as JSON (Content-Type: application/json)' });
-  const body = await readJsonBody(
+  return readValidatedJsonBody(
     event,
+    PublishPatch,
     '{"channel": "beta"}, {"withdrawn": {"reason": "..."}} or {"withdrawn": null}',
+    { namesField: true },
   );
-  const parsed = PublishPatch.safeParse(body);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
-  const field = String(issue.path[0] ?? 'body');
-  throw new HTTPError({
-    status: 400,
-    message: parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '),
-    data: { field },
-  });
 }
 
 type Command = { command: string; args: string[]; notes?: { path: string; text: string } };

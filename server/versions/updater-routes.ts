@@ -1,7 +1,6 @@
-import { H3, HTTPError, type H3Event } from 'h3';
-import { describeIssues } from '../describe-issues.ts';
+import { H3, type H3Event } from 'h3';
 import { CACHE_CONTROL, NOT_FOUND_HEADERS, PUBLIC_HEADERS } from '../http/cache.ts';
-import { readJsonBody, sendDocument } from '../http/json.ts';
+import { readValidatedJsonBody, sendDocument } from '../http/json.ts';
 import { MEDIA_TYPES } from '../http/media-types.ts';
 import { sendRepresentation } from '../http/send.ts';
 import { validateNamedParams, validateQuery } from '../http/validate.ts';
@@ -18,8 +17,6 @@ export type UpdaterRouteDeps = { tree: () => { catalog: Catalog }; publicUrl: st
 /** A body's example in the 400 for one that is not JSON. */
 const LOOKUP_SHAPE =
   '{"hashes": ["<sha512 hex>"], "algorithm": "sha512", "loaders": ["paper"], "game_versions": ["1.21.4"]}';
-/** How many of a body's issues its 400 names: a thousand bad hashes need not be a thousand lines. */
-const ISSUES_SHOWN = 5;
 
 /**
  * Issue 31: the answers existing updater libraries read, mounted at /api/plugin-versions beside
@@ -39,7 +36,7 @@ export function updaterRoutes(ctx: UpdaterRouteDeps): H3 {
   app.get(VERSION_RULES.latestText.under(VERSIONS_ROOT), latestText);
   app.get(VERSION_RULES.latestTextOnJava.under(VERSIONS_ROOT), latestText);
   app.post(VERSION_RULES.byHashUpdate.under(VERSIONS_ROOT), async (event) => {
-    const body = parseLookup(await readJsonBody(event, LOOKUP_SHAPE));
+    const body = await readValidatedJsonBody(event, UpdateLookupBody, LOOKUP_SHAPE);
     const bytes = new TextEncoder().encode(JSON.stringify(findUpdates(ctx.tree().catalog, body, ctx.publicUrl)));
     return sendRepresentation(event, {
       status: 200,
@@ -53,15 +50,4 @@ export function updaterRoutes(ctx: UpdaterRouteDeps): H3 {
     });
   });
   return app;
-}
-
-/** A lookup's body checked, else a 400 naming the fields (`hashes[3]: must be 128 hex digits ...`). */
-function parseLookup(body: unknown): UpdateLookupBody {
-  const parsed = UpdateLookupBody.safeParse(body);
-  if (parsed.success) return parsed.data;
-  const issues = parsed.error.issues;
-  throw new HTTPError({
-    status: 400,
-    message: describeIssues(issues.slice(0, ISSUES_SHOWN), 'body') + (issues.length > ISSUES_SHOWN ? '; ...' : ''),
-  });
 }
