@@ -4,7 +4,7 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readConfig } from '../server/config.ts';
-import { changelogPath, jarPath, jarsDir, versionsDir } from '../server/versions/catalog.ts';
+import { changelogPath, jarPath, jarsDir, recordPath, versionsDir } from '../server/versions/catalog.ts';
 import type { Channel } from '../server/versions/channels.ts';
 import { sha256Hex } from '../server/digest.ts';
 import { PluginVersionRecord, UserProfiles } from '../server/versions/schema.ts';
@@ -242,7 +242,7 @@ for (const demo of DEMO_VERSIONS) {
   });
   await writeFile(jarPath(dataDir, record.id), bytes);
   if (demo.changelog) await writeFile(changelogPath(dataDir, record.id), demo.changelog);
-  await writeFile(join(versionsDir(dataDir), `${record.id}.json`), `${JSON.stringify(record, null, 2)}\n`);
+  await writeFile(recordPath(dataDir, record.id), `${JSON.stringify(record, null, 2)}\n`);
 }
 await writeFile(join(dataDir, 'users.json'), `${JSON.stringify(DEMO_USERS, null, 2)}\n`);
 const brandFiles = await writeDemoBrands(dataDir);

@@ -1,6 +1,6 @@
 import { open, readFile, readdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { changelogPath, jarPath, versionsDir } from '../server/versions/catalog.ts';
+import { changelogPath, jarPath, recordPath, versionsDir } from '../server/versions/catalog.ts';
 import { writeFileAtomic } from '../server/write-atomic.ts';
 
 /**
@@ -29,7 +29,7 @@ export async function commitVersionChange(dataDir: string, change: VersionChange
   await writeFileAtomic(intent, recordText);
   if (change.jar) await writeFileAtomic(jarPath(dataDir, id), change.jar);
   if (change.changelog !== undefined) await writeFileAtomic(nextChangelogPath(dataDir, id), change.changelog);
-  await writeFileAtomic(join(versionsDir(dataDir), `${id}.json`), recordText);
+  await writeFileAtomic(recordPath(dataDir, id), recordText);
   await finish(dataDir, id, true);
 }
 
@@ -45,7 +45,7 @@ export async function recoverInterruptedChanges(dataDir: string): Promise<{ fini
     const id = name.slice(0, -'.pending'.length);
     const [intended, record] = await Promise.all([
       readFile(intentPath(dataDir, id), 'utf8'),
-      readFile(join(versionsDir(dataDir), `${id}.json`), 'utf8').catch(() => undefined),
+      readFile(recordPath(dataDir, id), 'utf8').catch(() => undefined),
     ]);
     const committed = record === intended;
     if (!committed && record === undefined) await rm(jarPath(dataDir, id), { force: true });

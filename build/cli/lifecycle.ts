@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import type { Config } from '../../server/config.ts';
@@ -9,6 +8,7 @@ import {
   changelogPath,
   createCatalog,
   readChangelog,
+  recordPath,
   versionsDir,
   type Catalog,
 } from '../../server/versions/catalog.ts';
@@ -283,8 +283,6 @@ function revisedRecord(record: PluginVersionRecord, now: Date): PluginVersionRec
   if (!parsed.success) throw new RefusedError(parsed.error.issues.map((issue) => issue.message).join('; '));
   return parsed.data;
 }
-
-const recordPath = (dataDir: string, id: string) => join(versionsDir(dataDir), `${id}.json`);
 
 /** The record of `id` in data/ and the version it makes (its changelog included), or a refusal naming the id. */
 async function readRecord(dataDir: string, id: string) {

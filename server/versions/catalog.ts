@@ -37,6 +37,8 @@ export function createCatalog(records: readonly CatalogVersion[], users: readonl
 export const versionsDir = (dataDir: string) => join(dataDir, 'versions');
 export const jarsDir = (dataDir: string) => join(dataDir, 'jars');
 export const jarPath = (dataDir: string, id: string) => join(jarsDir(dataDir), `${id}.jar`);
+/** A version's record. */
+export const recordPath = (dataDir: string, id: string) => join(versionsDir(dataDir), `${id}.json`);
 /** A version's changelog, Markdown, beside its record. */
 export const changelogPath = (dataDir: string, id: string) => join(versionsDir(dataDir), `${id}.md`);
 
