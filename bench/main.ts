@@ -3,15 +3,12 @@
 // Each figure is printed beside a baseline measured in the same run, as a ratio: these machines are
 // noisy, so only same-run ratios compare. Medians over the rounds.
 import { execFile } from 'node:child_process';
-import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runBuild } from '../build/build.ts';
-import { sha256Hex } from '../server/digest.ts';
-import { PluginVersionRecord } from '../server/versions/schema.ts';
 import { downloadPath } from '../server/versions/paths.ts';
-import { SERVER_SOFTWARE } from '../server/versions/software.ts';
 import { currentTreeDir, openTree } from '../server/tree/open.ts';
 import { ROOT, findProgram, startProcess } from '../test/processes.ts';
 import { writeNginxConfig } from './nginx.ts';
@@ -20,6 +17,7 @@ import { benchCharts } from './charts.ts';
 import { benchCounting } from './counting.ts';
 import { WRK, buildWithBigJar, fmt, load, measureCpu, median, pluginJar, report, type CpuFigures } from './harness.ts';
 import { benchScale } from './scale.ts';
+import { writeLargeData } from './large-data.ts';
 import { lifecycleToServed, timeUntilServed } from './lifecycle.ts';
 import { addPublishToken, publishToServed } from './publish.ts';
 
@@ -209,35 +207,6 @@ async function benchServing() {
   } finally {
     for (const server of servers) await server.stop();
   }
-}
-
-/** data/ with `count` versions over every software and Java version, small distinct JARs. */
-async function writeLargeData(dataDir: string, count: number) {
-  await mkdir(join(dataDir, 'versions'), { recursive: true });
-  await mkdir(join(dataDir, 'jars'), { recursive: true });
-  const javas = ['8', '11', '17', '21'] as const;
-  for (let i = 0; i < count; i++) {
-    const bytes = pluginJar(`v${i}`, 2048);
-    const sha256 = sha256Hex(bytes);
-    const at = new Date(Date.UTC(2025, 0, 1) + i * 3_600_000).toISOString();
-    const id = `plugin-${Date.parse(at)}-${sha256.slice(0, 8)}`;
-    const record = PluginVersionRecord.parse({
-      id,
-      serverSoftware: [SERVER_SOFTWARE[i % 11]!, SERVER_SOFTWARE[(i + 3) % 11]!],
-      pluginVersion: `1.${Math.floor(i / 100)}.${i % 100}`,
-      javaVersion: javas[i % 4],
-      fileName: `Bench-${i}.jar`,
-      fileSize: bytes.length,
-      sha256,
-      createdAt: at,
-      updatedAt: at,
-      createdBy: 'alice',
-    });
-    await writeFile(join(dataDir, 'jars', `${id}.jar`), bytes);
-    await writeFile(join(dataDir, 'versions', `${id}.json`), JSON.stringify(record));
-  }
-  await cp(join(ROOT, 'data/users.json'), join(dataDir, 'users.json'));
-  await cp(join(ROOT, 'data/brands'), join(dataDir, 'brands'), { recursive: true });
 }
 
 function timeCommand(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<number> {
