@@ -18,7 +18,8 @@ import { OPENAPI_PATH } from '../server/openapi-path.ts';
 import { listBrandPaths, listVersionPaths } from './paths.ts';
 import { acquireBuildLock } from './build-lock.ts';
 import { recoverInterruptedChanges } from './version-commit.ts';
-import { buildSite, siteKey, siteSourceDigest } from './site.ts';
+import { buildSite, siteKey, siteSourceDigest, type PreviousSite } from './site.ts';
+import type { SiteRender } from '../site/src/lib/tree.ts';
 import { catalogFileText, stageTree } from './stage.ts';
 import {
   readBuiltTree,
@@ -257,7 +258,7 @@ async function apiTreeStep(build: Build, plan: Plan) {
     return [list, `${list.length} routes`] as const;
   });
   const kept = await reusedAnswers(previous, paths, catalog);
-  const carriedRoutes = carried && previous ? carryRoutes(await previous.routes(), carried.paths) : {};
+  const carriedRoutes = carried && previous ? carryRoutes(await previous.routes(), Object.keys(carried.pages)) : {};
   const { treeDir, staged } = await withStagingDir(build, {
     stage: (stagingDir) => stageStep(build, plan.store, stagingDir, catalog, plan.catalogText, brandSources, project),
     fill: async (stagingDir) => {
@@ -297,18 +298,16 @@ async function siteTreeStep(
     stage: (stagingDir) =>
       stageTree(plan.store, stagingDir, build.dataDir, catalog, brandSources, plan.catalogText, project ?? undefined),
     fill: async (stagingDir) => {
-      const siteRoutes = await build.step('site', () =>
-        siteStep(plan.store, stagingDir, build.cacheDir, site, sitePublicUrl(build)),
-      );
+      const tree = { dir: stagingDir, catalog, brands: brandMap(plan.loaded.brandRecords), project: project?.record };
+      const previousSite = plan.previous?.record.site
+        ? { pages: plan.previous.record.site.pages, routes: await plan.previous.routes() }
+        : undefined;
+      const built = await build.step('site', () => siteStep(build, plan.store, tree, site!, previousSite));
       return {
-        routes: { ...api.answers, ...siteRoutes },
-        record: {
-          code: plan.code,
-          catalog: plan.catalogDigest,
-          site: { key: plan.siteNow!, paths: Object.keys(siteRoutes) },
-        },
+        routes: { ...api.answers, ...built.routes },
+        record: { code: plan.code, catalog: plan.catalogDigest, site: { key: plan.siteNow!, pages: built.pages } },
         head: { format: 1, source: plan.source },
-        pages: Object.keys(siteRoutes).length,
+        pages: Object.keys(built.routes).length,
       };
     },
     configs: { deploy: plan.deploy },
@@ -454,20 +453,20 @@ async function prerenderWithProgress(
   ] as const;
 }
 
-/** The human site's pages, scripts and styles (or none with SITE=off). */
+/** The human site's pages, scripts and styles: those whose data changed rendered, the rest the previous tree's. */
 async function siteStep(
+  build: Build,
   store: FileStore,
-  stagingDir: string,
-  cacheDir: string,
-  site: string | null,
-  publicUrl: string,
+  tree: SiteRender['tree'],
+  sourceDigest: string,
+  previous: PreviousSite | undefined,
 ) {
-  if (site === null) return [{}, 'off (SITE=off)'] as const;
-  const result = await buildSite(store, stagingDir, cacheDir, site, publicUrl);
-  const pages = Object.keys(result.routes).filter((path) => !path.startsWith('/_site/')).length;
+  const settings = { cacheDir: build.cacheDir, sourceDigest, publicUrl: sitePublicUrl(build) };
+  const site = await buildSite(store, tree, settings, previous);
+  const pages = Object.keys(site.pages).filter((path) => !path.startsWith('/_site/')).length;
   return [
-    result.routes,
-    `${pages} pages, ${Object.keys(result.routes).length - pages} scripts and styles (${result.built ? 'built with Astro' : 'from the build cache'})`,
+    site,
+    `${pages} pages, ${site.rendered} rendered (the rest unchanged from the previous tree), ${Object.keys(site.pages).length - pages} scripts and styles; site ${site.compiled ? 'compiled with Astro' : 'renderer from the build cache'}`,
   ] as const;
 }
 

@@ -1,5 +1,6 @@
 import { NOT_FOUND_PAGE } from '../server/tree/format.ts';
-import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat, symlink } from 'node:fs/promises';
+import { pathToFileURL } from 'node:url';
 import { join, relative } from 'node:path';
 import pLimit from 'p-limit';
 import { CACHE_CONTROL, PAGE_SECURITY_POLICY } from '../server/http/cache.ts';
@@ -8,6 +9,8 @@ import { strongEtag } from '../server/http/etag.ts';
 import type { RouteEntry } from '../server/tree/format.ts';
 import { ROOT, digestSources, listFiles } from './source-files.ts';
 import { writeTreeFile } from './tree-file.ts';
+import type { EntryOrText } from '../server/tree/manifest-text.ts';
+import type { SiteRender } from '../site/src/lib/tree.ts';
 import type { FileStore } from './file-store.ts';
 import { sha256Hex } from '../server/digest.ts';
 import type { DataFileMemory } from '../server/data-file-memory.ts';
@@ -42,82 +45,125 @@ export function siteKey(sourceDigest: string, catalog: string | Uint8Array, publ
   return sha256Hex(sourceDigest, catalog, publicUrl).slice(0, 32);
 }
 
+/** The site of one tree: its routes, and each page's key (pageKeys) for the next build to reuse it by. */
+export type BuiltSite = {
+  routes: Record<string, EntryOrText<RouteEntry>>;
+  pages: Record<string, string>;
+  rendered: number;
+};
+
+/** What of the previous tree's site a build may reuse: the pages' keys and the routes they were served by. */
+export type PreviousSite = { pages: Readonly<Record<string, string>>; routes: ReadonlyMap<string, string> };
+
 /**
- * The Astro build of site/, for the tree in `treeDir` (its catalog.json already written): pages,
- * scripts and styles become tree files and manifest routes, served like every other answer. The
- * output is kept in `cacheDir`, keyed by every input, so an unchanged site is not built again.
+ * The human site of the tree in `tree.dir`: site/ compiled once per change of its sources
+ * (siteRenderer), then each page (site/src/lib/pages.ts) rendered with its data, unless the previous
+ * tree has it from the same data (its key), and stored as a tree file with the site's headers.
  */
 export async function buildSite(
   store: FileStore,
-  treeDir: string,
-  cacheDir: string,
-  sourceDigest: string,
-  publicUrl: string,
-): Promise<{ routes: Record<string, RouteEntry>; built: boolean }> {
-  const key = siteKey(sourceDigest, await readFile(join(treeDir, 'catalog.json')), publicUrl);
-  const outDir = join(cacheDir, 'site', key);
-  const built = !(await exists(outDir));
-  if (built) await runAstro(treeDir, outDir, cacheDir, publicUrl);
-  // Files compress on zlib's thread pool, a few at a time; the manifest keeps path order.
+  tree: SiteRender['tree'],
+  settings: { cacheDir: string; sourceDigest: string; publicUrl: string },
+  previous: PreviousSite | undefined,
+): Promise<BuiltSite & { compiled: boolean }> {
+  const { render, clientDir, compiled } = await siteRenderer(settings.cacheDir, settings.sourceDigest);
+  const { sitePages } = await import('../site/src/lib/pages.ts');
+  // Every page shows the project and PUBLIC_URL: a change of either, or of the site's code, renders all.
+  const shared = sha256Hex(settings.sourceDigest, settings.publicUrl, JSON.stringify(tree.project ?? null));
+  const routes: BuiltSite['routes'] = await assetRoutes(store, clientDir);
+  const pages: Record<string, string> = Object.fromEntries(Object.keys(routes).map((path) => [path, '']));
+  let rendered = 0;
+  for (const page of sitePages(tree.catalog)) {
+    const key = page.data === undefined ? '' : sha256Hex(shared, JSON.stringify(page.data)).slice(0, 32);
+    pages[page.path] = key;
+    const kept = key && previous?.pages[page.path] === key ? previous.routes.get(page.path) : undefined;
+    if (kept) {
+      routes[page.path] = kept;
+      continue;
+    }
+    const response = await render(new Request(new URL(page.path, 'http://site.invalid')), {
+      tree,
+      publicUrl: settings.publicUrl,
+      page: page.data,
+    });
+    const status = page.path === NOT_FOUND_PAGE ? 404 : 200;
+    if (response.status !== status) throw new Error(`site: ${page.path} rendered with status ${response.status}`);
+    routes[page.path] = await siteRoute(store, Buffer.from(await response.arrayBuffer()), 'html', status);
+    rendered++;
+  }
+  return { routes, pages, rendered, compiled };
+}
+
+/** The pages' scripts and styles, as the compiled site has them. */
+async function assetRoutes(store: FileStore, clientDir: string) {
   const limit = pLimit(4);
   const entries = await allOrFirstError(
-    (await listFiles(outDir)).map((file) =>
+    (await listFiles(clientDir)).map((file) =>
       limit(async (): Promise<[string, RouteEntry]> => {
-        const name = relative(outDir, file);
+        const name = relative(clientDir, file).split('\\').join('/');
         const ext = name.slice(name.lastIndexOf('.') + 1);
-        if (!(SITE_FILES as readonly string[]).includes(ext))
-          throw new Error(`site: ${name}: no content type for .${ext} (site/ may emit ${SITE_FILES.join(', ')})`);
-        const type = MEDIA_TYPES[ext as (typeof SITE_FILES)[number]];
-        const bytes = await readFile(file);
-        const page = ext === 'html';
-        const headers: Record<string, string> = {
-          'cache-control': page ? CACHE_CONTROL.sitePage : CACHE_CONTROL.siteAsset,
-          'content-type': type,
-          etag: strongEtag(bytes),
-          vary: 'accept-encoding',
-          'x-content-type-options': 'nosniff',
-          ...(page ? { 'content-security-policy': PAGE_SECURITY_POLICY } : {}),
-        };
-        const stored = await writeTreeFile(store, bytes, ext, isCompressible(type));
-        const path = routePath(name);
-        // The "page not found" page says so when asked for by its own address too.
-        const status = path === NOT_FOUND_PAGE ? 404 : 200;
-        return [path, { ...stored, status, headers: Object.fromEntries(Object.entries(headers).sort()) }];
+        return [`/${name}`, await siteRoute(store, await readFile(file), ext, 200)];
       }),
     ),
   );
-  const routes = Object.fromEntries(entries);
-  return { routes, built };
+  return Object.fromEntries(entries);
 }
 
-/** index.html -> /, versions.html -> /versions, _site/x.css -> /_site/x.css. */
-function routePath(name: string): string {
-  const path = `/${name.split('\\').join('/')}`;
-  if (path === '/index.html') return '/';
-  return path.endsWith('.html') ? path.slice(0, -'.html'.length) : path;
+/** A page, script or style as a tree file, with the headers the site's files are served with. */
+async function siteRoute(store: FileStore, bytes: Uint8Array, ext: string, status: number): Promise<RouteEntry> {
+  if (!(SITE_FILES as readonly string[]).includes(ext))
+    throw new Error(`site: no content type for .${ext} (site/ may emit ${SITE_FILES.join(', ')})`);
+  const type = MEDIA_TYPES[ext as (typeof SITE_FILES)[number]];
+  const page = ext === 'html';
+  const headers: Record<string, string> = {
+    'cache-control': page ? CACHE_CONTROL.sitePage : CACHE_CONTROL.siteAsset,
+    'content-type': type,
+    etag: strongEtag(bytes),
+    vary: 'accept-encoding',
+    'x-content-type-options': 'nosniff',
+    ...(page ? { 'content-security-policy': PAGE_SECURITY_POLICY } : {}),
+  };
+  const stored = await writeTreeFile(store, bytes, ext, isCompressible(type));
+  return { ...stored, status, headers: Object.fromEntries(Object.entries(headers).sort()) };
 }
 
-/** `publicUrl` (PUBLIC_URL) makes the pages' Open Graph and Twitter card links absolute, as those readers need. */
-async function runAstro(treeDir: string, outDir: string, cacheDir: string, publicUrl: string): Promise<void> {
+type Render = (request: Request, depot: SiteRender) => Promise<Response>;
+
+/**
+ * site/ compiled by Astro into a renderer (astro.config.mjs's adapter), kept in `cacheDir` by the
+ * digest of its sources, so builds of other data reuse it: `render` and the scripts and styles.
+ */
+async function siteRenderer(cacheDir: string, sourceDigest: string) {
+  const outDir = join(cacheDir, 'site', sourceDigest.slice(0, 32));
+  const compiled = !(await exists(outDir));
+  if (compiled) await runAstro(outDir, cacheDir);
+  const entry = join(outDir, 'server', 'entry.mjs');
+  const { render } = (await import(pathToFileURL(entry).href)) as { render: Render };
+  return { render, clientDir: join(outDir, 'client'), compiled };
+}
+
+/** Compiles site/ into `outDir`: `server/entry.mjs` (the renderer) and `client/` (scripts and styles). */
+async function runAstro(outDir: string, cacheDir: string): Promise<void> {
   // Astro reports usage to its makers by default; this service's builds talk to nobody.
   process.env.ASTRO_TELEMETRY_DISABLED = '1';
   const { build } = await import('astro');
   const staging = `${outDir}.tmp-${process.pid}`;
   await rm(staging, { recursive: true, force: true });
   await mkdir(join(cacheDir, 'site'), { recursive: true });
+  // The renderer imports the packages it does not bundle (astro, sharp, ...): the checkout's, found
+  // from any BUILD_CACHE_DIR by a node_modules link beside the compiled sites.
+  await symlink(join(ROOT, 'node_modules'), join(cacheDir, 'site', 'node_modules'), 'dir').catch(
+    (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    },
+  );
   await build(
     {
       root: SITE_DIR,
       outDir: staging,
       cacheDir: join(cacheDir, 'astro'),
       logLevel: 'error',
-      vite: {
-        cacheDir: join(cacheDir, 'vite'),
-        define: {
-          __DEPOT_TREE_DIR__: JSON.stringify(treeDir),
-          __DEPOT_PUBLIC_URL__: JSON.stringify(publicUrl),
-        },
-      },
+      vite: { cacheDir: join(cacheDir, 'vite') },
     },
     { teardownCompiler: false },
   );

@@ -42,5 +42,11 @@ export function historyPagePath(software: string | undefined, java: string | und
   return PAGE_RULES.filteredHistory.build({ software: software ?? HISTORY_ALL, java: java ?? HISTORY_ALL });
 }
 
+/**
+ * An older page of a version history (site/src/lib/pages.ts): `page` counts from the first releases,
+ * so a release never renumbers it. /versions/page/3, /versions/paper/all/page/3.
+ */
+export const historyArchivePath = (historyPath: string, page: number) => `${historyPath}/page/${page}`;
+
 /** The page of one version: its permanent link. */
 export const versionPagePath = (id: string) => PAGE_RULES.version.build({ id });

@@ -6,7 +6,7 @@ import { CACHE_CONTROL } from './http/cache.ts';
 import { sendTreeEntry, type TreeSource } from './tree/serve.ts';
 import { NOT_FOUND_PAGE } from './tree/format.ts';
 import { SERVER_SOFTWARE, findSoftware, type ServerSoftware } from './versions/software.ts';
-import { HISTORY_ALL as ALL, historyPagePath, isUnderEndpointPrefix } from './page-paths.ts';
+import { HISTORY_ALL as ALL, historyArchivePath, historyPagePath, isUnderEndpointPrefix } from './page-paths.ts';
 
 /** Names people type for a server software on the pages (/versions/paper/21): pages only, the API keeps SPEC 2.3's names. */
 const SOFTWARE_ALIASES: Readonly<Record<string, ServerSoftware>> = {
@@ -39,8 +39,12 @@ export function canonicalPagePath(path: string): string | undefined {
   const [, section, name, ...java] = canonical.split('/');
   const software = name === undefined ? undefined : historySoftware(name);
   if (section === 'versions' && software) {
+    // An older page of the history (historyArchivePath) keeps its number after the filter's address.
+    const page =
+      java.length >= 2 && java.at(-2) === 'page' && /^[1-9]\d*$/.test(java.at(-1)!) ? java.splice(-2)[1] : '';
     const rest = java.length ? java.join('/') : ALL;
-    canonical = historyPagePath(software === ALL ? undefined : software, rest === ALL ? undefined : rest);
+    const history = historyPagePath(software === ALL ? undefined : software, rest === ALL ? undefined : rest);
+    canonical = page ? historyArchivePath(history, Number(page)) : history;
   }
   return canonical === path ? undefined : canonical;
 }

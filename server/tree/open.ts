@@ -33,7 +33,7 @@ export type Tree = {
   readonly opened?: OpenedCatalog;
 };
 
-type TreeCatalog = Pick<Tree, 'catalog' | 'brands' | 'project'>;
+export type TreeCatalog = Pick<Tree, 'catalog' | 'brands' | 'project'>;
 
 /**
  * Opens a tree for the origin. Its share of a release is what stands between the swap and the first

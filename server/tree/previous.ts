@@ -22,8 +22,12 @@ export const BuildRecord = z.strictObject({
   code: z.string(),
   /** sha256 of the tree's catalog.json: the next build reads that file back as written, unchanged. */
   catalog: z.string().regex(/^[0-9a-f]{64}$/),
-  /** The site's key (sources, catalog, document) and its routes; null without a site. */
-  site: z.strictObject({ key: z.string(), paths: z.array(z.string()) }).nullable(),
+  /**
+   * The site's key (sources, catalog, document) and its routes, each with the key of the data its page
+   * was rendered from ('' for what the next build does not reuse: scripts, styles, pages that read the
+   * whole tree); null without a site.
+   */
+  site: z.strictObject({ key: z.string(), pages: z.record(z.string(), z.string()) }).nullable(),
   /** A delta tree's base (delta.ts): the tree whose answers it serves, but those that read its changes. */
   base: z.string().regex(TREE_NAME).optional(),
 });

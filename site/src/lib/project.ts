@@ -2,9 +2,6 @@ import { changelogHtml } from '../../../server/versions/changelog.ts';
 import { projectIconPath } from '../../../server/project/paths.ts';
 import { PROJECT_LINKS, type ProjectLink, type ProjectRecord } from '../../../server/project/schema.ts';
 
-/** Set by build/site.ts: PUBLIC_URL, where the tree is served (Open Graph and Twitter want absolute URLs). */
-declare const __DEPOT_PUBLIC_URL__: string;
-
 const LINK_LABELS: Record<ProjectLink, string> = {
   source: 'Source code',
   issues: 'Issues',
@@ -13,16 +10,17 @@ const LINK_LABELS: Record<ProjectLink, string> = {
   donations: 'Donations',
 };
 
-export const absoluteUrl = (path: string) => new URL(path, __DEPOT_PUBLIC_URL__).href;
+/** `path` under PUBLIC_URL, where the tree is served (Open Graph and Twitter want absolute URLs). */
+export const absoluteUrl = (publicUrl: string, path: string) => new URL(path, publicUrl).href;
 
 /** What every page's head and header show of the project (none without data/project.json: the neutral wording). */
-export function projectHead(project: ProjectRecord | undefined) {
+export function projectHead(project: ProjectRecord | undefined, publicUrl: string) {
   if (!project) return undefined;
   const icon = project.icon
     ? {
         small: projectIconPath(32),
         touch: projectIconPath(180),
-        large: absoluteUrl(projectIconPath(512)),
+        large: absoluteUrl(publicUrl, projectIconPath(512)),
       }
     : undefined;
   return { name: project.name, summary: project.summary, icon };

@@ -8,11 +8,8 @@ import { createAppContext } from '../../../server/context.ts';
 import { hashSecret } from '../../../server/http/auth.ts';
 import { NO_ROUTES } from '../../../server/tree/routes.ts';
 import { createMemoryStorage } from '../../../server/storage.ts';
-import { brands, catalog, project } from './tree.ts';
+import type { SiteRender } from './tree.ts';
 import type { CatalogVersion } from '../../../server/versions/schema.ts';
-
-/** Set by build/site.ts: the tree being built (its catalog.json and files), which the examples are answered from. */
-declare const __DEPOT_TREE_DIR__: string;
 
 // The API reference page, read off the OpenAPI document: the same one /api/openapi.json serves,
 // built from the zod schemas the routes validate with.
@@ -226,13 +223,13 @@ const EXAMPLE_QUERIES: Record<string, string> = {
  * One example per operation, asked of the same app the origin runs, over this build's tree (its
  * catalog and files): real paths of the demo data and real answers, which cannot drift from the API.
  */
-export async function referenceExamples(): Promise<Map<string, OperationExample>> {
-  const release = catalog.versions.filter(
+export async function referenceExamples(tree: SiteRender['tree']): Promise<Map<string, OperationExample>> {
+  const release = tree.catalog.versions.filter(
     (v) => v.serverSoftware.includes('PaperMC') && (v.channel ?? 'release') === 'release',
   );
   const [newest, older = newest] = release;
   if (!newest) return new Map();
-  const api = await exampleApp();
+  const api = await exampleApp(tree);
   const valueOf = exampleValues(newest, older!);
   const posts = examplePosts(newest);
   const examples = new Map<string, OperationExample>();
@@ -246,15 +243,15 @@ export async function referenceExamples(): Promise<Map<string, OperationExample>
       const query = EXAMPLE_QUERIES[template];
       const path =
         template.replace(/\{(\w+)\}/g, (_, name: string) => valueOf(template, name)!) + (query ? `?${query}` : '');
-      examples.set(`${method}-${template}`, await askExample(api, method, path, post));
+      examples.set(`${method}-${template}`, await askExample(api, basename(tree.dir), method, path, post));
     }
   }
   return examples;
 }
 
 /** The app over this build's tree, with the example owner, server and chart-URL key stored. */
-async function exampleApp() {
-  const tree = { dir: __DEPOT_TREE_DIR__, catalog, brands, project, routes: NO_ROUTES, source: '' };
+async function exampleApp(built: SiteRender['tree']) {
+  const tree = { ...built, routes: NO_ROUTES, source: '' };
   const ctx = createAppContext(createMemoryStorage(), {
     tree: () => tree,
     now: () => EXAMPLE_NOW,
@@ -299,6 +296,7 @@ function exampleValues(newest: CatalogVersion, older: CatalogVersion) {
 /** One request to the app, and the example the page shows of it. */
 async function askExample(
   api: ReturnType<typeof createApi>,
+  treeName: string,
   method: string,
   path: string,
   post: ExamplePost | undefined,
@@ -318,9 +316,7 @@ async function askExample(
   // The tree being built is in a staging folder named by the build's pid and a random suffix:
   // the page says what a server says (the same name, and so the same length, in every build).
   const answered = Buffer.from(await response.arrayBuffer());
-  const body = file
-    ? answered
-    : Buffer.from(answered.toString('utf8').replaceAll(basename(__DEPOT_TREE_DIR__), EXAMPLE_TREE_NAME));
+  const body = file ? answered : Buffer.from(answered.toString('utf8').replaceAll(treeName, EXAMPLE_TREE_NAME));
   const options = post
     ? `-i -X POST ${post.credential ? `-H 'Authorization: Bearer ${post.credential.shown}' ` : ''}-H 'Content-Type: application/json' -d '${JSON.stringify(post.body)}'`
     : file

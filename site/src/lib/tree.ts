@@ -1,7 +1,15 @@
-import { readTreeCatalog } from '../../../server/tree/open.ts';
+import type { TreeCatalog } from '../../../server/tree/open.ts';
 
-/** Set by build/site.ts: the tree being built, whose catalog.json the pages render. */
-declare const __DEPOT_TREE_DIR__: string;
+/**
+ * What the build gives a page it renders (build/site.ts): the tree being built, where it is served
+ * (PUBLIC_URL: Open Graph and Twitter want absolute URLs), and the page's own data from pages.ts,
+ * which is all a version or history page reads: the build renders it again only when that changes.
+ */
+export type SiteRender = {
+  tree: TreeCatalog & { dir: string };
+  publicUrl: string;
+  page: unknown;
+};
 
-/** The tree's catalog.json, validated by the same schema the origin answers from: no second reader of data/. */
-export const { catalog, brands, project } = await readTreeCatalog(__DEPOT_TREE_DIR__);
+/** The render's data, as the build passed it to this page. */
+export const siteRender = (locals: App.Locals): SiteRender => locals.depot;

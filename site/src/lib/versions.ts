@@ -4,7 +4,7 @@ import { changelogHtml } from '../../../server/versions/changelog.ts';
 import { channelOf } from '../../../server/versions/channels.ts';
 import { BRAND_NAMES } from '../../../server/brands/brands.ts';
 import { brandImagePath } from '../../../server/brands/paths.ts';
-import { HISTORY_ALL, historyPagePath, versionPagePath } from '../../../server/page-paths.ts';
+import { historyPagePath, versionPagePath } from '../../../server/page-paths.ts';
 import { BRAND_SOFTWARE } from './brand-kit.ts';
 import { pickLatest, successorOf } from '../../../server/versions/latest.ts';
 import { presentVersion } from '../../../server/versions/present.ts';
@@ -62,8 +62,6 @@ function preReleaseOf(catalog: Catalog, software: ServerSoftware) {
 /** A page of the version history: every version, or those of one software and/or Java version. */
 export type HistoryFilter = { software: ServerSoftware | undefined; java: JavaVersion | undefined };
 
-export const ALL = HISTORY_ALL;
-
 /** /versions, or /versions/<software|all>/<java|all>: static pages, so the filter works without JavaScript. */
 export function historyPath({ software, java }: HistoryFilter): string {
   return historyPagePath(software?.toLowerCase(), java);
@@ -76,10 +74,11 @@ export function historyFilters(): HistoryFilter[] {
   return softwares.flatMap((software) => javas.map((java) => ({ software, java }))).filter((f) => f.software || f.java);
 }
 
-export function filterHistory(catalog: Catalog, { software, java }: HistoryFilter): PluginVersion[] {
-  return catalog.versions
-    .filter((v) => (!software || v.serverSoftware.includes(software)) && (!java || runsOnJava(v.javaVersion, java)))
-    .map((v) => presentVersion(catalog, v, true));
+/** The versions (as presented, newest first) a history page of this filter lists. */
+export function filterHistory(versions: readonly PluginVersion[], { software, java }: HistoryFilter): PluginVersion[] {
+  return versions.filter(
+    (v) => (!software || v.serverSoftware.includes(software)) && (!java || runsOnJava(v.javaVersion, java)),
+  );
 }
 
 export function describeFilter({ software, java }: HistoryFilter): string {

@@ -1,0 +1,5 @@
+declare namespace App {
+  interface Locals {
+    depot: import('./lib/tree.ts').SiteRender;
+  }
+}
