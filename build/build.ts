@@ -7,7 +7,7 @@ import { createCatalog, loadCatalog, type Catalog } from '../server/versions/cat
 import { sha256Hex } from '../server/digest.ts';
 import { brandMap } from '../server/tree/format.ts';
 import { deltaHead } from '../server/tree/delta.ts';
-import { NO_ROUTES } from '../server/tree/routes.ts';
+import { NO_ROUTES, RouteTable } from '../server/tree/routes.ts';
 import { currentTreeDir, readManifestSource } from '../server/tree/open.ts';
 import { diffCatalogs, isEmptyChange, type AnswerChanges } from '../server/tree/answer-inputs.ts';
 import { loadBrandSources, type LoadedBrandSource } from '../server/brands/sources.ts';
@@ -298,7 +298,10 @@ async function siteTreeStep(
     stage: (stagingDir) =>
       stageTree(plan.store, stagingDir, build.dataDir, catalog, brandSources, plan.catalogText, project ?? undefined),
     fill: async (stagingDir) => {
-      const tree = { dir: stagingDir, catalog, brands: brandMap(plan.loaded.brandRecords), project: project?.record };
+      const tree = {
+        ...{ dir: stagingDir, catalog, brands: brandMap(plan.loaded.brandRecords), project: project?.record },
+        routes: new RouteTable(new Map(Object.entries(api.answers)), 'the staged tree'),
+      };
       const previousSite = plan.previous?.record.site
         ? { pages: plan.previous.record.site.pages, routes: await plan.previous.routes() }
         : undefined;

@@ -70,11 +70,13 @@ export async function buildSite(
   const { sitePages } = await import('../site/src/lib/pages.ts');
   // Every page shows the project and PUBLIC_URL: a change of either, or of the site's code, renders all.
   const shared = sha256Hex(settings.sourceDigest, settings.publicUrl, JSON.stringify(tree.project ?? null));
+  const { pages: sitePageList, presented } = sitePages(tree.catalog);
+  const keyOf = pageKeys(shared, presented);
   const routes: BuiltSite['routes'] = await assetRoutes(store, clientDir);
   const pages: Record<string, string> = Object.fromEntries(Object.keys(routes).map((path) => [path, '']));
   let rendered = 0;
-  for (const page of sitePages(tree.catalog)) {
-    const key = page.data === undefined ? '' : sha256Hex(shared, JSON.stringify(page.data)).slice(0, 32);
+  for (const page of sitePageList) {
+    const key = page.data === undefined ? '' : keyOf(page.data);
     pages[page.path] = key;
     const kept = key && previous?.pages[page.path] === key ? previous.routes.get(page.path) : undefined;
     if (kept) {
@@ -92,6 +94,16 @@ export async function buildSite(
     rendered++;
   }
   return { routes, pages, rendered, compiled };
+}
+
+/**
+ * The key of a page's data, with what every page shows (`shared`): each version as presented is
+ * digested once, not once per page that lists it (a version is on a dozen history pages).
+ */
+function pageKeys(shared: string, presented: readonly object[]) {
+  const digests = new Map<unknown, string>(presented.map((version) => [version, sha256Hex(JSON.stringify(version))]));
+  const replacer = (_key: string, value: unknown) => digests.get(value) ?? value;
+  return (data: object) => sha256Hex(shared, JSON.stringify(data, replacer)).slice(0, 32);
 }
 
 /** The pages' scripts and styles, as the compiled site has them. */

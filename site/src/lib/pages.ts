@@ -57,9 +57,10 @@ const WHOLE_TREE_PAGES = [
   PAGE_RULES.notFound,
 ].map((rule) => rule.pattern);
 
-export function sitePages(catalog: Catalog): SitePage[] {
+/** Every page, and the versions as presented, which the pages' data holds (the same objects). */
+export function sitePages(catalog: Catalog): { pages: SitePage[]; presented: PluginVersion[] } {
   const presented = versionPages(catalog);
-  return [
+  const pages = [
     ...WHOLE_TREE_PAGES.map((path) => ({ path })),
     ...presented.map((version) => ({
       path: versionPagePath(version.id),
@@ -69,6 +70,7 @@ export function sitePages(catalog: Catalog): SitePage[] {
       historyPages(filterHistory(presented, filter), filter),
     ),
   ];
+  return { pages, presented };
 }
 
 /** A filter's history: its newest page at the filter's address, then its older pages. */

@@ -7,6 +7,7 @@ import { EXAMPLE_NOW } from '../../../server/charts/example.ts';
 import { createAppContext } from '../../../server/context.ts';
 import { hashSecret } from '../../../server/http/auth.ts';
 import { NO_ROUTES } from '../../../server/tree/routes.ts';
+import { serveTree } from '../../../server/tree/serve.ts';
 import { createMemoryStorage } from '../../../server/storage.ts';
 import type { SiteRender } from './tree.ts';
 import type { CatalogVersion } from '../../../server/versions/schema.ts';
@@ -251,7 +252,7 @@ export async function referenceExamples(tree: SiteRender['tree']): Promise<Map<s
 
 /** The app over this build's tree, with the example owner, server and chart-URL key stored. */
 async function exampleApp(built: SiteRender['tree']) {
-  const tree = { ...built, routes: NO_ROUTES, source: '' };
+  const tree = { ...built, routes: built.routes ?? NO_ROUTES, source: '' };
   const ctx = createAppContext(createMemoryStorage(), {
     tree: () => tree,
     now: () => EXAMPLE_NOW,
@@ -265,7 +266,10 @@ async function exampleApp(built: SiteRender['tree']) {
     ingestKeyHash: hashSecret(EXAMPLE_INGEST_KEY),
     createdAt: new Date(EXAMPLE_NOW).toISOString(),
   });
-  return createApi(ctx);
+  // The precomputed answers from their files, as the origin serves them (at 10,000 versions the
+  // list alone took a second to answer again); the rest live.
+  const source = { tree: ctx.tree, files: ctx.files, downloads: ctx.downloads };
+  return createApi(ctx, [serveTree(source)]);
 }
 
 /** A path parameter's example value, by the template it is in (undefined: no example for it). */
@@ -327,9 +331,10 @@ async function askExample(
     status: response.status,
     statusText: STATUS_TEXT[response.status] ?? '',
     headers: SHOWN_HEADERS.flatMap((name) => {
+      // The length a server sends with a body (one from a tree file has none until it is sent).
+      if (name === 'content-length') return body.length > 0 ? [[name, String(body.length)] as [string, string]] : [];
       const value = response.headers.get(name);
-      if (value === null) return [];
-      return [[name, name === 'content-length' ? String(body.length) : value] as [string, string]];
+      return value === null ? [] : [[name, value] as [string, string]];
     }),
     body: shortenBody(body, type),
   };

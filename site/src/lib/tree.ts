@@ -1,4 +1,5 @@
 import type { TreeCatalog } from '../../../server/tree/open.ts';
+import type { RouteLookup } from '../../../server/tree/routes.ts';
 
 /**
  * What the build gives a page it renders (build/site.ts): the tree being built, where it is served
@@ -6,7 +7,8 @@ import type { TreeCatalog } from '../../../server/tree/open.ts';
  * which is all a version or history page reads: the build renders it again only when that changes.
  */
 export type SiteRender = {
-  tree: TreeCatalog & { dir: string };
+  /** `routes`: the tree's precomputed answers, which the API reference's examples are served from as the origin serves them. */
+  tree: TreeCatalog & { dir: string; routes?: RouteLookup };
   publicUrl: string;
   page: unknown;
 };
