@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { RouteEntry } from '../server/tree/format.ts';
 import { NOT_FOUND_PAGE } from '../server/tree/format.ts';
 import { HISTORY_SEGMENTS, OTHER_ENDPOINT_PATHS, canonicalPagePath } from '../server/pages.ts';
@@ -117,4 +119,27 @@ function headersText(rules: readonly HeaderRule[]): string {
   }
   lines.push('');
   return lines.join('\n');
+}
+
+/** The rule counts of an export's (or any folder's) `_redirects` and `_headers`: for the growth bench. */
+export async function staticLayoutRuleCounts(dir: string): Promise<RuleCounts> {
+  const rules = (name: string) =>
+    readFile(join(dir, name), 'utf8').then((text) => text.split('\n').filter((line) => line && !line.startsWith('#')));
+  const redirects = await rules('_redirects');
+  const headers = (await rules('_headers')).filter((line) => !/^\s/.test(line));
+  const dynamic = redirects.filter((line) => /[:*]/.test(line.split(' ')[0]!)).length;
+  return {
+    redirects: redirects.length,
+    staticRedirects: redirects.length - dynamic,
+    dynamicRedirects: dynamic,
+    headers: headers.length,
+  };
+}
+
+/** The rule counts the static layout of a built tree would have (its manifest, no export written). */
+export async function treeStaticRuleCounts(treeDir: string, originUrl = 'http://localhost:3000'): Promise<RuleCounts> {
+  const manifest = JSON.parse(await readFile(join(treeDir, 'manifest.json'), 'utf8')) as {
+    routes: Record<string, RouteEntry>;
+  };
+  return staticLayoutConfigs(manifest.routes, originUrl).counts;
 }
