@@ -44,7 +44,11 @@ export function staticLayoutConfigs(routes: Record<string, RouteEntry>, originUr
     for (const path of OTHER_ENDPOINT_PATHS) staticLines.push(`${path} ${origin}${path} 200`);
     for (const prefix of ENDPOINT_PREFIXES) dynamicLines.push(`${prefix}* ${origin}${prefix}:splat 200`);
   } else dynamicLines.push(`/* ${origin}/:splat 200`);
-  for (const line of [...staticLines, ...dynamicLines]) refuseControl(line);
+  // Cloudflare Pages counts a rule with a placeholder or splat as dynamic, wherever it stands.
+  const lines = [...staticLines, ...dynamicLines];
+  for (const line of lines) refuseControl(line);
+  staticLines.splice(0, Infinity, ...lines.filter((line) => !isDynamic(line)));
+  dynamicLines.splice(0, Infinity, ...lines.filter(isDynamic));
   const headers = headerRules(files);
   const counts: RuleCounts = {
     redirects: staticLines.length + dynamicLines.length,
@@ -61,6 +65,8 @@ export function staticLayoutConfigs(routes: Record<string, RouteEntry>, originUr
   ].join('\n');
   return { redirects, headers: headersText(headers.rules), counts, skipped, notCarried: headers.notCarried, files };
 }
+
+const isDynamic = (line: string) => /[:*]/.test(line.split(' ')[0]!);
 
 /**
  * The rewrites of extensionless paths to their files: one placeholder rule per template whose
@@ -127,7 +133,7 @@ export async function staticLayoutRuleCounts(dir: string): Promise<RuleCounts> {
     readFile(join(dir, name), 'utf8').then((text) => text.split('\n').filter((line) => line && !line.startsWith('#')));
   const redirects = await rules('_redirects');
   const headers = (await rules('_headers')).filter((line) => !/^\s/.test(line));
-  const dynamic = redirects.filter((line) => /[:*]/.test(line.split(' ')[0]!)).length;
+  const dynamic = redirects.filter(isDynamic).length;
   return {
     redirects: redirects.length,
     staticRedirects: redirects.length - dynamic,
