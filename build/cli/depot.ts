@@ -18,6 +18,7 @@ const audit = () => import('./audit.ts');
 const lifecycle = () => import('./lifecycle.ts');
 const tokens = () => import('./tokens.ts');
 const publish = () => import('./publish.ts');
+const staticExport = () => import('../static-export.ts');
 
 const USAGE = `usage: npm run depot -- <command>
   release <file.jar> --version 1.4.0 --java 21 --software PaperMC,Folia [--minecraft 1.20.6-1.21.4] [--proxy 3.4] [--by alice] [--changelog notes.md] [--channel beta] [--no-descriptor-check]
@@ -38,7 +39,8 @@ const USAGE = `usage: npm run depot -- <command>
   token list | token revoke <id> [--by alice]
   audit [--since 7d] [--target <id>]    (the changes made, one JSON line each, newest last; --by defaults to the OS user)
   counts import <access.log>             (JAR downloads nginx served, from its log, into the download counts)
-  counts repair                          (rewrites the download journals without torn lines a full disk left)`;
+  counts repair                          (rewrites the download journals without torn lines a full disk left)
+  export-static <dir>                    (the current tree as plain files for Netlify, Cloudflare Pages, S3 or GitHub Pages)`;
 
 /** The operator CLI: each command prints one JSON object on stdout; progress goes to stderr. */
 async function main(argv: string[]): Promise<number> {
@@ -100,6 +102,10 @@ async function main(argv: string[]): Promise<number> {
         if (args[0] !== 'add') break;
         const { addUser, addServer } = await accounts();
         return print(await { user: addUser, server: addServer }[command](args.slice(1), config));
+      }
+      case 'export-static': {
+        const { exportStatic, exportStaticArgs } = await staticExport();
+        return print(await exportStatic(config.distDir, exportStaticArgs(args), config.deploy.originUrl));
       }
       case 'stats': {
         const [verb, ...rest] = args;
