@@ -3,12 +3,20 @@ import { copyFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEFAULT_PUBLISH_MAX_BYTES, type DeployOptions } from '../server/config.ts';
 import type { RateLimitPolicy } from '../server/http/rate-limit-policy.ts';
-import { countsWhenPrecomputed } from '../server/endpoints.ts';
 import { CACHE_CONTROL } from '../server/http/cache.ts';
-import { NOT_FOUND_PAGE, type RouteEntry } from '../server/tree/format.ts';
+import { FILES_DIR, NOT_FOUND_PAGE, type RouteEntry } from '../server/tree/format.ts';
 import { OTHER_ENDPOINT_PATHS } from '../server/pages.ts';
 import { ENDPOINT_PREFIXES } from '../server/page-paths.ts';
-import { refuseControl } from './config-line.ts';
+import { DOLLAR_VARIABLE, headerName, pathValue, quote, quoteValue } from './nginx-quote.ts';
+import {
+  ETAGS_FILE,
+  EXACT_FILE,
+  ROUTES_FILE,
+  headerFile,
+  headerVariable,
+  routeTable,
+  type RouteClass,
+} from './nginx-routes.ts';
 import { staticHostConfigs } from './static-host-configs.ts';
 
 /** What a multipart upload carries beside its JAR (boundaries, part headers, metadata): nginx's limit is PUBLISH_MAX_BYTES plus this. */
@@ -33,7 +41,9 @@ export async function writeDeployConfigs(
   rateLimit: RateLimitPolicy | null,
 ): Promise<string> {
   const deployedTree = `${deploy.distDir}/trees/${treeName}`;
-  await writeFile(join(treeDir, 'nginx.conf'), nginxConfig(routes, { ...deploy, treeDir: deployedTree, rateLimit }));
+  const nginx = nginxFiles(routes, { ...deploy, treeDir: deployedTree, rateLimit });
+  await writeFile(join(treeDir, 'nginx.conf'), nginx.conf);
+  for (const [name, text] of Object.entries(nginx.included)) await writeFile(join(treeDir, name), text);
   const staticHost = staticHostConfigs(routes, deploy.originUrl);
   await writeFile(join(treeDir, '_headers'), staticHost.headers);
   await writeFile(join(treeDir, '_redirects'), staticHost.redirects);
@@ -47,47 +57,41 @@ export async function writeDeployConfigs(
 
 type NginxOptions = Omit<DeployOptions, 'distDir'> & { treeDir: string; rateLimit: RateLimitPolicy | null };
 
+/** nginx.conf and the files it includes (names relative to the tree, written beside it). */
+export type NginxFiles = { conf: string; included: Record<string, string> };
+
+/** nginx.conf alone (nginxFiles): its included maps are the tree's, written by the build. */
+export function nginxConfig(routes: Record<string, RouteEntry>, options: NginxOptions): string {
+  return nginxFiles(routes, options).conf;
+}
+
 /**
  * nginx serves each manifest answer from its file with the origin's headers, and forwards the rest
  * (other letter cases, other queries, methods other than GET and HEAD, charts, ingestion) to the
- * origins. A request is matched on method, path and query string (as sent) in one hashed map. Where
- * nginx cannot answer exactly as the origin would, it forwards: an Accept-Encoding with q-values or
- * a wildcard, a Range outside the file. Publishing (POST and PATCH on /api/plugin-versions) goes to
- * the publish origin alone, the one that holds data/ (issue 30).
+ * origins. A request is matched on method, path and query string (as sent) in one hashed map, read
+ * from an included file, whose value names the answer's header class and file: one location per
+ * class (a few dozen whatever the version count), the headers that differ per route from more maps
+ * (routeTable). Where nginx cannot answer exactly as the origin would, it forwards: an
+ * Accept-Encoding with q-values or a wildcard, a Range outside the file. Publishing (POST and PATCH
+ * on /api/plugin-versions) goes to the publish origin alone, the one that holds data/ (issue 30).
  */
-export function nginxConfig(routes: Record<string, RouteEntry>, options: NginxOptions): string {
+export function nginxFiles(routes: Record<string, RouteEntry>, options: NginxOptions): NginxFiles {
   const limit = options.rateLimit;
   // With the site: page paths no route has are redirected or answered with its 404 page, as the origin does.
   const notFound = routes[NOT_FOUND_PAGE];
   // Answers other than 200 (a few small 404s) are left to the origin, which has them in memory.
-  // One pass over the routes: the map's lines and the locations' lines, each list joined once.
-  const mapLines: string[] = [];
-  const locations = joinedLines();
-  // Paths that differ only in their query share an endpoint: one lookup per path.
-  const counted = new Map<string, boolean>();
-  for (const path in routes) {
-    const entry = routes[path]!;
-    if (entry.status !== 200) continue;
-    const index = mapLines.length;
-    mapLines.push(`  ${quote(`1${path}`)} /_depot/${index};`);
-    let burst: number | null = null;
-    if (limit) {
-      const query = path.indexOf('?');
-      const pathname = query < 0 ? path : path.slice(0, query);
-      let counts = counted.get(pathname);
-      if (counts === undefined) counted.set(pathname, (counts = countsWhenPrecomputed(pathname)));
-      // The first request plus a burst of limit - 1 pass at once.
-      if (counts) burst = limit.limit - 1;
-    }
-    routeLocation(locations.lines, index, path, entry, options.treeDir, burst);
-    locations.settle();
-  }
+  const table = routeTable(routes);
+  const included = (name: string) => `${options.treeDir}/${name}`;
+  // The first request plus a burst of limit - 1 pass at once.
+  const burst = limit ? limit.limit - 1 : null;
+  const locations = table.classes.map((shape, index) => classLocation(index, shape, options.treeDir, burst)).join('\n');
   // nginx counts per second or minute: SPEC 8's 100 per 15 minutes becomes a burst of 100 refilled
   // at 7 a minute (a leaky bucket, where the origin counts a fixed window).
   const perMinute = limit ? Math.max(1, Math.round((limit.limit * 60) / limit.windowSeconds)) : 0;
-  return `# plugin depot: generated by \`npm run build\` from this tree's manifest.json. Rebuild; do not edit.
-# Include it inside nginx's http { } block (docs/deployment.md). ${mapLines.length} answers come from files
-# of ${options.treeDir}; everything else goes to the origins.
+  const answers = table.files[ROUTES_FILE]!.split('\n').length - 1;
+  const conf = `# plugin depot: generated by \`npm run build\` from this tree's manifest.json. Rebuild; do not edit.
+# Include it inside nginx's http { } block (docs/deployment.md). ${answers} answers come from files
+# of ${options.treeDir} (${table.classes.length} header classes); everything else goes to the origins.
 
 ${upstreamBlock(options.origins)}
 ${publishUpstreamBlock(options.publishOrigin ?? options.origins[0]!)}
@@ -95,36 +99,23 @@ ${publishUpstreamBlock(options.publishOrigin ?? options.origins[0]!)}
 # your http { } block, then \`npm run depot -- counts import <file>\` (docs/api.md: Download counts).
 log_format depot '${NGINX_LOG_FORMAT}';
 ${DOLLAR_VARIABLE}
-map_hash_max_size 65536;
-map_hash_bucket_size 256;
+map_hash_max_size ${mapHashSize(answers)};
+map_hash_bucket_size 512;
 ${limit ? clientLimitZone(perMinute) : ''}
 ${CODING_MAPS}
 ${PUBLISHING_MAP}
-${routeMap(mapLines.join('\n'))}
+${routeMaps(included, table.routeHeaders)}
 ${notFound ? pageMap() : ''}
-${serverBlock(options, limit, perMinute ? Math.ceil(60 / perMinute) : 0, locations.text(), notFound)}
+${serverBlock(options, limit, perMinute ? Math.ceil(60 / perMinute) : 0, locations, notFound)}
 `;
+  return { conf, included: table.files };
 }
 
 /**
- * Lines for one `\n`-joined text, joined a few thousand at a time: a hundred thousand small strings
- * kept alive until a single join are what the garbage collector spends most of a large nginx.conf's
- * time on (copied from young to old space), where each joined chunk is one large string.
+ * Room for the route map's keys: three to six buckets a key (5 keys fit a 512-byte bucket), so that
+ * nginx finds a size where none overflows (it tries sizes up to this one, then warns).
  */
-function joinedLines() {
-  const chunks: string[] = [];
-  const lines: string[] = [];
-  return {
-    lines,
-    /** Call between appends. */
-    settle() {
-      if (lines.length < 16_384) return;
-      chunks.push(lines.join('\n'));
-      lines.length = 0;
-    },
-    text: () => (lines.length ? [...chunks, lines.join('\n')] : chunks).join('\n'),
-  };
-}
+const mapHashSize = (keys: number) => Math.max(65_536, 2 ** Math.ceil(Math.log2(Math.max(keys, 1) * 3)));
 
 function upstreamBlock(origins: readonly string[]): string {
   return `upstream depot_origins {
@@ -164,7 +155,7 @@ function publishLocations(maxBytes: number): string {
     error_page 413 = @too_large;
     error_page 419 = @publish;
     if ($depot_route) {
-      rewrite ^ $depot_route? last;
+      rewrite ^ /_depot/$depot_route? last;
     }
     if ($depot_publishing) {
       return 419;
@@ -228,13 +219,37 @@ map $depot_coding $depot_coding_tag {
   default "";
 }`;
 
-/** Method and exact request URI -> the named location of its file (`entries`: one line each). */
-function routeMap(entries: string): string {
-  return `# nginx compares map keys regardless of letter case: each route checks the exact request again.
-map "$depot_readable$request_uri" $depot_route {
-  default "";
-${entries}
+/**
+ * The route map (method and request URI -> `<class>/<sha256>.<ext>`) and the maps classLocation
+ * reads, their entries in the tree's included files. nginx compares map keys regardless of letter
+ * case: `$depot_exact` is the route's exact URI where it has capitals, else the request's URI when
+ * it has none, and each location checks the request against it.
+ */
+function routeMaps(included: (name: string) => string, routeHeaders: string[]): string {
+  const byRequest = (variable: string, file: string, fallback = '""') => `map $request_uri ${variable} {
+  default ${fallback};
+  include ${pathValue(included(file))};
 }`;
+  return `map "$depot_readable$request_uri" $depot_route {
+  default "";
+  include ${pathValue(included(ROUTES_FILE))};
+}
+map $request_uri $depot_uncapitalised {
+  "~[A-Z]" "";
+  default $request_uri;
+}
+${byRequest('$depot_exact', EXACT_FILE, '$depot_uncapitalised')}
+${byRequest('$depot_route_tag', ETAGS_FILE)}
+# If-None-Match holds the tag (as a substring, as the origin's check reads it) or is *.
+map "$depot_sha $http_if_none_match" $depot_file_unchanged {
+  "~^(\\S+) (\\*$|.*\\1)" 1;
+  default "";
+}
+map "$depot_route_tag $http_if_none_match" $depot_route_unchanged {
+  "~^(\\S+) (\\*$|.*\\1)" 1;
+  default "";
+}
+${routeHeaders.map((name) => byRequest(headerVariable(name), headerFile(name))).join('\n')}`;
 }
 
 function serverBlock(
@@ -268,7 +283,7 @@ ${limit ? `  limit_req_status 429;\n  error_page 429 = @limited;\n` : ''}
 
   location / {
     if ($depot_route) {
-      rewrite ^ $depot_route? last;
+      rewrite ^ /_depot/$depot_route? last;
     }
 ${notFound ? pageActions() : ''}    proxy_pass http://depot_origins;
   }
@@ -278,7 +293,10 @@ ${publishLocations(options.publishMaxBytes ?? DEFAULT_PUBLISH_MAX_BYTES)}${notFo
     proxy_pass http://depot_origins$request_uri;
   }
 ${limit ? limitedLocation(limit, retryAfter) : ''}
+  location ^~ /_depot/ {
+    internal;
 ${locations}
+  }
 }`;
 }
 
@@ -342,40 +360,31 @@ function limitedLocation(limit: RateLimitPolicy, retryAfter: number): string {
 `;
 }
 
-/** Appends the lines of one route's named location to `lines`. */
-function routeLocation(
-  lines: string[],
-  index: number,
-  path: string,
-  entry: RouteEntry,
-  treeDir: string,
-  burst: number | null,
-): void {
-  const headers = entry.headers;
-  const etag = headers.etag;
-  const tag = etag && etag.replace(UNQUOTE, '');
-  const coded = entry.encodings !== undefined;
-  lines.push(
-    `  location = /_depot/${index} {`,
-    `    # ${commentText(path)}`,
-    '    internal;',
-    `    default_type ${quote(headers['content-type'] ?? 'application/octet-stream')};`,
-  );
-  if (burst !== null) lines.push(`    limit_req zone=depot_limit burst=${burst} nodelay;`);
-  lines.push(`    if ($request_uri != ${quoteValue(path)}) {`, '      return 418;', '    }');
-  if (coded) lines.push('    if ($depot_coding = origin) {', '      return 418;', '    }');
-  if (tag) lines.push(`    if ($http_if_none_match ~ ${quote(`${tag}|^\\*$`)}) {`, '      return 304;', '    }');
+/** One header class's location: the file and ETag from the rewritten URI, the route headers from their maps. */
+function classLocation(index: number, shape: RouteClass, treeDir: string, burst: number | null): string {
+  const tag = shape.etag === 'file' ? '$depot_sha' : '$depot_route_tag';
+  const lines = [
+    `    location ~ ${quote(`^/_depot/${index}/(?<depot_sha>[0-9a-f]{64})\\.(?<depot_ext>[a-z0-9]+)$`)} {`,
+    '      internal;',
+    `      default_type ${quote(shape.contentType)};`,
+  ];
+  if (burst !== null && shape.counts) lines.push(`      limit_req zone=depot_limit burst=${burst} nodelay;`);
+  lines.push('      if ($request_uri != $depot_exact) {', '        return 418;', '      }');
+  if (shape.coded) lines.push('      if ($depot_coding = origin) {', '        return 418;', '      }');
+  if (shape.etag !== 'none')
+    lines.push(`      if ($depot_${shape.etag}_unchanged) {`, '        return 304;', '      }');
   // nginx sends Accept-Ranges itself where ranges are on.
-  for (const name in headers)
-    if (name !== 'etag' && name !== 'content-type' && name !== 'accept-ranges')
-      lines.push(`    add_header ${headerName(name)} ${quoteValue(headers[name]!)} always;`);
-  if (tag) lines.push(`    add_header etag ${quote(coded ? `"${tag}$depot_coding_tag"` : `"${tag}"`)} always;`);
-  if (coded) lines.push('    add_header content-encoding $depot_coding_name always;');
-  if (!('accept-ranges' in headers)) lines.push('    max_ranges 0;');
-  lines.push(`    alias ${pathValue(`${treeDir}/${entry.file}`, coded ? '$depot_coding_file' : '')};`, '  }');
+  for (const [name, value] of shape.headers)
+    lines.push(`      add_header ${headerName(name)} ${quoteValue(value)} always;`);
+  for (const name of shape.routeHeaders) lines.push(`      add_header ${name} ${headerVariable(name)} always;`);
+  if (shape.etag !== 'none')
+    lines.push(`      add_header etag ${shape.coded ? `"\\"${tag}$depot_coding_tag\\""` : `"\\"${tag}\\""`} always;`);
+  if (shape.coded) lines.push('      add_header content-encoding $depot_coding_name always;');
+  if (!shape.ranges) lines.push('      max_ranges 0;');
+  const file = pathValue(`${treeDir}/${FILES_DIR}/`, `$depot_sha.$depot_ext${shape.coded ? '$depot_coding_file' : ''}`);
+  lines.push(`      alias ${file};`, '    }');
+  return lines.join('\n');
 }
-
-const UNQUOTE = /^"|"$/g;
 
 /**
  * A minimal main nginx.conf around the generated one, with every path under `dir`: how the tests
@@ -398,42 +407,3 @@ http {
 }
 `;
 }
-
-/**
- * A double-quoted nginx string, for what nginx takes literally (map keys, regular expressions,
- * default_type). A line break or other control character cannot be written in one: refused.
- */
-function quote(text: string): string {
-  refuseControl(text);
-  return NEEDS_ESCAPE.test(text) ? `"${text.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"` : `"${text}"`;
-}
-const NEEDS_ESCAPE = /[\\"]/;
-
-/**
- * A double-quoted nginx string for a directive that expands variables (add_header, return, alias,
- * an `if` comparison), holding `text` literally: nginx has no escape for `$`, so each one is the
- * variable DOLLAR_VARIABLE defines (issue 27: a JAR named `x$host.jar` had nginx send the request's
- * host in Content-Disposition, and `$nope` failed nginx -t). `variables` follows unescaped.
- */
-function quoteValue(text: string, variables = ''): string {
-  return `${quote(text).slice(0, -1).replaceAll('$', '${depot_dollar}')}${variables}"`;
-}
-const DOLLAR_VARIABLE = `# A literal $ in strings where nginx expands variables (quoteValue).
-geo $depot_dollar {
-  default "$";
-}`;
-
-/** A file path for alias: as written when it is plain (as tree folders are), else quoted by quoteValue. */
-function pathValue(path: string, variables = ''): string {
-  return /^[\w/.+@,=%~-]+$/.test(path) ? `${path}${variables}` : quoteValue(path, variables);
-}
-
-/** A header name as nginx writes it unquoted: a token, as HTTP defines one. */
-function headerName(name: string): string {
-  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || name.includes('$'))
-    throw new Error(`nginx.conf: ${JSON.stringify(name)} is not a header name`);
-  return name;
-}
-
-/** A manifest path in a comment line: its control characters (none in a URL path) as `?`. */
-const commentText = (text: string) => text.replace(/[\p{Cc}\p{Zl}\p{Zp}]/gu, '?');

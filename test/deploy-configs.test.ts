@@ -7,7 +7,8 @@ import { assertNginxAccepts } from './nginx-check.ts';
 import * as assert from 'uvu/assert';
 import { parse as parseDisposition } from 'content-disposition';
 import { runBuild } from '../build/build.ts';
-import { nginxConfig } from '../build/deploy-configs.ts';
+import { nginxFiles, type nginxConfig } from '../build/deploy-configs.ts';
+import { ROUTES_FILE } from '../build/nginx-routes.ts';
 import { DEFAULT_DEPLOY, readConfig } from '../server/config.ts';
 import { NOT_FOUND_PAGE } from '../server/tree/format.ts';
 import { Manifest } from '../server/tree/format.ts';
@@ -93,11 +94,23 @@ nginx(
       new RegExp(`alias ${ctx.treeDir.replaceAll('/', '\\/')}\\/files\\/`),
       'files are named inside this very tree',
     );
-    const served = Object.values(ctx.manifest.routes).filter((route) => route.status === 200).length;
-    assert.is(text.match(/^ {2}location = \/_depot\/\d+ \{$/gm)?.length, served);
-    // Each route's location names its path in a comment; the limit covers the API's counted answers.
+    const served = Object.entries(ctx.manifest.routes).filter(([, route]) => route.status === 200);
+    // One line per answer in the included route map; one location per header class in nginx.conf.
+    const routeMap = await readFile(join(ctx.treeDir, ROUTES_FILE), 'utf8');
+    const classOf = new Map(
+      routeMap
+        .trim()
+        .split('\n')
+        .map((line) => /^"1(.*)" (\d+)\/[0-9a-f]{64}\.\w+;$/.exec(line)!)
+        .map(([, path, index]) => [path!.replaceAll('\\"', '"').replaceAll('\\\\', '\\'), index!]),
+    );
+    assert.is(classOf.size, served.length);
+    const classes = text.match(/^ {4}location ~ "\^\/_depot\/\d+\//gm)?.length ?? 0;
+    assert.ok(classes > 5 && classes < 40, `${classes} header classes`);
+    assert.ok(text.length < 100_000, `${text.length} bytes`);
+    // Each route's class location; the limit covers the API's counted answers.
     const location = (path: string) =>
-      new RegExp(`# ${path.replace(/[?.]/g, '\\$&')}\n[\\s\\S]*?\n {2}\\}`).exec(text)?.[0] ?? '';
+      new RegExp(`location ~ "\\^/_depot/${classOf.get(path)}/[^\n]*\n[\\s\\S]*?\n {4}\\}`).exec(text)?.[0] ?? '';
     for (const path of ['/api/plugin-versions', '/api/plugin-versions/download/latest/papermc', '/api/charts/example'])
       assert.match(location(path), /limit_req zone=depot_limit burst=99 nodelay;/, path);
     for (const path of ['/brand/papermc/light.png', '/api/image/brand/papermc?variant=light&size=64&format=webp'])
@@ -108,6 +121,36 @@ nginx(
     );
   },
 );
+nginx('nginx.conf does not grow with versions: more routes of the same kinds, the same locations', () => {
+  const options = { ...DEFAULT_DEPLOY, treeDir: '/srv/t', rateLimit: { limit: 100, windowSeconds: 900 } };
+  const routes = ctx.manifest.routes;
+  const more = { ...routes };
+  const downloads = Object.entries(routes).filter(([path]) => /^\/api\/plugin-versions\/download\/plugin-/.test(path));
+  for (let copy = 0; copy < 200; copy++)
+    for (const [path, route] of downloads) {
+      const sha256 = createHash('sha256').update(`${copy}${path}`).digest('hex');
+      more[`${path}-${copy}`] = {
+        ...route,
+        file: `files/${sha256}.jar`,
+        headers: { ...route.headers, etag: `"${sha256}"` },
+      };
+    }
+  const [small, large] = [nginxFiles(routes, options), nginxFiles(more, options)];
+  const locations = (conf: string) =>
+    conf
+      .split('\n')
+      .filter((line) => line.includes('location'))
+      .join('\n');
+  assert.ok(downloads.length * 200 > 1000, `${downloads.length * 200} more routes`);
+  assert.is(locations(large.conf), locations(small.conf));
+  assert.ok(Math.abs(large.conf.length - small.conf.length) < 100, `${small.conf.length} then ${large.conf.length}`);
+  const lines = (text: string) => text.split('\n').length;
+  assert.is(
+    lines(large.included[ROUTES_FILE]!),
+    lines(small.included[ROUTES_FILE]!) + downloads.length * 200,
+    'the routes are in the map',
+  );
+});
 const variants: [string, Parameters<typeof nginxConfig>[1]][] = [
   [
     'no rate limit',
@@ -146,11 +189,11 @@ for (const [name, options, site] of variants.flatMap(([name, options]) => [
   [`${name}, with the site`, options, true] as const,
 ])) {
   nginx(`generated ${name}: nginx -t accepts it`, async () => {
-    const text = nginxConfig(site ? withSite() : ctx.manifest.routes, options);
+    const { conf: text, included } = nginxFiles(site ? withSite() : ctx.manifest.routes, options);
     assert.is(text.includes('limit_req'), options.rateLimit !== null);
     assert.is(text.includes('real_ip_header X-Forwarded-For;'), options.realIpFrom.length > 0);
     assert.is(text.includes('error_page 404 /_depot/not-found;'), site, 'page rules only with the site');
-    await assertNginxAccepts(text);
+    await assertNginxAccepts(text, included);
   });
 }
 nginx('the deployment settings are checked like every other setting', () => {

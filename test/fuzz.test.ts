@@ -1,5 +1,8 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
-import { request as httpRequest, validateHeaderValue } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServer, request as httpRequest, validateHeaderValue } from 'node:http';
 import { parse as parseDisposition } from 'content-disposition';
 import fc from 'fast-check';
 import { suite } from 'uvu';
@@ -8,7 +11,7 @@ import * as assert from 'uvu/assert';
 import type { RunningOrigin } from '../server/origin.ts';
 import type { RequestLog } from '../server/http/request-log.ts';
 import { createFileStorage } from '../server/storage.ts';
-import { nginxConfig } from '../build/deploy-configs.ts';
+import { nginxFiles } from '../build/deploy-configs.ts';
 import { staticHostConfigs } from '../build/static-host-configs.ts';
 import { dispositionHeader } from '../server/http/disposition.ts';
 import type { RouteEntry } from '../server/tree/format.ts';
@@ -18,8 +21,11 @@ import { releaseFeed } from '../server/versions/feed.ts';
 import { ChangelogMarkdown, PluginVersionRecord, UserProfile } from '../server/versions/schema.ts';
 import { htmlText, parseXmlStrictly } from './strict-xml.ts';
 import {
+  findProgram,
+  freePort,
   makeAccounts,
   makeWorkspace,
+  startNginx,
   spawnOrigin,
   startTestOrigin,
   until,
@@ -622,11 +628,17 @@ hostile('a name or version is refused naming its field, or every feed, header an
       const disposition = dispositionHeader('attachment', value);
       validateHeaderValue('content-disposition', disposition);
       assert.is(parseDisposition(disposition).parameters.filename, value);
-      routes[`/api/plugin-versions/download/plugin-${Object.keys(routes).length}-x`] = {
-        file: `files/${'0'.repeat(64)}.jar`,
+      // Every other path has capitals: nginx's maps ignore case, its exact check must not.
+      const index = Object.keys(routes).length;
+      routes[`/api/plugin-versions/download/${index % 2 ? 'Plugin' : 'plugin'}-${index}-x`] = {
+        file: `files/${FILE_SHA256}.jar`,
         status: 200,
         size: 1,
-        headers: { 'content-type': 'application/java-archive', 'content-disposition': disposition },
+        headers: {
+          'content-type': 'application/java-archive',
+          'content-disposition': disposition,
+          etag: `"${FILE_SHA256}"`,
+        },
       };
     }),
     { numRuns: 300, endOnFailure: true, plugins: [fc.interruptAfterTimeLimit(30_000)] },
@@ -641,14 +653,77 @@ hostile('a name or version is refused naming its field, or every feed, header an
     headers.split('\n').filter((line) => line.startsWith('  content-disposition: ')).length,
     Object.keys(routes).length,
   );
-  const text = nginxConfig(routes, {
+  const options = {
     origins: ['127.0.0.1:3000'],
     listen: '127.0.0.1:8080',
     realIpFrom: [],
     originUrl: 'https://o.example',
     treeDir: '/srv/t',
     rateLimit: null,
-  });
-  await assertNginxAccepts(text);
+  };
+  const { conf: text, included } = nginxFiles(routes, options);
+  await assertNginxAccepts(text, included);
+  await assertNginxServes(routes, options);
 });
 hostile.run();
+
+/** The one file the hostile names' routes share, and its sha256. */
+const FILE_BYTES = 'PK';
+const FILE_SHA256 = 'fcab7fcc2b4cffd9bb45003bfc2e468a04ef6f77ca8200a7341f027631584d25';
+
+/**
+ * Issue 32: the names now reach nginx through its included maps, where nginx expands variables in
+ * values: nginx serves each route's Content-Disposition and ETag exactly as the manifest has them,
+ * and a request in other letter case is not answered from the file.
+ */
+async function assertNginxServes(routes: Record<string, RouteEntry>, options: Parameters<typeof nginxFiles>[1]) {
+  const program = findProgram('nginx');
+  if (!program) return console.warn('nginx not installed: the hostile names are not served');
+  const treeDir = await mkdtemp(join(tmpdir(), 'depot-hostile-tree-'));
+  const port = await freePort();
+  // The origin behind it answers 404 to all: what nginx forwards is then told apart from what it serves.
+  const origin = createServer((request, response) =>
+    request.url === '/healthz'
+      ? response.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok","tree":"hostile"}')
+      : response.writeHead(404).end(),
+  );
+  await new Promise<void>((listening) => origin.listen(0, '127.0.0.1', listening));
+  const originAddress = `127.0.0.1:${(origin.address() as { port: number }).port}`;
+  try {
+    await mkdir(join(treeDir, 'files'));
+    await writeFile(join(treeDir, 'files', `${FILE_SHA256}.jar`), FILE_BYTES);
+    const files = nginxFiles(routes, { ...options, treeDir, listen: `127.0.0.1:${port}`, origins: [originAddress] });
+    for (const [name, body] of Object.entries(files.included)) await writeFile(join(treeDir, name), body);
+    await writeFile(join(treeDir, 'nginx.conf'), files.conf);
+    const nginx = await startNginx(program, join(treeDir, 'nginx.conf'), port);
+    try {
+      // Plain requests: these made-up routes are no answers of the API document the suite's fetch checks.
+      for (const [path, route] of Object.entries(routes)) {
+        const answer = await plainGet(nginx.url + path);
+        assert.is(answer.body, FILE_BYTES, path);
+        for (const name of ['content-disposition', 'etag', 'content-type'])
+          assert.is(answer.headers[name], route.headers[name], `${path}: ${name}`);
+        const other = path.replace(/plugin-/i, (word) => (word[0] === 'P' ? 'plugin-' : 'Plugin-'));
+        assert.is((await plainGet(nginx.url + other)).status, 404, `${other}: another letter case goes to the origin`);
+      }
+    } finally {
+      await nginx.stop();
+    }
+  } finally {
+    origin.close();
+    await rm(treeDir, { recursive: true, force: true });
+  }
+}
+
+function plainGet(url: string): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+  return new Promise((done, fail) =>
+    httpRequest(url, { timeout: 10_000 }, (response) => {
+      let body = '';
+      response.setEncoding('latin1');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => done({ status: response.statusCode!, headers: response.headers, body }));
+    })
+      .on('error', fail)
+      .end(),
+  );
+}

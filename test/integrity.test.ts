@@ -309,9 +309,11 @@ parity('every sidecar and lookup is in the manifest, and the live app answers it
     assert.ok(route.headers['repr-digest'], `${version.id}: Repr-Digest in the manifest`);
   }
   const latest = ctx.manifest.routes['/api/plugin-versions/download/latest/papermc']!;
-  const nginxConf = await readFile(join(ctx.treeDir, 'nginx.conf'), 'utf8');
-  assert.ok(nginxConf.includes(`add_header repr-digest "${latest.headers['repr-digest']}" always;`), 'nginx.conf');
-  assert.ok(nginxConf.includes(`add_header content-location "${latest.headers['content-location']}" always;`));
+  // nginx.conf reads them from the route maps it includes (issue 32), keyed by request URI.
+  const path = '"/api/plugin-versions/download/latest/papermc"';
+  const nginxMap = (name: string) => readFile(join(ctx.treeDir, `nginx-header-${name}.map`), 'utf8');
+  assert.ok((await nginxMap('repr-digest')).includes(`${path} "${latest.headers['repr-digest']}";`), 'nginx.conf');
+  assert.ok((await nginxMap('content-location')).includes(`${path} "${latest.headers['content-location']}";`));
   const headersFile = await readFile(join(ctx.treeDir, '_headers'), 'utf8');
   assert.ok(headersFile.includes(`  repr-digest: ${latest.headers['repr-digest']}`), '_headers has Repr-Digest');
   assert.ok(

@@ -9,12 +9,20 @@ import { findProgram } from './processes.ts';
 
 const NGINX = findProgram('nginx');
 
-/** Fails the test when nginx refuses `text`; says so and checks nothing where nginx is not installed. */
-export async function assertNginxAccepts(text: string): Promise<void> {
+/**
+ * Fails the test when nginx refuses `text`; says so and checks nothing where nginx is not installed.
+ * `included`: the files it includes (nginxFiles), written beside it in place of the tree's own.
+ */
+export async function assertNginxAccepts(text: string, included: Record<string, string> = {}): Promise<void> {
   if (!NGINX) return console.warn('nginx not installed: the syntax check is not run');
   const dir = await mkdtemp(join(tmpdir(), 'depot-nginx-t-'));
   try {
-    await writeFile(join(dir, 'depot.conf'), text);
+    let conf = text;
+    for (const [name, body] of Object.entries(included)) {
+      await writeFile(join(dir, name), body);
+      conf = conf.replace(new RegExp(`(include )\\S+/${name.replaceAll('.', '\\.')};`), `$1${join(dir, name)};`);
+    }
+    await writeFile(join(dir, 'depot.conf'), conf);
     await writeFile(
       join(dir, 'nginx.conf'),
       `pid ${dir}/nginx.pid;\nerror_log ${dir}/error.log;\nevents {}\nhttp {\n  include ${dir}/depot.conf;\n}\n`,
