@@ -73,7 +73,7 @@ function candidatePatterns(files: readonly StaticFile[]): string[] {
 }
 
 /** The origin's headers of one answer that a `_headers` rule should carry. */
-export function carriedHeaders(file: StaticFile): Map<string, string> {
+function carriedHeaders(file: StaticFile): Map<string, string> {
   const carried = new Map<string, string>();
   for (const [name, value] of Object.entries(file.entry.headers)) {
     if (HOST_OWN.has(name)) continue;

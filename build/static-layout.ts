@@ -43,7 +43,7 @@ export function extensionOf(path: string): string {
  * hosts serve at the clean path themselves); `/` is `index.html`. Undefined: no file (a path with
  * `%`, `..` or an empty segment, or a content type without an extension), left to the origin.
  */
-export function staticFilePath(path: string, contentType: string | undefined): string | undefined {
+function staticFilePath(path: string, contentType: string | undefined): string | undefined {
   if (path === '/') return '/index.html';
   if (!path.startsWith('/') || /%|\/\/|\/\.\.?(\/|$)|\/$/.test(path)) return undefined;
   if (extensionOf(path)) return path;
@@ -100,7 +100,7 @@ function findTemplate(at: TemplateNode, segments: readonly string[], index: numb
 }
 
 /** A function naming the endpoint or page template (`{param}` segments) of a path, or the path itself. */
-export function templateFinder(): (path: string) => string {
+function templateFinder(): (path: string) => string {
   const root = templateTree();
   return (path) => findTemplate(root, path.split('/').slice(1), 0) ?? path;
 }
