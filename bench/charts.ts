@@ -13,6 +13,7 @@ import { createStorage } from 'unstorage';
 import fsLiteDriver from 'unstorage/drivers/fs-lite';
 import { createFileStorage } from '../server/storage.ts';
 import { startProcess } from '../test/processes.ts';
+import { benchIngestion } from './ingestion.ts';
 import { median, report } from './harness.ts';
 
 const TSX = ['--import', 'tsx'];
@@ -49,7 +50,8 @@ function vegaLiteSvg(series: Series): Promise<string> {
 
 /**
  * Charts: the renderer on a 365-day chart beside vega-lite; a cached chart answer over HTTP beside
- * a precomputed static answer; ingestion samples/s on the embedded (file) store.
+ * a precomputed static answer; the store's atomic add() beside in-place writes; then ingestion
+ * over HTTP (bench/ingestion.ts).
  */
 export async function benchCharts(ws: { dataDir: string; distDir: string; dir: string }, rounds: number) {
   console.log(`\n# Charts (${rounds} rounds)`);
@@ -99,27 +101,6 @@ export async function benchCharts(ws: { dataDir: string; distDir: string; dir: s
       300 * rounds,
     );
     report('cached 30-day chart over HTTP', cached, 'ms', 'precomputed example', staticAnswer, '< 1 ms');
-
-    // Ingestion: single-sample POSTs, each answered only once a write holding it is on disk.
-    const post = (body: string) =>
-      fetch(`http://127.0.0.1:4121/api/servers/${id}/stats`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${ingestKey}` },
-        body,
-      }).then((response) => {
-        if (response.status !== 204) throw new Error(`ingestion answered ${response.status}`);
-      });
-    const perSecond = await samplesPerSecond(count(rounds), 1, (i) => post(`{"players":${i % 100}}`));
-    const concurrentPerSecond = await samplesPerSecond(count(rounds), 8, (i) => post(`{"players":${i % 100}}`));
-    report('ingestion, 1 sample per POST', perSecond, 'smp/s', '8 clients at once', concurrentPerSecond);
-    const batch = JSON.stringify({
-      samples: Array.from({ length: 1000 }, (_, i) => ({
-        at: new Date(Date.now() - i * 60_000).toISOString(),
-        players: i % 100,
-      })),
-    });
-    const batchPerSecond = (await samplesPerSecond(rounds * 5, 1, () => post(batch))) * 1000;
-    report('ingestion, batches of 1,000', batchPerSecond, 'smp/s', '1 sample per POST', perSecond);
   } finally {
     await origin.stop();
   }
@@ -139,6 +120,7 @@ export async function benchCharts(ws: { dataDir: string; distDir: string; dir: s
     inPlacePerSecond,
     '>= 0.5',
   );
+  await benchIngestion(ws, rounds);
 }
 
 const count = (rounds: number) => 500 * rounds;
