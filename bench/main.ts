@@ -2,7 +2,6 @@
 // (--versions: the growth bench's counts, default 100,1000,10000; the release bench's large workspaces, default 1000)
 // Each figure is printed beside a baseline measured in the same run, as a ratio: these machines are
 // noisy, so only same-run ratios compare. Medians over the rounds.
-import { execFile } from 'node:child_process';
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +19,7 @@ import { benchScale } from './scale.ts';
 import { writeLargeData } from './large-data.ts';
 import { lifecycleToServed, timeUntilServed } from './lifecycle.ts';
 import { addPublishToken, publishToServed } from './publish.ts';
+import { DEPOT, answersRelease, timeCommand } from './depot-commands.ts';
 
 const { values } = parseArgs({
   options: {
@@ -32,8 +32,6 @@ const { values } = parseArgs({
 const ROUNDS = Math.min(Math.max(Number(values.rounds), 1), 10);
 const SECONDS = Math.min(Math.max(Number(values.seconds), 1), 30);
 const TSX = ['--import', 'tsx'];
-/** The operator CLI as `npm run depot` runs it (its bundle, build/cli/launch.mjs), without npm's own start. */
-const DEPOT = ['build/cli/launch.mjs'];
 const VERSIONS = (values.versions ?? '100,1000,10000')
   .split(',')
   .map((n) => Math.min(Math.max(Number(n) || 100, 1), 20_000));
@@ -209,17 +207,6 @@ async function benchServing() {
   }
 }
 
-function timeCommand(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<number> {
-  const started = performance.now();
-  return new Promise((resolve, reject) =>
-    execFile(command, args, { cwd: ROOT, env: { ...process.env, ...env }, timeout: 120_000 }, (error, out, stderr) => {
-      if (error && !env.EXPECT_FAILURE)
-        reject(new Error(`${command} ${args.join(' ')}: ${stderr || out || error.message}`));
-      else resolve(performance.now() - started);
-    }),
-  );
-}
-
 async function benchBuild() {
   console.log(`\n# Build (${ROUNDS} rounds)`);
   const builds: number[] = [];
@@ -328,17 +315,6 @@ async function releaseToServed(
     await origin.stop();
   }
   return times;
-}
-
-/** Does the origin answer `version` as the latest, and its download with the released bytes? */
-async function answersRelease(base: string, path: string, version: string, bytes: Uint8Array): Promise<boolean> {
-  const response = await fetch(base + path);
-  if (response.status === 404) return false;
-  const body = (await response.json()) as { version: { pluginVersion: string; downloadUrl: string } };
-  if (body.version.pluginVersion !== version) return false;
-  const download = await fetch(base + body.version.downloadUrl);
-  const served = new Uint8Array(await download.arrayBuffer());
-  return download.status === 200 && Buffer.compare(served, bytes) === 0;
 }
 
 /** `depot` with no command: the CLI's bare start-up (node, the launcher's stamp check, the bundle, its config). */
