@@ -4,14 +4,25 @@ import { ROOT } from '../test/processes.ts';
 /** The operator CLI as `npm run depot` runs it (its bundle, build/cli/launch.mjs), without npm's own start. */
 export const DEPOT = ['build/cli/launch.mjs'];
 
-export function timeCommand(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<number> {
+/** Runs a command to its end (refused on failure, unless EXPECT_FAILURE is set): its wall time, ms. */
+export function timeCommand(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  timeoutMs = 120_000,
+): Promise<number> {
   const started = performance.now();
   return new Promise((resolve, reject) =>
-    execFile(command, args, { cwd: ROOT, env: { ...process.env, ...env }, timeout: 120_000 }, (error, out, stderr) => {
-      if (error && !env.EXPECT_FAILURE)
-        reject(new Error(`${command} ${args.join(' ')}: ${stderr || out || error.message}`));
-      else resolve(performance.now() - started);
-    }),
+    execFile(
+      command,
+      args,
+      { cwd: ROOT, env: { ...process.env, ...env }, timeout: timeoutMs },
+      (error, out, stderr) => {
+        if (error && !env.EXPECT_FAILURE)
+          reject(new Error(`${command} ${args.join(' ')}: ${stderr || out || error.message}`));
+        else resolve(performance.now() - started);
+      },
+    ),
   );
 }
 
