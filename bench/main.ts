@@ -1,8 +1,8 @@
 // npm run bench [-- --rounds 3 --seconds 5 --only serving|build|release|brands|charts|counting|scale|growth] [--versions 100,1000,10000]
-// (--versions: the growth bench's counts, default 100,1000,10000; the release bench's large workspaces, default 1000)
+// (--versions: the growth bench's counts, default 100,1000,10000, up to 1,000,000 with --only growth, sizes above
+// --measure-up-to (default 10000) extrapolated; the release bench's large workspaces, default 1000)
 // Each figure is printed beside a baseline measured in the same run, as a ratio: these machines are
 // noisy, so only same-run ratios compare. Medians over the rounds.
-import { execFile } from 'node:child_process';
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,8 +18,10 @@ import { benchCounting } from './counting.ts';
 import { WRK, buildWithBigJar, fmt, load, measureCpu, median, pluginJar, report, type CpuFigures } from './harness.ts';
 import { benchScale } from './scale.ts';
 import { writeLargeData } from './large-data.ts';
+import { benchGrowth } from './growth.ts';
 import { lifecycleToServed, timeUntilServed } from './lifecycle.ts';
 import { addPublishToken, publishToServed } from './publish.ts';
+import { DEPOT, answersRelease, timeCommand } from './depot-commands.ts';
 
 const { values } = parseArgs({
   options: {
@@ -27,16 +29,19 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '5' },
     only: { type: 'string' },
     versions: { type: 'string' },
+    'measure-up-to': { type: 'string' },
   },
 });
 const ROUNDS = Math.min(Math.max(Number(values.rounds), 1), 10);
 const SECONDS = Math.min(Math.max(Number(values.seconds), 1), 30);
 const TSX = ['--import', 'tsx'];
-/** The operator CLI as `npm run depot` runs it (its bundle, build/cli/launch.mjs), without npm's own start. */
-const DEPOT = ['build/cli/launch.mjs'];
+/** The growth bench plans for 100,000 versions and more (measured or extrapolated); the others build every size. */
+const MAX_VERSIONS = values.only === 'growth' ? 1_000_000 : 20_000;
 const VERSIONS = (values.versions ?? '100,1000,10000')
   .split(',')
-  .map((n) => Math.min(Math.max(Number(n) || 100, 1), 20_000));
+  .map((n) => Math.min(Math.max(Number(n) || 100, 1), MAX_VERSIONS));
+/** The growth bench builds sizes up to this many versions and extrapolates the larger ones. */
+const MEASURE_UP_TO = Math.min(Math.max(Number(values['measure-up-to'] ?? 10_000) || 10_000, 1), MAX_VERSIONS);
 /** The release bench's large workspaces: `--versions` when given, else 1,000 versions. */
 const RELEASE_SIZES = values.versions === undefined ? [1000] : VERSIONS;
 /** Above this many versions the release bench builds without the site: with it, each command's full build takes over a minute there, after its change is served. */
@@ -209,17 +214,6 @@ async function benchServing() {
   }
 }
 
-function timeCommand(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<number> {
-  const started = performance.now();
-  return new Promise((resolve, reject) =>
-    execFile(command, args, { cwd: ROOT, env: { ...process.env, ...env }, timeout: 120_000 }, (error, out, stderr) => {
-      if (error && !env.EXPECT_FAILURE)
-        reject(new Error(`${command} ${args.join(' ')}: ${stderr || out || error.message}`));
-      else resolve(performance.now() - started);
-    }),
-  );
-}
-
 async function benchBuild() {
   console.log(`\n# Build (${ROUNDS} rounds)`);
   const builds: number[] = [];
@@ -330,17 +324,6 @@ async function releaseToServed(
   return times;
 }
 
-/** Does the origin answer `version` as the latest, and its download with the released bytes? */
-async function answersRelease(base: string, path: string, version: string, bytes: Uint8Array): Promise<boolean> {
-  const response = await fetch(base + path);
-  if (response.status === 404) return false;
-  const body = (await response.json()) as { version: { pluginVersion: string; downloadUrl: string } };
-  if (body.version.pluginVersion !== version) return false;
-  const download = await fetch(base + body.version.downloadUrl);
-  const served = new Uint8Array(await download.arrayBuffer());
-  return download.status === 200 && Buffer.compare(served, bytes) === 0;
-}
-
 /** `depot` with no command: the CLI's bare start-up (node, the launcher's stamp check, the bundle, its config). */
 const cliStartup = () => timeCommand(process.execPath, DEPOT, { EXPECT_FAILURE: '1' });
 
@@ -395,50 +378,6 @@ async function benchRelease() {
   }
 }
 
-/**
- * How the build grows with data/: for each count, a full build without the site and with it (fresh
- * dist/, brand images from a warm build cache, the site built anew), then releases to a running
- * origin. `--versions 100,1000,10000`.
- */
-async function benchGrowth(counts: number[]) {
-  console.log(`\n# Growth (${ROUNDS} rounds per figure; full builds with a warm image cache)`);
-  console.log(
-    `${'versions'.padStart(8)} ${'build, SITE=off'.padStart(16)} ${'build with site'.padStart(16)} ${'release -> served'.padStart(18)}`,
-  );
-  const cacheDir = join(work, 'growth-cache');
-  let run = 0;
-  for (const count of counts) {
-    const dataDir = join(work, `growth-${count}/data`);
-    await writeLargeData(dataDir, count);
-    const build = async (site: 'on' | 'off') => {
-      await rm(join(cacheDir, 'site'), { recursive: true, force: true });
-      const distDir = join(work, `growth-dist-${run++}`);
-      const ms = await timeCommand(process.execPath, [...TSX, 'build/main.ts'], {
-        DATA_DIR: dataDir,
-        DIST_DIR: distDir,
-        BUILD_CACHE_DIR: cacheDir,
-        SITE: site,
-      });
-      return { ms, distDir };
-    };
-    await build('off');
-    const off: number[] = [];
-    const on: number[] = [];
-    let built = '';
-    for (let round = 0; round < ROUNDS; round++) {
-      off.push((await build('off')).ms);
-      const withSite = await build('on');
-      on.push(withSite.ms);
-      built = withSite.distDir;
-    }
-    const ws = { dir: join(work, `growth-${count}`), dataDir, distDir: built, cacheDir };
-    const releases = (await releaseToServed(ws, 2 + counts.indexOf(count), ROUNDS)).release;
-    console.log(
-      `${count.toLocaleString('en').padStart(8)} ${`${fmt(median(off))} ms`.padStart(16)} ${`${fmt(median(on))} ms`.padStart(16)} ${`${fmt(median(releases))} ms`.padStart(18)}`,
-    );
-  }
-}
-
 const work = await mkdtemp(join(tmpdir(), 'depot-bench-'));
 try {
   const only = values.only;
@@ -446,7 +385,7 @@ try {
   if (!only || only === 'build') await benchBuild();
   if (!only || only === 'release') await benchRelease();
   // Not part of a plain `npm run bench`: 10,000 versions take minutes to write and build.
-  if (only === 'growth') await benchGrowth(VERSIONS);
+  if (only === 'growth') await benchGrowth(work, VERSIONS, { rounds: ROUNDS, measureUpTo: MEASURE_UP_TO });
   if (!only || only === 'brands') await benchBrands(await makeWorkspace('brands'), ROUNDS);
   if (!only || only === 'charts') await benchCharts(await makeWorkspace('charts'), ROUNDS);
   if (!only || only === 'counting') await benchCounting(await makeWorkspace('counting'), ROUNDS, SECONDS);

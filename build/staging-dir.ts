@@ -50,14 +50,17 @@ export async function withStagingDir<T extends StagedTree>(
     await tree.stage(stagingDir);
     const staged = await tree.fill(stagingDir);
     const treeName = await build.step('write', async () => {
+      const started = performance.now();
       const name = await writeManifest(stagingDir, staged.routes, staged.record, staged.head);
+      // The API tree's own part of the step, apart from the deploy configs that follow it.
+      const manifestMs = Math.round(performance.now() - started);
       const configs =
         'deploy' in tree.configs
           ? await (
               await import('./deploy-configs.ts')
             ).writeDeployConfigs(stagingDir, name, parsedEntries(staged.routes), tree.configs.deploy, build.rateLimit)
           : `no deploy configs until ${tree.configs.until}`;
-      return [name, `manifest.json, ${configs}`] as const;
+      return [name, `manifest.json (${manifestMs} ms), ${configs}`] as const;
     });
     const treeDir = await build.step('swap', async () => {
       const dir = await swapTree(build.distDir, stagingDir, treeName, tree.prune ?? true);

@@ -5,6 +5,7 @@ import { describeMinecraft, supportsMinecraft } from './minecraft.ts';
 import { chainStepOf, runsOnServer, type ServerQuery } from './resolve.ts';
 import type { NewerElsewhere, PluginVersionRecord, UPDATE_STATUSES } from './schema.ts';
 import { platformOf } from './software.ts';
+import { versionsInRange } from './plugin-version-order.ts';
 import type { z } from 'zod';
 
 export type UpdateStatus = (typeof UPDATE_STATUSES)[number];
@@ -30,10 +31,9 @@ export function checkForUpdate(
   if (order === 0) return { status: 'latest', behind: 0 };
   if (order > 0) return { status: 'ahead', behind: 0 };
   const newer = new Set<string>();
-  for (const v of versions) {
+  for (const v of versionsInRange(versions, { above: current, atMost: latest.pluginVersion })) {
     if (newer.has(v.pluginVersion) || !runsOnServer(v, question) || chainStepOf(v, question) < 0) continue;
-    if (semver.gt(v.pluginVersion, current) && semver.lte(v.pluginVersion, latest.pluginVersion))
-      newer.add(v.pluginVersion);
+    newer.add(v.pluginVersion);
   }
   return { status: 'outdated', behind: newer.size };
 }
@@ -48,9 +48,9 @@ export function newerElsewhere(versions: readonly PluginVersionRecord[], questio
   const server = question;
   const offered = chainStepOf(question.latest, question);
   const best = new Map<string, Newer['needs']>();
-  for (const v of versions) {
+  // Versions of equal plugin version come in the catalog's order, as they would scanning it all.
+  for (const v of versionsInRange(versions, { above: question.latest.pluginVersion })) {
     if (v.withdrawn || !channelsShowing(channelOf(v)).includes(server.channel)) continue;
-    if (!semver.gt(v.pluginVersion, question.latest.pluginVersion)) continue;
     if (!v.serverSoftware.some((software) => platformOf(software) === platformOf(server.software))) continue;
     const step = chainStepOf(v, server);
     const needs: Newer['needs'] = {
@@ -76,7 +76,9 @@ export function withdrawalOf(
   question: Pick<UpdateQuestion, 'software' | 'java' | 'current'>,
 ): { reason: string } | undefined {
   const { java, current } = question;
-  const builds = versions.filter(
+  // A plugin version is written as semver writes it back (SemVer in schema.ts): no other text names one.
+  if (semver.valid(current) !== current) return undefined;
+  const builds = versionsInRange(versions, { atLeast: current, atMost: current }).filter(
     (v) =>
       v.pluginVersion === current &&
       (java === undefined || runsOnJava(v.javaVersion, java)) &&
