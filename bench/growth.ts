@@ -9,6 +9,7 @@ import { DEPOT, answersRelease, timeCommand } from './depot-commands.ts';
 import { fmt, median, pluginJar } from './harness.ts';
 import { writeLargeData } from './large-data.ts';
 import { timeUntilServed } from './lifecycle.ts';
+import type { NginxFigures } from './nginx-growth.ts';
 
 const TSX = ['--import', 'tsx'];
 /** A full build of 100,000 versions takes many minutes here: a build may run this long. */
@@ -22,12 +23,10 @@ const LATEST_PATH = '/api/plugin-versions/latest/papermc/21';
  * the growth table when given, `-` otherwise. `treeDir` is the finished tree of that size.
  */
 export type GrowthHooks = {
-  /** The deploy config's size and `nginx -t`'s time (bench/nginx.ts `measureNginx`). */
-  measureNginx?: (treeDir: string) => Promise<{ bytes: number; checkMs: number }>;
+  /** nginx's cost of the tree's nginx.conf (bench/nginx-growth.ts `measureNginx`). */
+  measureNginx?: (treeDir: string) => Promise<NginxFigures>;
   /** The static hosts' rule counts (`_headers`, `_redirects`). */
   staticHostRules?: (treeDir: string) => Promise<{ headers: number; redirects: number }>;
-  /** Ingestion, samples a second, into the workspace of that size. */
-  ingestion?: (ws: GrowthWorkspace) => Promise<number>;
 };
 
 type GrowthWorkspace = { dir: string; dataDir: string; distDir: string; cacheDir: string };
@@ -45,10 +44,12 @@ const COLUMNS = {
   p50Latest: ['p50 latest', 'ms'],
   p50ById: ['p50 by id', 'ms'],
   nginxBytes: ['nginx.conf', 'B'],
+  nginxMaps: ['nginx maps', 'B'],
   nginxCheck: ['nginx -t', 'ms'],
+  nginxReload: ['nginx reload', 'ms'],
+  nginxWorker: ['nginx worker', 'B'],
   headersRules: ['_headers rules', ''],
   redirectRules: ['_redirects rules', ''],
-  ingestion: ['ingest/s', ''],
 } as const;
 type Column = keyof typeof COLUMNS;
 
@@ -122,11 +123,13 @@ async function measureSize(work: string, count: number, cacheDir: string, rounds
     rss: releases.rss,
     p50Latest: releases.p50Latest,
     p50ById: releases.p50ById,
-    nginxBytes: nginx?.bytes,
+    nginxBytes: nginx?.confBytes,
+    nginxMaps: nginx?.includedBytes,
     nginxCheck: nginx?.checkMs,
+    nginxReload: nginx?.reloadMs,
+    nginxWorker: nginx && nginx.workerRssKb * 1024,
     headersRules: rules?.headers,
     redirectRules: rules?.redirects,
-    ingestion: await hooks.ingestion?.(ws),
   };
   // The size's trees and data/ go: at 100,000 versions they weigh gigabytes.
   await rm(dir, { recursive: true, force: true });

@@ -19,6 +19,9 @@ import { WRK, buildWithBigJar, fmt, load, measureCpu, median, pluginJar, report,
 import { benchScale } from './scale.ts';
 import { writeLargeData } from './large-data.ts';
 import { benchGrowth } from './growth.ts';
+import { benchIngestion } from './ingestion.ts';
+import { measureNginx } from './nginx-growth.ts';
+import { treeStaticRuleCounts } from '../build/static-layout-configs.ts';
 import { lifecycleToServed, timeUntilServed } from './lifecycle.ts';
 import { addPublishToken, publishToServed } from './publish.ts';
 import { DEPOT, answersRelease, timeCommand } from './depot-commands.ts';
@@ -385,7 +388,15 @@ try {
   if (!only || only === 'build') await benchBuild();
   if (!only || only === 'release') await benchRelease();
   // Not part of a plain `npm run bench`: 10,000 versions take minutes to write and build.
-  if (only === 'growth') await benchGrowth(work, VERSIONS, { rounds: ROUNDS, measureUpTo: MEASURE_UP_TO });
+  if (only === 'growth') {
+    const hooks = {
+      ...(findProgram('nginx') && { measureNginx }),
+      staticHostRules: (treeDir: string) => treeStaticRuleCounts(treeDir),
+    };
+    await benchGrowth(work, VERSIONS, { rounds: ROUNDS, measureUpTo: MEASURE_UP_TO, hooks });
+    // Ingestion does not read the catalog: measured once, beside batches of 1,000 (issue 32).
+    await benchIngestion(await makeWorkspace('ingestion'), ROUNDS);
+  }
   if (!only || only === 'brands') await benchBrands(await makeWorkspace('brands'), ROUNDS);
   if (!only || only === 'charts') await benchCharts(await makeWorkspace('charts'), ROUNDS);
   if (!only || only === 'counting') await benchCounting(await makeWorkspace('counting'), ROUNDS, SECONDS);
