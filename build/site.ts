@@ -25,8 +25,8 @@ const SITE_INPUTS = [
   join(ROOT, 'server'),
   join(ROOT, 'package-lock.json'),
 ];
-/** Bump when how site files become routes changes. */
-const SITE_FORMAT = 2;
+/** Bump when how site files become routes changes (3: a renderer per source digest, pages rendered per build). */
+const SITE_FORMAT = 3;
 
 /** What Astro may emit into the tree. */
 const SITE_FILES = ['html', 'css', 'js'] as const;
