@@ -34,19 +34,18 @@ export function chooseEncoding(
 }
 
 /**
- * The build compresses once per release, so it spends effort where it is cheap: brotli's strongest
- * quality on answers up to 4 KiB (at most about 4 ms each), quality 5 above. Measured on the demo's
- * lists and feeds, quality 11 saves 8-10% of the bytes of quality 5 for 40 to 100 times the time
- * (a 10 KB list: 9.4 ms against 0.2 ms; a 780 KB list: 1.2 s against 13 ms), and quality 9 saves
- * nothing over 5; a release asks the lists and feeds again. Live answers are compressed on the
- * request that first needs them: fast settings.
+ * Brotli at quality 5 everywhere: quality 11 saves 8-10% of the bytes of quality 5 for 40 to 100
+ * times the time (a 10 KB list: 9.4 ms against 0.2 ms; a 780 KB list: 1.2 s against 13 ms), and
+ * quality 9 saves nothing over 5. The build used 11 on answers up to 4 KiB, until a release at
+ * 10,000 versions asked 340 such update checks again: 7% of their bytes (578 against 540 on
+ * average) for 2.2 ms each against 0.17, most of the release's prerender step (issue 32). gzip is
+ * level 9 in the build, 6 for live answers, which are compressed on the request that first needs them.
  */
 function zlibOptions(size: number, encoding: Encoding, effort: 'max' | 'fast') {
   if (encoding === 'gzip') return { level: effort === 'max' ? 9 : 6 };
-  const quality = effort === 'fast' || size > 4 * 1024 ? 5 : 11;
   return {
     params: {
-      [constants.BROTLI_PARAM_QUALITY]: quality,
+      [constants.BROTLI_PARAM_QUALITY]: 5,
       [constants.BROTLI_PARAM_SIZE_HINT]: size,
       [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
     },
