@@ -8,6 +8,8 @@ import { sha256Hex } from '../server/digest.ts';
 import { brandMap } from '../server/tree/format.ts';
 import { deltaHead } from '../server/tree/delta.ts';
 import { NO_ROUTES, RouteTable } from '../server/tree/routes.ts';
+import type { EntryOrText } from '../server/tree/manifest-text.ts';
+import type { RouteEntry } from '../server/tree/format.ts';
 import { currentTreeDir, readManifestSource } from '../server/tree/open.ts';
 import { diffCatalogs, isEmptyChange, type AnswerChanges } from '../server/tree/answer-inputs.ts';
 import { loadBrandSources, type LoadedBrandSource } from '../server/brands/sources.ts';
@@ -18,7 +20,7 @@ import { OPENAPI_PATH } from '../server/openapi-path.ts';
 import { listBrandPaths, listVersionPaths } from './paths.ts';
 import { acquireBuildLock } from './build-lock.ts';
 import { recoverInterruptedChanges } from './version-commit.ts';
-import { buildSite, siteKey, siteSourceDigest, type PreviousSite } from './site.ts';
+import { buildSite, siteKey, siteRendererReady, siteSourceDigest, type PreviousSite } from './site.ts';
 import type { SiteRender } from '../site/src/lib/tree.ts';
 import { catalogFileText, stageTree } from './stage.ts';
 import {
@@ -147,8 +149,12 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   await swapDeltaOfPrevious(build, plan);
   // What loading data/ read and checked, for the next build: written once a release is served.
   await loaded.verified.save();
-  const api = await apiTreeStep(build, plan);
-  if (plan.siteDone) return { treeDir: api.treeDir, routes: api.routes, skipped: false, rendered: api.rendered };
+  // The site in the same tree when its renderer is compiled already (a release: its pages take a
+  // second); else the API first, with the previous site, while Astro compiles it (ten seconds).
+  const siteNow = !plan.siteDone && (await siteRendererReady(build.cacheDir, plan.loaded.site!));
+  const api = await apiTreeStep(build, plan, siteNow);
+  if (plan.siteDone || siteNow)
+    return { treeDir: api.treeDir, routes: api.routes, skipped: false, rendered: api.rendered };
   return siteTreeStep(build, plan, api);
 }
 
@@ -234,8 +240,11 @@ async function swapDeltaOfPrevious(build: Build, plan: Plan) {
   await swapDeltaTree(build, { store, catalog: plan.loaded.catalog, catalogText, record, changes, source });
 }
 
-/** The API's answers (rendered anew or reused) with the previous tree's site until this data's follows. */
-async function apiTreeStep(build: Build, plan: Plan) {
+/**
+ * The API's answers (rendered anew or reused), and this data's site when `withSite`; else the
+ * previous tree's site until this data's follows (siteTreeStep).
+ */
+async function apiTreeStep(build: Build, plan: Plan, withSite: boolean) {
   const { catalog, brandRecords, brandSources } = plan.loaded;
   const project = plan.loaded.project ?? undefined;
   const { previous, carried, siteDone, source } = plan;
@@ -273,16 +282,17 @@ async function apiTreeStep(build: Build, plan: Plan) {
       const answers = await build.step('prerender', () =>
         prerenderWithProgress(ctx, plan.store, paths, kept, build.log),
       );
+      const site = withSite ? await siteRoutesStep(build, plan, stagingDir, answers) : undefined;
       return {
-        routes: { ...answers, ...carriedRoutes },
-        record: { code: plan.code, catalog: plan.catalogDigest, site: carried },
-        head: { format: 1, source: siteDone ? source : sha256Hex(source, 'site pending') },
+        routes: { ...answers, ...(site ? site.routes : carriedRoutes) },
+        record: { code: plan.code, catalog: plan.catalogDigest, site: site?.record ?? carried },
+        head: { format: 1, source: siteDone || site ? source : sha256Hex(source, 'site pending') },
         answers,
         rendered: ctx.renderer.renders(),
       };
     },
-    configs: siteDone ? { deploy: plan.deploy } : { until: 'the site follows' },
-    swapped: siteDone ? '' : carried ? ' (site follows; the previous one meanwhile)' : ' (site follows)',
+    configs: siteDone || withSite ? { deploy: plan.deploy } : { until: 'the site follows' },
+    swapped: siteDone || withSite ? '' : carried ? ' (site follows; the previous one meanwhile)' : ' (site follows)',
   });
   return { treeDir, answers: staged.answers, routes: Object.keys(staged.answers).length, rendered: staged.rendered };
 }
@@ -293,30 +303,42 @@ async function siteTreeStep(
   plan: Plan,
   api: Awaited<ReturnType<typeof apiTreeStep>>,
 ): Promise<BuildResult> {
-  const { catalog, brandSources, site, project } = plan.loaded;
+  const { catalog, brandSources, project } = plan.loaded;
   const { treeDir, staged } = await withStagingDir(build, {
     stage: (stagingDir) =>
       stageTree(plan.store, stagingDir, build.dataDir, catalog, brandSources, plan.catalogText, project ?? undefined),
     fill: async (stagingDir) => {
-      const tree = {
-        ...{ dir: stagingDir, catalog, brands: brandMap(plan.loaded.brandRecords), project: project?.record },
-        routes: new RouteTable(new Map(Object.entries(api.answers)), 'the staged tree'),
-      };
-      const previousSite = plan.previous?.record.site
-        ? { pages: plan.previous.record.site.pages, routes: await plan.previous.routes() }
-        : undefined;
-      const built = await build.step('site', () => siteStep(build, plan.store, tree, site!, previousSite));
+      const site = await siteRoutesStep(build, plan, stagingDir, api.answers);
       return {
-        routes: { ...api.answers, ...built.routes },
-        record: { code: plan.code, catalog: plan.catalogDigest, site: { key: plan.siteNow!, pages: built.pages } },
+        routes: { ...api.answers, ...site.routes },
+        record: { code: plan.code, catalog: plan.catalogDigest, site: site.record },
         head: { format: 1, source: plan.source },
-        pages: Object.keys(built.routes).length,
+        pages: Object.keys(site.routes).length,
       };
     },
     configs: { deploy: plan.deploy },
     swapped: '',
   });
   return { treeDir, routes: api.routes + staged.pages, skipped: false, rendered: api.rendered };
+}
+
+/** This data's site in the tree staged in `stagingDir`, whose answers are `answers` (the API reference's examples read them). */
+async function siteRoutesStep(
+  build: Build,
+  plan: Plan,
+  stagingDir: string,
+  answers: Record<string, EntryOrText<RouteEntry>>,
+) {
+  const { catalog, brandRecords, project, site } = plan.loaded;
+  const tree = {
+    ...{ dir: stagingDir, catalog, brands: brandMap(brandRecords), project: project?.record },
+    routes: new RouteTable(new Map(Object.entries(answers)), 'the staged tree'),
+  };
+  const previousSite = plan.previous?.record.site
+    ? { pages: plan.previous.record.site.pages, routes: await plan.previous.routes() }
+    : undefined;
+  const built = await build.step('site', () => siteStep(build, plan.store, tree, site!, previousSite));
+  return { routes: built.routes, record: { key: plan.siteNow!, pages: built.pages } };
 }
 
 /**

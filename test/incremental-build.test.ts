@@ -135,9 +135,10 @@ apiFirst('an origin answers a new version before the build has finished the site
       dataDir: ctx.workspace.dataDir,
       distDir: ctx.workspace.distDir,
       cacheDir: SHARED_BUILD_CACHE,
-      log: (line) => (apiSwapped ||= line.startsWith('[build] swap:') && line.includes('site follows')),
+      // The first swap: the release's delta tree, or the API's tree while Astro compiles the site.
+      log: (line) => (apiSwapped ||= line.startsWith('[build] swap:')),
     });
-    await until(() => apiSwapped, 'the API tree is swapped in', 60_000);
+    await until(() => apiSwapped, 'the release is swapped in', 60_000);
     let servedBeforeSite = false;
     await until(async () => {
       const served = await servedLatest(origin.url, bytes);
