@@ -1,4 +1,4 @@
-import { open, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { open, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Agent, get } from 'node:http';
 import { CURRENT_LINK } from '../server/tree/format.ts';
@@ -37,7 +37,8 @@ const COLUMNS = {
   buildOff: ['build SITE=off', 'ms'],
   buildOn: ['build with site', 'ms'],
   served: ['release→served', 'ms'],
-  finished: ['release→finished', 'ms'],
+  finished: ['release→finished tree', 'ms'],
+  exit: ['release→exit', 'ms'],
   catalog: ['catalog.json', 'B'],
   manifest: ['manifest.json', 'B'],
   rss: ['origin RSS', 'B'],
@@ -118,6 +119,7 @@ async function measureSize(work: string, count: number, cacheDir: string, rounds
     buildOn: median(on),
     served: median(releases.served),
     finished: median(releases.finished),
+    exit: median(releases.exits),
     catalog: (await stat(join(treeDir, 'catalog.json'))).size,
     manifest: (await stat(join(treeDir, 'manifest.json'))).size,
     rss: releases.rss,
@@ -138,8 +140,9 @@ async function measureSize(work: string, count: number, cacheDir: string, rounds
 
 /**
  * An origin following dist/current (its RSS read once it answers), then `rounds` releases, each
- * timed from its command's start until the origin answers it (served) and until the command exits
- * (finished; its tree checked), then the p50 of the latest and of a version by id, through the origin.
+ * timed from its command's start until the origin answers it (served), until dist/current names
+ * the tree it leaves (finished: the answers, the pages that read the change and the deploy
+ * configs; checked to be that) and until it exits (after the clean-up of unused files), then the p50 of the latest and of a version by id, through the origin.
  */
 async function releaseRounds(ws: GrowthWorkspace, label: number, rounds: number) {
   const port = 4107;
@@ -155,7 +158,7 @@ async function releaseRounds(ws: GrowthWorkspace, label: number, rounds: number)
   });
   try {
     const rss = await residentBytes(origin.child.pid!);
-    const [served, finished] = [[] as number[], [] as number[]];
+    const [served, finished, exits] = [[] as number[], [] as number[], [] as number[]];
     for (let round = 0; round < rounds; round++) {
       const jar = join(ws.dir, `Growth-${label}-${round}.jar`);
       const bytes = pluginJar(`growth ${label} ${round}`);
@@ -164,10 +167,15 @@ async function releaseRounds(ws: GrowthWorkspace, label: number, rounds: number)
       const args = [...DEPOT, 'release', jar, '--version', version, '--java', '21', '--software', 'PaperMC'];
       const started = performance.now();
       let exited = 0;
+      const swaps = watchSwaps(ws.distDir);
       const run = () =>
         timeCommand(process.execPath, args, depotEnv, BUILD_TIMEOUT_MS).then(() => (exited = performance.now()));
       served.push(await timeUntilServed(run, () => answersRelease(base, LATEST_PATH, version, bytes)));
-      finished.push(exited - started);
+      const swapped = swaps.stop();
+      // The finished tree is the one dist/current names once the command is done: when it was swapped in.
+      const finishedTree = await readlink(join(ws.distDir, CURRENT_LINK));
+      finished.push(swapped.get(finishedTree)! - started);
+      exits.push(exited - started);
       await checkFinishedTree(ws.distDir, version);
     }
     const anyId = (
@@ -179,12 +187,37 @@ async function releaseRounds(ws: GrowthWorkspace, label: number, rounds: number)
       rss,
       served,
       finished,
+      exits,
       p50Latest: await latencyP50(base + LATEST_PATH),
       p50ById: await latencyP50(base + versionPath(anyId)),
     };
   } finally {
     await origin.stop();
   }
+}
+
+/**
+ * When dist/current first named each tree, polled every 5 ms until `stop` (the time of a swap to
+ * within that, plus a readlink).
+ */
+function watchSwaps(distDir: string) {
+  const seen = new Map<string, number>();
+  let stopped = false;
+  void (async () => {
+    // Bounded by the command it watches (BUILD_TIMEOUT_MS).
+    const until = performance.now() + BUILD_TIMEOUT_MS;
+    while (!stopped && performance.now() < until) {
+      const target = await readlink(join(distDir, CURRENT_LINK)).catch(() => '');
+      if (target && !seen.has(target)) seen.set(target, performance.now());
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  })();
+  return {
+    stop: () => {
+      stopped = true;
+      return seen;
+    },
+  };
 }
 
 /**
