@@ -36,8 +36,19 @@ const setup = async () => {
   ctx.manifest = Manifest.parse(JSON.parse(await readFile(join(ctx.treeDir, 'manifest.json'), 'utf8')));
 };
 
-/** Headers a static host sends itself (docs/deployment.md, Static hosts: Per-path headers). */
-const HOST_OWN = ['etag', 'vary', 'accept-ranges', 'content-length', 'content-encoding'];
+/**
+ * Headers a static host sends itself, and a JAR's digests, which name one file each: no rule per
+ * endpoint carries them (docs/deployment.md, Static hosts: Per-path headers).
+ */
+const HOST_OWN = [
+  'etag',
+  'vary',
+  'accept-ranges',
+  'content-length',
+  'content-encoding',
+  'repr-digest',
+  'content-location',
+];
 
 const hosts = suite('_redirects and _headers (static hosts): from export-static, not in the tree');
 const exported = {} as { dir: string; configs: ReturnType<typeof staticLayoutConfigs> };
