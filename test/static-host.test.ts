@@ -226,7 +226,6 @@ site('the /versions/ aliases redirect as the origin does, to pages the host serv
   ]);
   let followed = 0;
   try {
-    let followed = 0;
     for (const kind of ['netlify', 'cloudflare'] as const) {
       const host = await startStaticHost(withSite.exportDir, kind);
       try {
@@ -270,10 +269,10 @@ site('more versions and history pages add no rule', async () => {
   for (const [path, entry] of Object.entries(withSite.routes)) {
     const archive = /^(.*\/page\/)1$/.exec(path);
     if (archive) for (let page = 2; page <= 25; page++) grown[`${archive[1]}${page}`] = entry;
-    if (/^\/version\/[^/]+$/.test(path))
-      for (let copy = 0; copy < 9; copy++) grown[`${path.slice(0, -12)}${copy.toString(16).padStart(12, 'e')}`] = entry;
+    if (/^\/version\/[^/]+$/.test(path)) for (let copy = 0; copy < 9; copy++) grown[`${path}${copy}`] = entry;
   }
-  assert.ok(Object.keys(grown).length > Object.keys(withSite.routes).length + 2000);
+  const added = Object.keys(grown).length - Object.keys(withSite.routes).length;
+  assert.ok(added > 2000, `${added} pages added`);
   assert.equal(staticLayoutConfigs(grown, 'http://localhost:3000').counts, counts);
   assert.ok(counts.staticRedirects <= CLOUDFLARE_PAGES_CAPS.staticRedirects);
   assert.ok(counts.dynamicRedirects <= CLOUDFLARE_PAGES_CAPS.dynamicRedirects);
