@@ -52,7 +52,7 @@ export type BuildOptions = {
   ifChanged?: boolean;
   /** Build the human site into the tree (default); false: the API alone. */
   site?: boolean;
-  /** What the generated nginx.conf, _headers and _redirects name (default: one origin on :3000, nginx on :8080). */
+  /** What the generated nginx.conf names (default: one origin on :3000, nginx on :8080). */
   deploy?: DeployOptions;
   /** SPEC 8's limit, which nginx approximates on precomputed API answers (default 100/15m). */
   rateLimit?: RateLimitPolicy | null;

@@ -1,5 +1,5 @@
 import { NGINX_LOG_FORMAT } from '../server/downloads/access-log.ts';
-import { copyFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEFAULT_PUBLISH_MAX_BYTES, type DeployOptions } from '../server/config.ts';
 import type { RateLimitPolicy } from '../server/http/rate-limit-policy.ts';
@@ -17,7 +17,6 @@ import {
   routeTable,
   type RouteClass,
 } from './nginx-routes.ts';
-import { staticHostConfigs } from './static-host-configs.ts';
 
 /** What a multipart upload carries beside its JAR (boundaries, part headers, metadata): nginx's limit is PUBLISH_MAX_BYTES plus this. */
 const MULTIPART_OVERHEAD_BYTES = 2 ** 20;
@@ -25,13 +24,11 @@ const MULTIPART_OVERHEAD_BYTES = 2 ** 20;
 /** A publish answers once the new version is served, after its build and AFTER_SWAP: nginx waits this long for it. */
 const PUBLISH_READ_TIMEOUT = '300s';
 
-/** Cloudflare Pages' cap on `_redirects` (docs/deployment.md: its 100 `_headers` rules are far fewer than our paths). */
-const CLOUDFLARE_PAGES_REDIRECTS = 2000;
-
 /**
- * Writes the deployment configs beside the manifest they come from: `nginx.conf` (include it in
- * nginx's http block), `_headers` and `_redirects` (static hosts of the Netlify and Cloudflare Pages
- * kind). Returns a line for the build's progress output.
+ * Writes the deployment config beside the manifest it comes from: `nginx.conf` (include it in
+ * nginx's http block) and the route maps it includes. Static hosts get their own layout and rules
+ * from `depot export-static` (static-export.ts), a fixed number whatever the version count, not
+ * from the tree. Returns a line for the build's progress output.
  */
 export async function writeDeployConfigs(
   treeDir: string,
@@ -44,15 +41,8 @@ export async function writeDeployConfigs(
   const nginx = nginxFiles(routes, { ...deploy, treeDir: deployedTree, rateLimit });
   await writeFile(join(treeDir, 'nginx.conf'), nginx.conf);
   for (const [name, text] of Object.entries(nginx.included)) await writeFile(join(treeDir, name), text);
-  const staticHost = staticHostConfigs(routes, deploy.originUrl);
-  await writeFile(join(treeDir, '_headers'), staticHost.headers);
-  await writeFile(join(treeDir, '_redirects'), staticHost.redirects);
-  // Static hosts answer a path they have no file or rule for with the root's 404.html, status 404.
-  const notFound = routes[NOT_FOUND_PAGE];
-  if (notFound) await copyFile(join(treeDir, notFound.file), join(treeDir, '404.html'));
-  const over =
-    staticHost.rules > CLOUDFLARE_PAGES_REDIRECTS ? `; more than Cloudflare Pages' ${CLOUDFLARE_PAGES_REDIRECTS}` : '';
-  return `nginx.conf, _headers and _redirects (${staticHost.rules} paths${over})`;
+  const maps = Object.keys(nginx.included).length;
+  return `nginx.conf and the ${maps} route maps it includes (static hosts: npm run depot -- export-static)`;
 }
 
 type NginxOptions = Omit<DeployOptions, 'distDir'> & { treeDir: string; rateLimit: RateLimitPolicy | null };

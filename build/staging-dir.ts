@@ -25,7 +25,7 @@ type TreeToSwap<T extends StagedTree> = {
   fill: (stagingDir: string) => Promise<T>;
   /**
    * The finished tree writes the deploy configs; a tree that others follow serves the origins only
-   * and writes none (`until` says what follows): nginx, _headers and _redirects deploy from the
+   * and writes none (`until` says what follows): nginx.conf deploys from the
    * finished tree, the one `npm run build` and `depot release` end on. Writing them twice cost a
    * release 1.3 s at 10,000 versions (100 MB of configs).
    */

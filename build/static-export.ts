@@ -1,7 +1,7 @@
 import { copyFile, link, lstat, mkdir, readdir, readlink, rename, rm, symlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { currentTreeDir, openTree } from '../server/tree/open.ts';
-import type { RouteEntry } from '../server/tree/format.ts';
+import { NOT_FOUND_PAGE, type RouteEntry } from '../server/tree/format.ts';
 import { RefusedError } from './cli/refused.ts';
 import { writeFileAtomic } from '../server/write-atomic.ts';
 import { staticLayoutConfigs, staticLayoutRuleCounts, type RuleCounts } from './static-layout-configs.ts';
@@ -9,6 +9,7 @@ import { staticLayoutConfigs, staticLayoutRuleCounts, type RuleCounts } from './
 export type StaticExport = {
   dir: string;
   tree: string;
+  /** Answers laid out as files (the site's 404.html besides). */
   files: number;
   /** Paths left to the origin (no file by the layout's rule); -1 (as files) when unchanged. */
   skipped: number;
@@ -48,7 +49,8 @@ export async function exportStatic(distDir: string, target: string, originUrl: s
       ms: Math.round(performance.now() - started),
     };
   }
-  const configs = staticLayoutConfigs(await readRoutes(treeDir), originUrl);
+  const routes = await readRoutes(treeDir);
+  const configs = staticLayoutConfigs(routes, originUrl);
   const result = {
     dir: out,
     tree,
@@ -58,7 +60,10 @@ export async function exportStatic(distDir: string, target: string, originUrl: s
   };
   const building = join(exports, `${tree}.tmp-${process.pid}`);
   await rm(building, { recursive: true, force: true });
-  await linkFiles(treeDir, building, configs.files);
+  // The hosts answer a path with no file or rule with the root's 404.html, status 404: the site's 404 page.
+  const notFound = routes[NOT_FOUND_PAGE];
+  const notFoundFile = notFound ? [{ file: NOT_FOUND_FILE, entry: notFound }] : [];
+  await linkFiles(treeDir, building, [...configs.files, ...notFoundFile]);
   await writeFileAtomic(join(building, '_redirects'), configs.redirects);
   await writeFileAtomic(join(building, '_headers'), configs.headers);
   await rm(join(exports, tree), { recursive: true, force: true });
@@ -104,6 +109,9 @@ async function linkFiles(
     );
 }
 const LINKS_AT_ONCE = 256;
+
+/** Where Netlify, Cloudflare Pages and GitHub Pages look for the page they answer a 404 with (S3: its error document). */
+export const NOT_FOUND_FILE = '/404.html';
 
 /** `export-static <dir>`: one folder, nothing else. */
 export function exportStaticArgs(args: readonly string[]): string {

@@ -67,7 +67,11 @@ const node = (): TemplateNode => ({ literal: new Map(), mixed: [] });
 function templateTree(): TemplateNode {
   const root = node();
   const pages = Object.values(PAGE_RULES).map((rule) => rule.pattern.replace(/:(\w+)/g, '{$1}'));
-  for (const template of [...Object.keys(OPENAPI_PATHS), ...pages]) {
+  // A history's older pages (historyArchivePath): without their templates each would be a rule of its own.
+  const archives = [PAGE_RULES.history, PAGE_RULES.filteredHistory].map(
+    (rule) => `${rule.pattern.replace(/:(\w+)/g, '{$1}')}/page/{page}`,
+  );
+  for (const template of [...Object.keys(OPENAPI_PATHS), ...pages, ...archives]) {
     let at = root;
     for (const segment of template.split('/').slice(1)) {
       if (/^\{\w+\}$/.test(segment)) at = at.param ??= node();

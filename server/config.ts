@@ -177,7 +177,7 @@ export type Config = {
   ingestRateLimit: RateLimitPolicy | null;
   /** All shared state (rate limit, caches, tokens, servers, samples) in Redis; undefined: in this process. */
   redisUrl: string | undefined;
-  /** What the build's nginx.conf, _headers and _redirects name. */
+  /** What the build's nginx.conf and export-static's `_redirects` name. */
   deploy: DeployOptions;
   /** Where clients reach the service (PUBLIC_URL, else ORIGIN_URL): webhooks' download links. */
   publicUrl: string;

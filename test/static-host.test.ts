@@ -10,6 +10,9 @@ import {
   treeStaticRuleCounts,
 } from '../build/static-layout-configs.ts';
 import { mediaType } from '../build/static-layout.ts';
+import { runBuild } from '../build/build.ts';
+import { HISTORY_SEGMENTS } from '../server/pages.ts';
+import { NOT_FOUND_PAGE, type RouteEntry } from '../server/tree/format.ts';
 import { currentTreeDir } from '../server/tree/open.ts';
 import {
   addPaperVersion,
@@ -17,6 +20,7 @@ import {
   buildApi,
   pluginJar,
   rawRequest,
+  SHARED_BUILD_CACHE,
   makeWorkspace,
   runDepot,
   snapshotFiles,
@@ -79,7 +83,7 @@ async function assertServesAsOrigin(workspace: Workspace, exportDir: string, kin
     await host.close();
     await origin.close();
   }
-  return paths.length;
+  return paths.map(([path]) => path);
 }
 
 const demo = suite('export-static: the demo tree on a static host');
@@ -98,7 +102,7 @@ demo(
     const answer = JSON.parse(exported.stdout) as { files: number; counts: { redirects: number } };
     assert.ok(answer.files > 100, 'files');
     for (const kind of ['netlify', 'cloudflare'] as const)
-      assert.ok((await assertServesAsOrigin(ctx.workspace, ctx.exportDir, kind)) === answer.files);
+      assert.ok((await assertServesAsOrigin(ctx.workspace, ctx.exportDir, kind)).length === answer.files);
   },
 );
 
@@ -166,3 +170,112 @@ sizes(
   },
 );
 sizes.run();
+
+/** Demo data plus this many PaperMC versions on Java 21: past two history pages of 100, so older pages exist. */
+const SITE_VERSIONS = 250;
+
+const site = suite('export-static: the site on a static host (history pages, version pages, 404)');
+const withSite = {} as { workspace: Workspace; exportDir: string; routes: Record<string, RouteEntry> };
+site.before(async () => {
+  withSite.workspace = await makeWorkspace({ build: false, site: true });
+  for (let index = 0; index < SITE_VERSIONS; index++)
+    await addPaperVersion(withSite.workspace.dataDir, `5.0.${index}`, pluginJar(`5.0.${index}`));
+  const { dataDir, distDir } = withSite.workspace;
+  await runBuild({ dataDir, distDir, cacheDir: SHARED_BUILD_CACHE, site: true });
+  withSite.exportDir = join(withSite.workspace.dir, 'public');
+  const exported = await runDepot(['export-static', withSite.exportDir], withSite.workspace);
+  assert.is(exported.code, 0, exported.stderr);
+  const tree = await openTree((await currentTreeDir(distDir))!, undefined, () => {});
+  withSite.routes = Object.fromEntries(allRoutes(tree.routes));
+});
+site.after(() => withSite.workspace.remove());
+
+site('every page, older history pages and version pages included, answers the origin bytes and type', async () => {
+  for (const kind of ['netlify', 'cloudflare'] as const) {
+    const served = await assertServesAsOrigin(withSite.workspace, withSite.exportDir, kind);
+    for (const page of ['/', '/versions', '/versions/page/1', '/versions/papermc/21/page/1', '/versions/all/21'])
+      assert.ok(served.includes(page), `${page} is served`);
+    assert.ok(served.filter((path) => path.startsWith('/version/')).length > SITE_VERSIONS, 'version pages');
+  }
+});
+
+site("a path with no file is the site's 404 page, status 404, on both hosts", async () => {
+  const page = await readFile(
+    join((await currentTreeDir(withSite.workspace.distDir))!, withSite.routes[NOT_FOUND_PAGE]!.file),
+  );
+  for (const kind of ['netlify', 'cloudflare'] as const) {
+    const host = await startStaticHost(withSite.exportDir, kind);
+    try {
+      for (const path of ['/nope', '/versions/page/999', '/version/plugin-0-missing']) {
+        const answer = await rawRequest(`${host.url}${path}`);
+        assert.is(answer.status, 404, `${kind} ${path}`);
+        assert.ok(answer.body.equals(page), `${kind} ${path}: the 404 page`);
+      }
+    } finally {
+      await host.close();
+    }
+  }
+});
+
+site('the /versions/ aliases redirect as the origin does, to pages the host serves', async () => {
+  const origin = await startTestOrigin(withSite.workspace, { rateLimit: { limit: 1_000_000, windowSeconds: 900 } });
+  const sources = HISTORY_SEGMENTS.flatMap((segment) => [
+    `/versions/${segment}`,
+    `/versions/${segment}/21`,
+    `/versions/${segment}/21/page/1`,
+  ]);
+  let followed = 0;
+  try {
+    for (const kind of ['netlify', 'cloudflare'] as const) {
+      const host = await startStaticHost(withSite.exportDir, kind);
+      try {
+        for (const path of sources) {
+          const atOrigin = await fetch(`${origin.url}${path}`, { redirect: 'manual' });
+          await atOrigin.arrayBuffer();
+          const atHost = await rawRequest(`${host.url}${path}`);
+          if (atOrigin.status !== 301) {
+            // Canonical already (/versions/papermc/21): the page itself, or the 404 page for a filter without one.
+            assert.is(atHost.status, atOrigin.status, `${kind} ${path}`);
+            continue;
+          }
+          assert.is(atHost.status, 301, `${kind} ${path}`);
+          const location = atOrigin.headers.get('location')!;
+          assert.is(atHost.headers.location, location, `${kind} ${path}: Location`);
+          const [landed, expected] = await Promise.all([
+            rawRequest(`${host.url}${location}`),
+            fetch(`${origin.url}${location}`).then(async (r) => ({
+              status: r.status,
+              body: Buffer.from(await r.arrayBuffer()),
+            })),
+          ]);
+          assert.is(landed.status, expected.status, `${kind} ${path} -> ${location}`);
+          assert.ok(landed.body.equals(expected.body), `${kind} ${path} -> ${location}: bytes`);
+          if (landed.status === 200) followed++;
+        }
+      } finally {
+        await host.close();
+      }
+    }
+  } finally {
+    await origin.close();
+  }
+  assert.ok(followed >= 2 * 3 * 5, `${followed} redirects landed on pages`);
+});
+
+site('more versions and history pages add no rule', async () => {
+  const counts = await staticLayoutRuleCounts(withSite.exportDir);
+  const grown = { ...withSite.routes };
+  // As a catalog ten times larger: more older history pages per filter, more version pages.
+  for (const [path, entry] of Object.entries(withSite.routes)) {
+    const archive = /^(.*\/page\/)1$/.exec(path);
+    if (archive) for (let page = 2; page <= 25; page++) grown[`${archive[1]}${page}`] = entry;
+    if (/^\/version\/[^/]+$/.test(path)) for (let copy = 0; copy < 9; copy++) grown[`${path}${copy}`] = entry;
+  }
+  const added = Object.keys(grown).length - Object.keys(withSite.routes).length;
+  assert.ok(added > 2000, `${added} pages added`);
+  assert.equal(staticLayoutConfigs(grown, 'http://localhost:3000').counts, counts);
+  assert.ok(counts.staticRedirects <= CLOUDFLARE_PAGES_CAPS.staticRedirects);
+  assert.ok(counts.dynamicRedirects <= CLOUDFLARE_PAGES_CAPS.dynamicRedirects);
+  assert.ok(counts.headers <= CLOUDFLARE_PAGES_CAPS.headers);
+});
+site.run();
