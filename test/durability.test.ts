@@ -190,26 +190,29 @@ const held = suite('a day locked by another process');
 held.before(setup);
 held.after(() => ctx.workspace.remove());
 
-held('ingestion answers 204 at once while another process holds the day, and the day holds the sample once it is let go', async () => {
-  const server = ctx.servers[0]!;
-  const at = Math.floor(Date.now() / HOUR) * HOUR - 3 * HOUR;
-  const dayFile = join(ctx.workspace.storageDir, 'samples', server.id, String(Math.floor(at / DAY)));
-  await mkdir(dirname(dayFile), { recursive: true });
-  const release = await lock(dayFile, { realpath: false, stale: 2000 }); // a live holder: it keeps the lock fresh
-  const origin = await spawnOrigin(ctx.workspace, { RATE_LIMIT: '0', INGEST_RATE_LIMIT: '0' });
-  try {
-    // The sample is durable in the origin's journal: the day is folded once its lock is free.
-    const started = performance.now();
-    assert.is((await postSample(origin, server, at, 77)).status, 204);
-    assert.ok(performance.now() - started < 2000, 'it did not wait for the day');
-    const chart = await fetch(`${origin.url}/api/servers/${server.id}/chart/players?days=2&format=json`);
-    assert.match(await chart.text(), '77', 'the chart shows it before its day is written');
-    await new Promise((r) => setTimeout(r, 500));
-    await release();
-  } finally {
-    await stopOrigin(origin);
-  }
-  const day = JSON.parse(await readFile(dayFile, 'utf8')) as Record<string, number[]>;
-  assert.equal(day[String(Math.floor((at % DAY) / HOUR))], [77, 77, 1]);
-});
+held(
+  'ingestion answers 204 at once while another process holds the day, and the day holds the sample once it is let go',
+  async () => {
+    const server = ctx.servers[0]!;
+    const at = Math.floor(Date.now() / HOUR) * HOUR - 3 * HOUR;
+    const dayFile = join(ctx.workspace.storageDir, 'samples', server.id, String(Math.floor(at / DAY)));
+    await mkdir(dirname(dayFile), { recursive: true });
+    const release = await lock(dayFile, { realpath: false, stale: 2000 }); // a live holder: it keeps the lock fresh
+    const origin = await spawnOrigin(ctx.workspace, { RATE_LIMIT: '0', INGEST_RATE_LIMIT: '0' });
+    try {
+      // The sample is durable in the origin's journal: the day is folded once its lock is free.
+      const started = performance.now();
+      assert.is((await postSample(origin, server, at, 77)).status, 204);
+      assert.ok(performance.now() - started < 2000, 'it did not wait for the day');
+      const chart = await fetch(`${origin.url}/api/servers/${server.id}/chart/players?days=2&format=json`);
+      assert.match(await chart.text(), '77', 'the chart shows it before its day is written');
+      await new Promise((r) => setTimeout(r, 500));
+      await release();
+    } finally {
+      await stopOrigin(origin);
+    }
+    const day = JSON.parse(await readFile(dayFile, 'utf8')) as Record<string, number[]>;
+    assert.equal(day[String(Math.floor((at % DAY) / HOUR))], [77, 77, 1]);
+  },
+);
 held.run();

@@ -73,7 +73,13 @@ async function writeDay(
   group: Waiting[],
   warn: (line: string) => void,
 ): Promise<void> {
-  await foldIntoDay(storage, key, retiredKey, group.flatMap((waiting) => waiting.samples), warn);
+  await foldIntoDay(
+    storage,
+    key,
+    retiredKey,
+    group.flatMap((waiting) => waiting.samples),
+    warn,
+  );
 }
 
 /**

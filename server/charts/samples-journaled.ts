@@ -1,5 +1,5 @@
 import type { FileHandle } from 'node:fs/promises';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, rm, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { lock } from 'proper-lockfile';
@@ -21,6 +21,11 @@ import { RETENTION_DAYS, dayKey, readRange, type Sample, type SampleStore } from
 export const JOURNAL_FOLDER = 'samples-journal';
 /** How often the segment being appended to is sealed and folded into the stored days. */
 const FOLD_EVERY_MS = 500;
+/**
+ * Below this much free space the journal refuses samples as a full disk (503): the days they go to
+ * need room to be written, and an append that fits in its file's last block would otherwise pass.
+ */
+const FREE_SPACE_RESERVE = 64 * 1024;
 /** Days folded at once. */
 const FOLD_CONCURRENCY = 8;
 
@@ -117,6 +122,9 @@ function createJournal(storage: Storage, dir: string, warn: (line: string) => vo
   }
 
   async function appendGroup(group: Waiting[]) {
+    const free = await statfs(dir);
+    if (free.bavail * free.bsize < FREE_SPACE_RESERVE)
+      throw Object.assign(new Error('no space left for the player-count journal'), { code: 'ENOSPC' });
     current ??= { ...(await createSegment(dir, now())), size: 0 };
     const { segment, file, size: before } = current;
     const bytes = Buffer.from(group.map((entry) => journalLine(entry.serverId, entry.samples)).join(''));
@@ -182,7 +190,9 @@ function createJournal(storage: Storage, dir: string, warn: (line: string) => vo
       folding ??= inTurn(sealCurrent)
         .then(foldSealed)
         .catch((error: unknown) => {
-          warnFoldFailed(`[samples] could not fold the journal yet, tried again shortly (said once a minute): ${error}`);
+          warnFoldFailed(
+            `[samples] could not fold the journal yet, tried again shortly (said once a minute): ${error}`,
+          );
           throw error;
         })
         .finally(() => (folding = null));
