@@ -128,6 +128,9 @@ async function measureOrigins(
 ): Promise<Figures> {
   const posters = prepare ? await prepare() : await addServers(storage, CLIENTS);
   const origins: Awaited<ReturnType<typeof startProcess>>[] = [];
+  const posting = posters.slice(0, CLIENTS);
+  let before = 0;
+  let answered = 0;
   try {
     for (const port of ports)
       origins.push(
@@ -141,8 +144,7 @@ async function measureOrigins(
           },
         ),
       );
-    const posting = posters.slice(0, CLIENTS);
-    const before = await storedCount(storage, posting);
+    before = await storedCount(storage, posting);
     // The origins' CPU time (user + system, all threads) per sample: unlike samples/s, it does not
     // depend on what else the machine's cores are doing meanwhile.
     const cpu = () => origins.reduce((sum, origin) => sum + cpuMicros(origin.child.pid!), 0);
@@ -152,7 +154,6 @@ async function measureOrigins(
       answered += total * size;
       return { perSecond, cpuPerSample: (cpu() - used) / (total * size) };
     };
-    let answered = 0;
     await measured(POSTS_PER_ROUND, singleBody, 1); // warm-up: JIT, the start-up sweep
     const figures = {
       single: [] as number[],
@@ -168,8 +169,6 @@ async function measureOrigins(
       figures.batch.push(batch.perSecond);
       figures.batchCpu.push(batch.cpuPerSample);
     }
-    const stored = (await storedCount(storage, posting)) - before;
-    if (stored !== answered) throw new Error(`${answered} samples answered 204, ${stored} stored`);
     return {
       single: median(figures.single),
       batch: median(figures.batch),
@@ -178,6 +177,9 @@ async function measureOrigins(
     };
   } finally {
     for (const origin of origins) await origin.stop();
+    // Counted once the origins have stopped: the embedded store folds its journal into the days by then.
+    const stored = (await storedCount(storage, posting)) - before;
+    if (stored !== answered) throw new Error(`${answered} samples answered 204, ${stored} stored`);
   }
 }
 

@@ -66,6 +66,8 @@ type StateOptions = {
   warn?: (line: string) => void;
   /** INGEST_RATE_LIMIT; null or absent: ingestion is not limited. */
   ingestRateLimit?: RateLimitPolicy | null | undefined;
+  /** The origin's journaled samples (charts/samples-journaled.ts); absent: sampleStore over the storage. */
+  samples?: SampleStore | undefined;
 };
 
 /**
@@ -121,7 +123,7 @@ export function createStateContext(storage: Storage, options: StateOptions = {})
   const now = options.now ?? Date.now;
   return {
     servers: serverStore(storage),
-    samples: sampleStore(storage, options.redis, options.warn),
+    samples: options.samples ?? sampleStore(storage, options.redis, options.warn),
     idempotency: idempotencyStore(storage, options.redis, { warn: options.warn }),
     ingestLimiter: options.ingestRateLimit
       ? createRateLimiter(options.ingestRateLimit, now, options.redis, options.warn, 'ingest')

@@ -4,6 +4,8 @@ import { NodeRequest, sendNodeResponse } from 'srvx/node';
 import type { ServerRequest } from 'srvx';
 import type { H3 } from 'h3';
 import { createOrigin } from './app.ts';
+import { openJournaledSampleStore, type JournaledSampleStore } from './charts/samples-journaled.ts';
+import type { SampleStore } from './charts/samples.ts';
 import { guarded } from './http/after-response.ts';
 import { logRequests, type RequestLog } from './http/request-log.ts';
 import { createAppContext, type AppContext } from './context.ts';
@@ -83,7 +85,9 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
         warn,
         now: options.now,
       });
-  const context = createOriginContext(options, store, cacheBudget, follower, warn);
+  // The embedded store's ingestion journal: what a killed origin journaled is folded before listening.
+  const samples = store.redis ? null : await openJournaledSampleStore(store.storage, warn, options.now);
+  const context = createOriginContext(options, store, cacheBudget, follower, warn, samples);
   const limiter = options.rateLimit ? createRateLimiter(options.rateLimit, context.now, store.redis, warn) : null;
   const app = createOrigin(context, limiter);
   const logRequest = options.log ? logRequests(options.log, context.trustProxy) : undefined;
@@ -102,7 +106,8 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
   return {
     url: serverUrl(server),
     server,
-    close: () => closeOrigin({ follower, cacheBudget, server, deliveries, downloads: context.downloads, store }),
+    close: () =>
+      closeOrigin({ follower, cacheBudget, server, deliveries, downloads: context.downloads, samples, store }),
   };
 }
 
@@ -148,6 +153,7 @@ function createOriginContext(
   cacheBudget: CacheBudget | undefined,
   follower: TreeFollower,
   warn: (line: string) => void,
+  samples: SampleStore | null,
 ): AppContext {
   const { now, privateChartIps, trustProxy } = options;
   const logs = { info: options.info ?? ((line: string) => console.log(line)), warn };
@@ -159,6 +165,7 @@ function createOriginContext(
     cacheBudget,
     warn,
     ingestRateLimit: options.ingestRateLimit,
+    samples: samples ?? undefined,
     tree: follower.current,
     renderAlways: options.imageCache === false,
     publicUrl: options.publicUrl ?? DEFAULT_PUBLIC_URL,
@@ -243,8 +250,8 @@ function serverUrl(server: Server): string {
 
 /**
  * Graceful, in this order: stop following the tree and sweeping the caches; stop accepting and
- * finish the requests in flight and the deliveries under way; store the last counted downloads;
- * then let go of Redis and of the store the origin opened.
+ * finish the requests in flight and the deliveries under way; store the last counted downloads
+ * and fold the journaled player counts; then let go of Redis and of the store the origin opened.
  */
 async function closeOrigin(parts: {
   follower: TreeFollower;
@@ -252,6 +259,7 @@ async function closeOrigin(parts: {
   server: Server;
   deliveries: DeliveryLoop;
   downloads: AppContext['downloads'];
+  samples: JournaledSampleStore | null;
   store: OriginStore;
 }): Promise<void> {
   const { redis, storage } = parts.store;
@@ -260,6 +268,8 @@ async function closeOrigin(parts: {
   await Promise.all([closeServer(parts.server), parts.deliveries.stop()]);
   // The downloads counted last are stored before the store is let go of.
   await parts.downloads.close();
+  // The journaled player counts are folded into their days, as far as the disk lets them.
+  await parts.samples?.close();
   // quit() lets pending commands finish; while Redis is unreachable, stop reconnecting instead.
   await redis?.quit().catch(() => redis.disconnect());
   if (parts.store.own) await storage.dispose();

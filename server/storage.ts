@@ -72,6 +72,12 @@ export function createFileStorage(dir: string): Storage {
   return storage;
 }
 
+/** The embedded store's folder when `storage` keeps its records in files (createFileStorage); else undefined. */
+export function filesFolderOf(storage: Storage): string | undefined {
+  const { driver } = storage.getMount('');
+  return driver.name === 'atomic-fs' ? (driver.options as { base: string }).base : undefined;
+}
+
 /** A lock left by a process that died is taken over after this long (proper-lockfile's minimum). */
 const STALE_LOCK_MS = 2000;
 /** How long a writer waits for a key another process holds before the write fails (503). */
@@ -82,7 +88,9 @@ type LockingDriver = Driver & { lockKey(key: string, wait?: boolean): Promise<((
 
 /** fs-lite's layout (`a:b:c` -> `a/b/c`), with atomic writes and a lock per key across processes. */
 function atomicFileDriver(base: string): LockingDriver {
-  const ignore = (path: string) => TEMPORARY_FILE.test(path) || path.endsWith('.lock');
+  // The player-count journal's segments are no records (charts/journal-segment.ts).
+  const ignore = (path: string) =>
+    TEMPORARY_FILE.test(path) || path.endsWith('.lock') || path.endsWith('.samples-journal');
   const files = fsLiteDriver({ base, ignore });
   const pathOf = (key: string) => {
     if (key.split(':').some((part) => part === '..' || part.includes('/')))

@@ -4,6 +4,7 @@ import type { AuditRecord } from '../server/audit/schema.ts';
 import { auditStore } from '../server/audit/store.ts';
 import { idempotencyStore } from '../server/charts/idempotency.ts';
 import { sampleStore } from '../server/charts/samples.ts';
+import { openJournaledSampleStore, type JournaledSampleStore } from '../server/charts/samples-journaled.ts';
 import { chartUrlKeys } from '../server/charts/signed-url.ts';
 import { countedOf } from '../server/downloads/counted.ts';
 import { downloadStore } from '../server/downloads/store.ts';
@@ -17,7 +18,8 @@ import { BACKENDS, openBackend, type StoreBackend } from './store-backends.ts';
 // embedded store's files and Redis), as unstorage runs one test suite against each of its drivers.
 // What is asserted is what the stores did before they were split, errors included.
 
-type Context = { backend: StoreBackend };
+/** `journaled`: the samples contract runs over the origin's journaled store too (the first store a test opens; others, as another process, write days directly). */
+type Context = { backend: StoreBackend; journaled?: boolean };
 type Contract = (test: Test<Context>) => void;
 
 const NOW = Date.now();
@@ -92,19 +94,30 @@ const downloads: Contract = (test) => {
 const samples: Contract = (test) => {
   const SERVER = '7f000000-0000-4000-8000-000000000001';
   const hour = TODAY * DAY + 10 * HOUR;
+  const opened: JournaledSampleStore[] = [];
+  /** The store under test: the journaled one over files when the run says so (closed after the test). */
+  const openSamples = async (context: Context, state: StateStore, warn?: (line: string) => void) => {
+    const journaled = context.journaled ? await openJournaledSampleStore(state.storage, warn ?? (() => {})) : null;
+    if (journaled) opened.push(journaled);
+    return journaled ?? sampleStore(state.storage, state.redis, warn);
+  };
+  test.after.each(async () => {
+    for (const store of opened.splice(0)) await store.close();
+  });
 
-  test('folds samples into hourly max, sum and count; concurrent adds from two processes lose nothing', async ({
-    backend,
-  }) => {
+  test('folds samples into hourly max, sum and count; concurrent adds from two processes lose nothing', async (context) => {
+    const { backend } = context;
     const { state, another } = await backend.fresh();
     const other = await another();
-    const stores = [sampleStore(state.storage, state.redis), sampleStore(other.storage, other.redis)];
+    const stores = [await openSamples(context, state), sampleStore(other.storage, other.redis)];
     await stores[0]!.add(SERVER, [
       { at: hour + 5 * 60_000, players: 3 },
       { at: hour + 55 * 60_000, players: 9 },
       { at: hour + HOUR, players: 4 },
     ]);
-    assert.equal(await stores[1]!.range(SERVER, TODAY * DAY, TODAY * DAY + 23 * HOUR), [
+    // Another process reads what the journaled store has folded; the journaled store, what it journaled too.
+    const reader = stores[context.journaled ? 0 : 1]!;
+    assert.equal(await reader.range(SERVER, TODAY * DAY, TODAY * DAY + 23 * HOUR), [
       { hour, max: 9, sum: 12, count: 2 },
       { hour: hour + HOUR, max: 4, sum: 4, count: 1 },
     ]);
@@ -119,13 +132,14 @@ const samples: Contract = (test) => {
     });
   });
 
-  test('a stored day that does not parse is kept aside, said once, and the day starts afresh', async ({ backend }) => {
-    const { state } = await backend.fresh();
+  test('a stored day that does not parse is kept aside, said once, and the day starts afresh', async (context) => {
+    const { state } = await context.backend.fresh();
     const key = `samples:${SERVER}:${TODAY}`;
     await state.storage.setItemRaw(key, 'not a day {');
     const warnings: string[] = [];
-    const store = sampleStore(state.storage, state.redis, (line) => warnings.push(line));
+    const store = await openSamples(context, state, (line) => warnings.push(line));
     await store.add(SERVER, [{ at: hour, players: 7 }]);
+    if (context.journaled) await opened.splice(0)[0]!.close(); // folded at the latest when it stops
     assert.equal(await store.range(SERVER, hour, hour), [{ hour, max: 7, sum: 7, count: 1 }]);
     assert.is(warnings.length, 1);
     assert.match(warnings[0]!, `${key} did not parse: kept as ${key}.corrupt-`);
@@ -134,9 +148,10 @@ const samples: Contract = (test) => {
     assert.is(String(await state.storage.getItemRaw(aside[0]!)), 'not a day {', 'kept byte for byte');
   });
 
-  test('samples that cannot be stored fail the add; what was stored stays', async ({ backend }) => {
+  test('samples that cannot be stored fail the add; what was stored stays', async (context) => {
+    const { backend } = context;
     const { state } = await backend.fresh();
-    const store = sampleStore(state.storage, state.redis);
+    const store = await openSamples(context, state);
     await store.add(SERVER, [{ at: hour, players: 1 }]);
     await backend.break();
     try {
@@ -449,3 +464,14 @@ for (const name of BACKENDS)
     contract(test);
     test.run();
   }
+
+// The origin's journaled samples (issue 32 item 4) keep the samples contract over files.
+const journaled = suite<Context>('sampleStore contract (files, journaled)', { journaled: true } as Context);
+journaled.before(async (context) => {
+  context.backend = await openBackend('files');
+});
+journaled.after(async (context) => {
+  await context.backend?.close();
+});
+samples(journaled);
+journaled.run();

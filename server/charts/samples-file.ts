@@ -1,11 +1,12 @@
 import { withKeyLock, type Storage } from '../storage.ts';
 import {
-  DayRecord,
   RETENTION_DAYS,
+  StoredDay,
   corruptDayLine,
   dayKey,
-  hourOf,
+  foldSamples,
   readRange,
+  storedDayValue,
   samplesByDay,
   stampOf,
   type Sample,
@@ -62,6 +63,9 @@ async function drain(storage: Storage, days: Days, key: string, retiredKey: stri
   days.delete(key);
 }
 
+/** The journal segment a fold comes from, and the segments still on disk (the only ones a day keeps naming). */
+export type FoldingSegment = { id: string; live: ReadonlySet<string> };
+
 async function writeDay(
   storage: Storage,
   key: string,
@@ -69,25 +73,47 @@ async function writeDay(
   group: Waiting[],
   warn: (line: string) => void,
 ): Promise<void> {
-  await withKeyLock(storage, key, async () => {
+  await foldIntoDay(
+    storage,
+    key,
+    retiredKey,
+    group.flatMap((waiting) => waiting.samples),
+    warn,
+  );
+}
+
+/**
+ * Folds samples into a stored day, read and written whole under the day's lock. From a journal
+ * segment (`segment`), a day that names the segment already holds its samples and is left as it
+ * is; otherwise the day names it from then on. Resolves `false` when it was already folded.
+ */
+export async function foldIntoDay(
+  storage: Storage,
+  key: string,
+  retiredKey: string,
+  samples: readonly Sample[],
+  warn: (line: string) => void,
+  segment?: FoldingSegment,
+): Promise<boolean> {
+  const folded = await withKeyLock(storage, key, async () => {
     const stored = await storage.getItem(key);
     // A file holding `null` reads as null too: only a day that is not there at all starts empty.
     const absent = stored === null && !(await storage.hasItem(key));
-    const parsed = DayRecord.safeParse(absent ? {} : stored);
+    const parsed = StoredDay.safeParse(absent ? {} : stored);
     if (!parsed.success) {
       // The bytes of a day that does not parse are kept beside it, before the day is written anew.
       const aside = `${key}.corrupt-${stampOf(new Date())}`;
       await storage.setItemRaw(aside, await storage.getItemRaw(key));
       warn(corruptDayLine(key, aside));
     }
-    const record: DayRecord = parsed.success ? parsed.data : {};
-    for (const { at, players } of group.flatMap((waiting) => waiting.samples)) {
-      const hour = String(hourOf(at));
-      const [max, sum, count] = record[hour] ?? [0, 0, 0];
-      record[hour] = [Math.max(max, players), sum + players, count + 1];
-    }
-    await storage.setItem(key, record);
+    const day: StoredDay = parsed.success ? parsed.data : { hours: {}, folded: [] };
+    if (segment && day.folded.includes(segment.id)) return false;
+    foldSamples(day.hours, samples);
+    if (segment) day.folded = [...day.folded.filter((id) => segment.live.has(id)), segment.id];
+    await storage.setItem(key, storedDayValue(day));
+    return true;
   });
   // Retention: the day that has just left the 365-day window goes.
   await storage.removeItem(retiredKey).catch(() => {}); // a leftover day is harmless: range() never reads it
+  return folded;
 }

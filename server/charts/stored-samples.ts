@@ -5,12 +5,39 @@ import { DAY, HOUR } from '../duration.ts';
 
 export const RETENTION_DAYS = 365;
 
-/** One UTC day of a server: hour of day -> [max, sum, count] of its samples. */
-export const DayRecord = z.record(
+const HourBuckets = z.record(
   z.string().regex(/^(?:[01]?\d|2[0-3])$/),
   z.tuple([z.int().nonnegative(), z.int().nonnegative(), z.int().positive()]),
 );
-export type DayRecord = z.infer<typeof DayRecord>;
+
+/** A segment of the origin's sample journal (samples-journaled.ts): its start in base 36, and 8 random hex digits. */
+export const JournalSegmentId = z.string().regex(/^[0-9a-z]{1,12}-[0-9a-f]{8}$/);
+
+/** The key of a stored day that names the journal segments already folded into it (the embedded store only). */
+const FOLDED_KEY = 'folded';
+
+/**
+ * One UTC day of a server as the embedded store keeps it: hour of day -> [max, sum, count], and
+ * under `folded` the journal segments whose samples it holds, so that replaying a segment after a
+ * crash never counts them twice. Redis's days never carry `folded`.
+ */
+export const StoredDay = z.preprocess(
+  (raw) => {
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return raw;
+    const { [FOLDED_KEY]: folded = [], ...hours } = raw as Record<string, unknown>;
+    return { hours, folded };
+  },
+  z.object({ hours: HourBuckets, folded: z.array(JournalSegmentId).max(64) }),
+);
+export type StoredDay = z.output<typeof StoredDay>;
+
+/** A stored day as stored, `folded` included (a day that folded no segment has none). */
+export const storedDayValue = ({ hours, folded }: StoredDay) =>
+  folded.length === 0 ? hours : { ...hours, [FOLDED_KEY]: folded };
+
+/** One UTC day of a server: hour of day -> [max, sum, count] of its samples (what migration copies: `folded` left out). */
+export const DayRecord = StoredDay.transform((day) => day.hours);
+export type DayRecord = z.output<typeof DayRecord>;
 
 export type Sample = { at: number; players: number };
 
@@ -49,16 +76,41 @@ export function samplesByDay(samples: readonly Sample[]): Map<number, Sample[]> 
   return byDay;
 }
 
-/** Hourly buckets from `from` to `to`, read through the storage whichever backend wrote them; a day that does not parse is a gap. */
-export async function readRange(storage: Storage, serverId: string, from: number, to: number): Promise<HourBucket[]> {
+/** Folds samples into a day's hourly buckets, in place. */
+export function foldSamples(hours: DayRecord, samples: readonly Sample[]): DayRecord {
+  for (const { at, players } of samples) {
+    const hour = String(hourOf(at));
+    const [max, sum, count] = hours[hour] ?? [0, 0, 0];
+    hours[hour] = [Math.max(max, players), sum + players, count + 1];
+  }
+  return hours;
+}
+
+/** Samples of a day not in its stored record yet (the journal's, by the segments the day has folded). */
+export type UnfoldedSamples = (day: number, folded: readonly string[]) => Sample[];
+
+/**
+ * Hourly buckets from `from` to `to`, read through the storage whichever backend wrote them, with
+ * what `unfolded` says is not stored yet; a day that does not parse is a gap.
+ */
+export async function readRange(
+  storage: Storage,
+  serverId: string,
+  from: number,
+  to: number,
+  unfolded: UnfoldedSamples = () => [],
+): Promise<HourBucket[]> {
   const days: number[] = [];
   for (let day = Math.floor(from / DAY); day <= Math.floor(to / DAY); day++) days.push(day);
   const items = await storage.getItems(days.map((day) => dayKey(serverId, day)));
   const byKey = new Map(items.map((item) => [item.key, item.value]));
   return days.flatMap((day) => {
-    const parsed = DayRecord.safeParse(byKey.get(dayKey(serverId, day)));
-    if (!parsed.success) return [];
-    return Object.entries(parsed.data)
+    const value = byKey.get(dayKey(serverId, day));
+    // A day that does not parse reads as a gap, but for the journal's samples, which replace it when folded.
+    const parsed = StoredDay.safeParse(value ?? {});
+    const stored = parsed.success ? parsed.data : { hours: {}, folded: [] };
+    const hours = foldSamples({ ...stored.hours }, unfolded(day, stored.folded));
+    return Object.entries(hours)
       .map(([hour, [max, sum, count]]) => ({ hour: day * DAY + Number(hour) * HOUR, max, sum, count }))
       .sort((a, b) => a.hour - b.hour);
   });
