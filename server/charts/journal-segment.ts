@@ -29,7 +29,7 @@ export type Segment = {
 };
 
 /** Segment ids sort in the order they were made: the start in base 36 (fixed width until 5188), then randomness. */
-export const newSegmentId = (now: number) => `${now.toString(36)}-${randomBytes(4).toString('hex')}`;
+const newSegmentId = (now: number) => `${now.toString(36)}-${randomBytes(4).toString('hex')}`;
 
 /** Records samples as held by the segment (after they are on disk, or read back from it). */
 export function holdSamples(segment: Segment, serverId: string, samples: readonly Sample[]): void {

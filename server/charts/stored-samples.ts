@@ -11,7 +11,7 @@ const HourBuckets = z.record(
 );
 
 /** A segment of the origin's sample journal (samples-journaled.ts): its start in base 36, and 8 random hex digits. */
-export const JournalSegmentId = z.string().regex(/^[0-9a-z]{1,12}-[0-9a-f]{8}$/);
+const JournalSegmentId = z.string().regex(/^[0-9a-z]{1,12}-[0-9a-f]{8}$/);
 
 /** The key of a stored day that names the journal segments already folded into it (the embedded store only). */
 const FOLDED_KEY = 'folded';
