@@ -71,8 +71,11 @@ export async function benchGrowth(
   console.log(
     `\n# Growth (${rounds} rounds per figure; full builds with a warm image cache; measured up to ${measureUpTo.toLocaleString('en')} versions, extrapolated above)`,
   );
-  console.log(`  release→finished: from spawning \`depot release\` until it exits, dist/current then checked to be`);
-  console.log(`  the release's full tree (manifest head without "delta"; with the site, build.json's site not null)`);
+  console.log(`  release→finished tree: from spawning \`depot release\` until dist/current names the tree it leaves`);
+  console.log(
+    `  (checked once it exits: no "delta" in its manifest's head, its site in build.json, the version in its catalog);`,
+  );
+  console.log(`  release→exit: until the command exits, after the clean-up of files no kept tree names`);
   const cacheDir = join(work, 'growth-cache');
   const measured: [number, Row][] = [];
   for (const count of [...counts].sort((a, b) => a - b)) {
