@@ -147,15 +147,17 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   }
   const plan = await planTrees(build, loaded, source, currentDir, servedFrom);
   await swapDeltaOfPrevious(build, plan);
-  // What loading data/ read and checked, for the next build: written once a release is served.
-  await loaded.verified.save();
   // The site in the same tree when its renderer is compiled already (a release: its pages take a
   // second); else the API first, with the previous site, while Astro compiles it (ten seconds).
   const siteNow = !plan.siteDone && (await siteRendererReady(build.cacheDir, plan.loaded.site!));
   const api = await apiTreeStep(build, plan, siteNow);
-  if (plan.siteDone || siteNow)
-    return { treeDir: api.treeDir, routes: api.routes, skipped: false, rendered: api.rendered };
-  return siteTreeStep(build, plan, api);
+  const result =
+    plan.siteDone || siteNow
+      ? { treeDir: api.treeDir, routes: api.routes, skipped: false, rendered: api.rendered }
+      : await siteTreeStep(build, plan, api);
+  // What loading data/ read and checked, for the next build: written once the tree is served.
+  await loaded.verified.save();
+  return result;
 }
 
 type Loaded = Awaited<ReturnType<typeof loadStep>>;

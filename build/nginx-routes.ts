@@ -46,6 +46,7 @@ const FILE = /^files\/([0-9a-f]{64})\.([a-z0-9]+)$/;
 /** Groups the manifest's 200 answers into header classes and writes the maps that name each route's. */
 export function routeTable(routes: Record<string, RouteEntry>): RouteTable {
   const perRoute = routeHeaderNames(routes);
+  const perRouteSet = new Set(perRoute);
   const classes: RouteClass[] = [];
   const classIndex = new Map<string, number>();
   const lines = { routes: joinedLines(), exact: joinedLines(), etags: joinedLines() };
@@ -62,7 +63,7 @@ export function routeTable(routes: Record<string, RouteEntry>): RouteTable {
     let counts = counted.get(pathname);
     if (counts === undefined) counted.set(pathname, (counts = countsWhenPrecomputed(pathname)));
     // Most answers share a class: its shape is made only for a key not seen yet.
-    const key = classKey(entry, sha256, counts, perRoute);
+    const key = classKey(entry, sha256, counts, perRouteSet);
     let index = classIndex.get(key);
     if (index === undefined)
       classIndex.set(key, (index = classes.push(routeClass(entry, sha256, counts, perRoute)) - 1));
@@ -87,12 +88,12 @@ export function routeTable(routes: Record<string, RouteEntry>): RouteTable {
  * tenth of the time at 64,000 routes. Headers are listed in the entry's order, so two entries
  * whose headers come in another order make two equal classes, never a wrong one.
  */
-function classKey(entry: RouteEntry, sha256: string, counts: boolean, perRoute: string[]): string {
+function classKey(entry: RouteEntry, sha256: string, counts: boolean, perRoute: ReadonlySet<string>): string {
   const { headers } = entry;
   const etag = headers.etag === undefined ? 'none' : headers.etag === `"${sha256}"` ? 'file' : 'route';
   let key = `${entry.encodings !== undefined}\0${counts}\0${etag}`;
   for (const name in headers)
-    if (name !== 'etag') key += perRoute.includes(name) ? `\0${name}` : `\0${name}\0${headers[name]}`;
+    if (name !== 'etag') key += perRoute.has(name) ? `\0${name}` : `\0${name}\0${headers[name]}`;
   return key;
 }
 

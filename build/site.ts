@@ -83,11 +83,8 @@ export async function buildSite(
       routes[page.path] = kept;
       continue;
     }
-    const response = await render(new Request(new URL(page.path, 'http://site.invalid')), {
-      tree,
-      publicUrl: settings.publicUrl,
-      page: page.data,
-    });
+    const request = new Request(new URL(page.path, 'http://site.invalid'));
+    const response = await render(request, { tree, publicUrl: settings.publicUrl, page: page.data });
     const status = page.path === NOT_FOUND_PAGE ? 404 : 200;
     if (response.status !== status) throw new Error(`site: ${page.path} rendered with status ${response.status}`);
     routes[page.path] = await siteRoute(store, Buffer.from(await response.arrayBuffer()), 'html', status);
