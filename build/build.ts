@@ -493,7 +493,7 @@ async function siteStep(
   const pages = Object.keys(site.pages).filter((path) => !path.startsWith('/_site/')).length;
   return [
     site,
-    `${pages} pages, ${site.rendered} rendered (the rest unchanged from the previous tree), ${Object.keys(site.pages).length - pages} scripts and styles; site ${site.compiled ? 'compiled with Astro' : 'renderer from the build cache'}`,
+    `${pages} pages, ${site.rendered} rendered, ${pages - site.rendered} unchanged from the previous tree; ${Object.keys(site.pages).length - pages} scripts and styles; site ${site.compiled ? 'compiled with Astro' : 'renderer from the build cache'}`,
   ] as const;
 }
 
