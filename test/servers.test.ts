@@ -5,6 +5,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { RunningOrigin } from '../server/origin.ts';
 import { createFileStorage } from '../server/storage.ts';
+import { DayRecord } from '../server/charts/samples.ts';
 import {
   makeAccounts,
   makeWorkspace,
@@ -348,8 +349,13 @@ const ingestWithKey = (key: string, body: unknown) =>
     headers: { authorization: `Bearer ${ctx.accounts.publicServer.ingestKey}`, 'idempotency-key': key },
     body: JSON.stringify(body),
   });
-/** How many samples the hour of `at` holds, read from STORAGE_DIR. */
+/**
+ * How many samples the hour of `at` holds, read from STORAGE_DIR once the origin has folded its
+ * journal into the days (a stop folds it; the origin is started again).
+ */
 async function storedCount(at: string): Promise<number> {
+  await ctx.origin.close();
+  ctx.origin = await startIdempotentOrigin();
   const time = Date.parse(at);
   const file = join(
     ctx.workspace.storageDir,
@@ -357,7 +363,7 @@ async function storedCount(at: string): Promise<number> {
     ctx.accounts.publicServer.id,
     String(Math.floor(time / 86_400_000)),
   );
-  const day = JSON.parse(await readFile(file, 'utf8').catch(() => '{}')) as Record<string, number[]>;
+  const day = DayRecord.parse(JSON.parse(await readFile(file, 'utf8').catch(() => '{}')));
   return day[String(Math.floor((time % 86_400_000) / 3_600_000))]?.[2] ?? 0;
 }
 

@@ -1,5 +1,5 @@
 import type { FileHandle } from 'node:fs/promises';
-import { mkdir, rm, statfs } from 'node:fs/promises';
+import { chmod, mkdir, rm, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { lock } from 'proper-lockfile';
@@ -73,6 +73,8 @@ export async function openJournaledSampleStore(
     warn(`[samples] another origin holds the journal in ${dir}: this one writes each sample's day directly`);
     return null;
   }
+  // proper-lockfile makes its lock folder with the default mode: STORAGE_DIR is its owner's alone.
+  await chmod(`${dir}.lock`, PRIVATE_FOLDER);
   const journal = createJournal(storage, dir, warn, now);
   // What a previous process journaled and did not fold (killed, or its disk full) is folded before any answer.
   for (const left of await leftSegments(dir)) journal.sealed.push(await readSegment(left, warn));
