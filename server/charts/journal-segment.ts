@@ -1,3 +1,4 @@
+import { jsonOrUndefined } from '../data-files.ts';
 import { randomBytes } from 'node:crypto';
 import { open, readdir, readFile, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -97,13 +98,7 @@ export async function readSegment(left: { id: string; path: string }, warn: (lin
   const torn = lines.pop() !== '';
   let invalid = 0;
   for (const text of lines) {
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      value = undefined;
-    }
-    const line = JournalLine.safeParse(value);
+    const line = JournalLine.safeParse(jsonOrUndefined(text));
     if (!line.success) invalid++;
     else
       holdSamples(
