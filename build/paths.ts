@@ -16,7 +16,8 @@ import {
 } from '../server/versions/paths.ts';
 import { listIntegrityPaths } from '../server/versions/integrity.ts';
 import { pickLatest } from '../server/versions/latest.ts';
-import { JAVA_VERSIONS, SERVER_SOFTWARE } from '../server/versions/software.ts';
+import { SERVER_SOFTWARE } from '../server/versions/software.ts';
+import { JAVA_VERSIONS } from '../server/versions/java.ts';
 import { listResolvePaths } from './resolve-paths.ts';
 
 /** The default channel's query: a path with it is answered as the path without it. */

@@ -2,7 +2,8 @@ import type { Catalog } from '../server/versions/catalog.ts';
 import { CHANNELS } from '../server/versions/channels.ts';
 import { MINECRAFT_VERSION } from '../server/versions/minecraft.ts';
 import { resolvePath } from '../server/versions/paths.ts';
-import { JAVA_VERSIONS, SERVER_SOFTWARE } from '../server/versions/software.ts';
+import { SERVER_SOFTWARE } from '../server/versions/software.ts';
+import { JAVA_VERSIONS } from '../server/versions/java.ts';
 
 /**
  * The Minecraft versions data/ names, each a version a server may ask for: every `minecraftVersion`

@@ -1,7 +1,8 @@
 import { oneOf, pathRule } from './http/path-rule.ts';
 import { BRAND_LINKS_ROOT } from './brands/paths.ts';
 import { PLUGIN_VERSION_ID } from './versions/schema.ts';
-import { JAVA_VERSIONS, SERVER_SOFTWARE } from './versions/software.ts';
+import { SERVER_SOFTWARE } from './versions/software.ts';
+import { JAVA_VERSIONS } from './versions/java.ts';
 
 /**
  * The human site's URLs, each written once, and the line between the site and the endpoints: paths

@@ -12,7 +12,8 @@ import type { RequestLog } from '../server/http/request-log.ts';
 import type { RunningOrigin } from '../server/origin.ts';
 import { createFileStorage, type Storage } from '../server/storage.ts';
 import { currentTreeDir, openTree } from '../server/tree/open.ts';
-import { JAVA_VERSIONS, SERVER_SOFTWARE } from '../server/versions/software.ts';
+import { SERVER_SOFTWARE } from '../server/versions/software.ts';
+import { JAVA_VERSIONS } from '../server/versions/java.ts';
 import {
   SHARED_BUILD_CACHE,
   addPaperVersion,

@@ -5,7 +5,8 @@ import * as assert from 'uvu/assert';
 import { runBuild } from '../build/build.ts';
 import type { RunningOrigin } from '../server/origin.ts';
 import { currentTreeDir, openTree, type Tree } from '../server/tree/open.ts';
-import { JAVA_VERSIONS, SERVER_SOFTWARE } from '../server/versions/software.ts';
+import { SERVER_SOFTWARE } from '../server/versions/software.ts';
+import { JAVA_VERSIONS } from '../server/versions/java.ts';
 import { SHARED_BUILD_CACHE, makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
 
 // Release channels on every endpoint that picks a latest version: only releases unless the client

@@ -10,7 +10,8 @@ import { createCatalog } from '../server/versions/catalog.ts';
 import { resolveBuild } from '../server/versions/resolve.ts';
 import { PluginVersionRecord } from '../server/versions/schema.ts';
 import { catalogVersion } from '../server/versions/catalog-version.ts';
-import { SERVER_SOFTWARE, type JavaVersion, type ServerSoftware } from '../server/versions/software.ts';
+import { SERVER_SOFTWARE, type ServerSoftware } from '../server/versions/software.ts';
+import { type JavaVersion } from '../server/versions/java.ts';
 import { buildApi, liveContext, makeWorkspace, pluginJar, startTestOrigin, type Workspace } from './helpers.ts';
 
 /**

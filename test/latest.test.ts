@@ -4,7 +4,8 @@ import { createCatalog } from '../server/versions/catalog.ts';
 import { isLatestMap, pickLatest } from '../server/versions/latest.ts';
 import type { Channel } from '../server/versions/channels.ts';
 import type { CatalogVersion } from '../server/versions/schema.ts';
-import type { JavaVersion, ServerSoftware } from '../server/versions/software.ts';
+import type { ServerSoftware } from '../server/versions/software.ts';
+import type { JavaVersion } from '../server/versions/java.ts';
 
 function record(
   id: string,

@@ -4,7 +4,8 @@ import * as assert from 'uvu/assert';
 import { createApi } from '../server/app.ts';
 import { CACHE_CONTROL } from '../server/http/cache.ts';
 import { currentTreeDir, openTree } from '../server/tree/open.ts';
-import { JAVA_VERSIONS, SERVER_SOFTWARE, findSoftware } from '../server/versions/software.ts';
+import { SERVER_SOFTWARE, findSoftware } from '../server/versions/software.ts';
+import { JAVA_VERSIONS } from '../server/versions/java.ts';
 import { BRAND_NAMES, COMMON_SIZES, findBrand, findVariant, variantsOf } from '../server/brands/brands.ts';
 import { liveContext, makeWorkspace, type Workspace } from './helpers.ts';
 

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { JAVA_VERSIONS, SERVER_SOFTWARE } from '../server/versions/software.ts';
+import { SERVER_SOFTWARE } from '../server/versions/software.ts';
+import { JAVA_VERSIONS } from '../server/versions/java.ts';
 import {
   ROOT,
   pluginJar,

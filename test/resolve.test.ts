@@ -11,7 +11,8 @@ import { describeMinecraft, parseMinecraftList, supportsMinecraft } from '../ser
 import { explainNoBuild, resolveBuild } from '../server/versions/resolve.ts';
 import { PluginVersionRecord, type CatalogVersion } from '../server/versions/schema.ts';
 import { catalogVersion } from '../server/versions/catalog-version.ts';
-import { JAVA_VERSIONS, SERVER_SOFTWARE, type JavaVersion, type ServerSoftware } from '../server/versions/software.ts';
+import { SERVER_SOFTWARE, type ServerSoftware } from '../server/versions/software.ts';
+import { JAVA_VERSIONS, type JavaVersion } from '../server/versions/java.ts';
 import { checkAnswer } from './openapi-conformance.ts';
 import { ROOT, allRoutes, liveContext, makeWorkspace, type Workspace } from './helpers.ts';
 

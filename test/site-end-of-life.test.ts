@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import type { RunningOrigin } from '../server/origin.ts';
 import { currentTreeDir, openTree } from '../server/tree/open.ts';
 import type { PluginVersionRecord } from '../server/versions/schema.ts';
-import { JAVA_VERSIONS } from '../server/versions/software.ts';
+import { JAVA_VERSIONS } from '../server/versions/java.ts';
 import { openPage } from './browser-page.ts';
 import { CHROMIUM_ARGS, findProgram, makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
 

@@ -9,7 +9,8 @@ import { currentTreeDir } from '../server/tree/open.ts';
 import { CHANNELS } from '../server/versions/channels.ts';
 import { downloadPath, latestPath, resolvePath, updateCheckPath, versionPath } from '../server/versions/paths.ts';
 import type { PluginVersionRecord } from '../server/versions/schema.ts';
-import { JAVA_VERSIONS, SERVER_SOFTWARE } from '../server/versions/software.ts';
+import { SERVER_SOFTWARE } from '../server/versions/software.ts';
+import { JAVA_VERSIONS } from '../server/versions/java.ts';
 import { withdrawalOf } from '../server/versions/update-check.ts';
 import {
   buildApi,

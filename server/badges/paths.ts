@@ -1,5 +1,5 @@
 import { oneOf, pathRule } from '../http/path-rule.ts';
-import { JAVA_VERSIONS } from '../versions/software.ts';
+import { JAVA_VERSIONS } from '../versions/java.ts';
 import { BADGE_FORMATS } from './schema.ts';
 
 /** Issue 17's badge URLs, each written once: the format is the path's extension. */

@@ -1,7 +1,8 @@
 import semver from 'semver';
 import { channelOf, channelsShowing, type Channel } from './channels.ts';
 import type { CatalogVersion, PluginVersionRecord } from './schema.ts';
-import type { JavaVersion, ServerSoftware } from './software.ts';
+import type { ServerSoftware } from './software.ts';
+import type { JavaVersion } from './java.ts';
 
 export type LatestIndex = ReadonlyMap<string, CatalogVersion>;
 

@@ -1,6 +1,7 @@
 import { oneOf, pathRule } from '../http/path-rule.ts';
 import { PLUGIN_VERSION_ID } from './schema.ts';
-import { JAVA_VERSIONS, type ServerSoftware } from './software.ts';
+import { type ServerSoftware } from './software.ts';
+import { JAVA_VERSIONS } from './java.ts';
 
 /**
  * The URLs of SPEC 4.1-4.6 and issue 15 (resolve, integrity, the update check), each written once:

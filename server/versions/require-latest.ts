@@ -4,7 +4,8 @@ import type { Catalog } from './catalog.ts';
 import type { Channel } from './channels.ts';
 import { pickLatest } from './latest.ts';
 import type { CatalogVersion } from './schema.ts';
-import type { JavaVersion, ServerSoftware } from './software.ts';
+import type { ServerSoftware } from './software.ts';
+import type { JavaVersion } from './java.ts';
 
 /**
  * The latest version of a software, and Java version when named, on a channel (the latest

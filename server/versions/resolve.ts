@@ -2,7 +2,8 @@ import { CHANNELS, channelOf, channelsShowing, type Channel } from './channels.t
 import { RUNS_FOLIA_SUPPORTED, RUNS_PLUGINS_OF, chainOf, runsOnJava, stepTakes, type ChainStep } from './compat.ts';
 import { describeMinecraft, supportsMinecraft } from './minecraft.ts';
 import type { CatalogVersion, PluginVersionRecord } from './schema.ts';
-import { JAVA_VERSIONS, type JavaVersion, type ServerSoftware } from './software.ts';
+import { type ServerSoftware } from './software.ts';
+import { JAVA_VERSIONS, type JavaVersion } from './java.ts';
 
 /** What a server runs: its software, and when it says so its Java and Minecraft versions. */
 export type ServerQuery = {

@@ -21,7 +21,8 @@ import {
   type CatalogVersion,
   type UpdateCheck,
 } from './schema.ts';
-import type { JavaVersion as JavaVersionNumber, ServerSoftware } from './software.ts';
+import type { ServerSoftware } from './software.ts';
+import type { JavaVersion as JavaVersionNumber } from './java.ts';
 import { checkForUpdate, newerElsewhere, withdrawalOf } from './update-check.ts';
 import { VERSION_RULES, VERSIONS_ROOT } from './paths.ts';
 import { findResolved, resolutionNotes, resolveRoutes } from './resolve-routes.ts';

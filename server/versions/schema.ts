@@ -1,7 +1,8 @@
 import semver from 'semver';
 import { z } from 'zod';
 import { CHANNELS } from './channels.ts';
-import { JAVA_VERSIONS, SERVER_SOFTWARE, findSoftware } from './software.ts';
+import { SERVER_SOFTWARE, findSoftware } from './software.ts';
+import { JAVA_VERSIONS } from './java.ts';
 import { MINECRAFT_VERSION, highestMinecraft, isValidRange } from './minecraft.ts';
 import { refuseForbiddenText } from '../free-text.ts';
 

@@ -9,10 +9,6 @@ export const SERVER_SOFTWARE = [...SOFTWARE_GROUPS.normal, ...SOFTWARE_GROUPS.fo
 
 export type ServerSoftware = (typeof SERVER_SOFTWARE)[number];
 
-export const JAVA_VERSIONS = ['8', '11', '17', '21'] as const;
-
-export type JavaVersion = (typeof JAVA_VERSIONS)[number];
-
 const BY_LOWER_NAME = new Map<string, ServerSoftware>(SERVER_SOFTWARE.map((name) => [name.toLowerCase(), name]));
 
 /** SPEC 2.3: names match case-insensitively; undefined for an unknown name. */

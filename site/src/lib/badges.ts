@@ -1,7 +1,8 @@
 import { BADGE_STYLES } from '../../../server/badges/schema.ts';
 import type { Catalog } from '../../../server/versions/catalog.ts';
 import { pickLatest } from '../../../server/versions/latest.ts';
-import { JAVA_VERSIONS, SERVER_SOFTWARE } from '../../../server/versions/software.ts';
+import { SERVER_SOFTWARE } from '../../../server/versions/software.ts';
+import { JAVA_VERSIONS } from '../../../server/versions/java.ts';
 import { SERVER_ID_PLACEHOLDER, type BadgeChoice } from './badge-snippets.ts';
 
 // The badges page (issue 17): each badge the API draws for this catalog.

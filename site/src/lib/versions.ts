@@ -9,13 +9,8 @@ import { BRAND_SOFTWARE } from './brand-kit.ts';
 import { pickLatest, successorOf } from '../../../server/versions/latest.ts';
 import { presentVersion } from '../../../server/versions/present.ts';
 import type { PluginVersion, Withdrawal } from '../../../server/versions/schema.ts';
-import {
-  JAVA_VERSIONS,
-  SERVER_SOFTWARE,
-  SOFTWARE_GROUPS,
-  type JavaVersion,
-  type ServerSoftware,
-} from '../../../server/versions/software.ts';
+import { SERVER_SOFTWARE, SOFTWARE_GROUPS, type ServerSoftware } from '../../../server/versions/software.ts';
+import { JAVA_VERSIONS, type JavaVersion } from '../../../server/versions/java.ts';
 
 /** SPEC 2.3's group names, as the downloads page heads them. */
 const GROUP_TITLES: Record<keyof typeof SOFTWARE_GROUPS, string> = {
