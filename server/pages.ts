@@ -5,17 +5,13 @@ import { OPENAPI_PATHS } from './openapi.ts';
 import { CACHE_CONTROL } from './http/cache.ts';
 import { sendTreeEntry, type TreeSource } from './tree/serve.ts';
 import { NOT_FOUND_PAGE } from './tree/format.ts';
-import { SERVER_SOFTWARE, findSoftware, type ServerSoftware } from './versions/software.ts';
+import { SERVER_SOFTWARE, SOFTWARE, findSoftware, type ServerSoftware } from './versions/software.ts';
 import { HISTORY_ALL as ALL, historyArchivePath, historyPagePath, isUnderEndpointPrefix } from './page-paths.ts';
 
 /** Names people type for a server software on the pages (/versions/paper/21): pages only, the API keeps SPEC 2.3's names. */
-const SOFTWARE_ALIASES: Readonly<Record<string, ServerSoftware>> = {
-  paper: 'PaperMC',
-  purpurmc: 'Purpur',
-  leaf: 'LeafMC',
-  canvas: 'CanvasMC',
-  bungee: 'BungeeCord',
-};
+const SOFTWARE_ALIASES: Readonly<Record<string, ServerSoftware>> = Object.fromEntries(
+  SERVER_SOFTWARE.flatMap((software) => SOFTWARE[software].pageAliases.map((alias) => [alias, software])),
+);
 
 /** The documented endpoints outside the endpoint prefixes (page-paths.ts; /healthz): for configs that list them one by one. */
 export const OTHER_ENDPOINT_PATHS = Object.keys(OPENAPI_PATHS).filter((path) => !isUnderEndpointPrefix(path));

@@ -26,7 +26,9 @@ import {
   ResolveQuery,
   ResolvedVersion,
 } from './schema.ts';
+import { describeChain } from './compat.ts';
 import { FEED_ENTRIES } from './feed.ts';
+import { SERVER_SOFTWARE } from './software.ts';
 import { INTEGRITY_PATHS } from './integrity-api-doc.ts';
 import { UPDATER_PATHS } from './updater-api-doc.ts';
 
@@ -182,8 +184,8 @@ function versionListOperation(): ZodOpenApiOperationObject {
 
 const RESOLVE_DESCRIPTION = [
   'The best build for a server: its own software first, then the softwares whose plugins it runs, in order',
-  '(Purpur: PaperMC, Spigot, Bukkit; PaperMC and LeafMC: Spigot, Bukkit; Spigot: Bukkit; CanvasMC: Folia; Waterfall: BungeeCord;',
-  'Folia, Bukkit, Quilt, BungeeCord and Velocity only their own); within one software the newest (SPEC 2.4.2), whatever its Java version.',
+  `(${SERVER_SOFTWARE.map((software) => `${software}: ${describeChain(software)}`).join('; ')});`,
+  'within one software the newest (SPEC 2.4.2), whatever its Java version.',
   'The Java version is a minimum: a Java 17 build runs on Java 21, never a build for a newer Java than asked; without it any Java.',
   '`minecraft` keeps the builds that run on that version; `channel` as on the latest endpoints.',
   '404 names what would resolve if the server changed one thing (its Java version, Minecraft version or channel).',

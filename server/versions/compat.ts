@@ -1,45 +1,35 @@
 import { isAfterMinecraft } from './minecraft.ts';
-import type { ServerSoftware } from './software.ts';
+import { SERVER_SOFTWARE, SOFTWARE, softwaresWhere, type ServerSoftware } from './software.ts';
 
 /**
  * Issue 15: which softwares' plugins a server runs, best first: its own builds, then those of the
- * softwares it is built on. The one table of compatible resolution; docs/api.md gives the source
- * of each edge. Conservative: an edge is here only where the project's own documentation promises
- * the other's plugins run (Quilt is a mod loader). Issue 31: Folia's builds close Paper's and its
- * forks' chains (Paper runs Folia's region schedulers itself), and Leaf applies Purpur's API.
+ * softwares it is built on (SOFTWARE's `runs`, with the source of each edge; docs/api.md shows them).
  */
-export const RUNS_PLUGINS_OF: Readonly<Record<ServerSoftware, readonly ServerSoftware[]>> = {
-  PaperMC: ['PaperMC', 'Spigot', 'Bukkit', 'Folia'],
-  Spigot: ['Spigot', 'Bukkit'],
-  Bukkit: ['Bukkit'],
-  Purpur: ['Purpur', 'PaperMC', 'Spigot', 'Bukkit', 'Folia'],
-  Quilt: ['Quilt'],
-  LeafMC: ['LeafMC', 'PaperMC', 'Purpur', 'Spigot', 'Bukkit', 'Folia'],
-  // Folia's regionised threading breaks plugins not written for it: its own builds, then any
-  // build whose descriptor says `folia-supported: true` (RUNS_FOLIA_SUPPORTED).
-  Folia: ['Folia'],
-  CanvasMC: ['CanvasMC', 'Folia'],
-  BungeeCord: ['BungeeCord'],
-  Waterfall: ['Waterfall', 'BungeeCord'],
-  Velocity: ['Velocity'],
-};
+export const RUNS_PLUGINS_OF = Object.fromEntries(
+  SERVER_SOFTWARE.map((software) => [software, [software, ...SOFTWARE[software].runs]]),
+) as unknown as Readonly<Record<ServerSoftware, readonly ServerSoftware[]>>;
 
 /** Servers that load any plugin declaring `folia-supported: true`, whatever software it was released for, after their table's builds. */
-export const RUNS_FOLIA_SUPPORTED: readonly ServerSoftware[] = ['Folia', 'CanvasMC'];
+export const RUNS_FOLIA_SUPPORTED: readonly ServerSoftware[] = softwaresWhere(
+  (facts) => facts.runsFoliaSupported === true,
+);
 
 /**
  * Paper's hard fork (forums.papermc.io, "The future of Paper - Hard fork"): from 1.21.4 on Paper is
  * no longer bound to Spigot's changes, so a Spigot or Bukkit build for a later Minecraft version is
  * not promised to run on Paper or its forks: offered after every other build but Folia's, `unverified`.
  */
-const HARD_FORKED_FROM_SPIGOT: readonly ServerSoftware[] = ['PaperMC', 'Purpur', 'LeafMC'];
-const SPIGOT_APIS: readonly ServerSoftware[] = ['Spigot', 'Bukkit'];
+const HARD_FORKED_FROM_SPIGOT = softwaresWhere((facts) => facts.hardForkedFromSpigot === true);
+const SPIGOT_APIS = softwaresWhere((facts) => facts.loader === 'spigot');
 const HARD_FORK_MINECRAFT = '1.21.4';
 
-/** Softwares their makers ended, with where to go (Waterfall: github.com/PaperMC/Waterfall, forums.papermc.io/threads/1088). */
-export const END_OF_LIFE: Partial<Record<ServerSoftware, { since: string; successor: ServerSoftware; url: string }>> = {
-  Waterfall: { since: '2024-03', successor: 'Velocity', url: 'https://papermc.io/software/velocity' },
-};
+/** Softwares their makers ended, with where to go. */
+export const END_OF_LIFE = Object.fromEntries(
+  SERVER_SOFTWARE.flatMap((software) => {
+    const { endOfLife } = SOFTWARE[software];
+    return endOfLife ? [[software, endOfLife]] : [];
+  }),
+) as Partial<Record<ServerSoftware, NonNullable<(typeof SOFTWARE)[ServerSoftware]['endOfLife']>>>;
 
 /** Java is a minimum: a build for Java 17 runs on 21, never one for a newer Java than the server has. */
 export const runsOnJava = (build: string, server: string) => Number(build) <= Number(server);
@@ -95,4 +85,20 @@ export function stepTakes(
   if (!build.serverSoftware.includes(step.software)) return false;
   if (!HARD_FORKED_FROM_SPIGOT.includes(server) || !SPIGOT_APIS.includes(step.software)) return true;
   return isPastHardFork(build, minecraft) === (step.unverified === true);
+}
+
+/** A server's chain as the API reference and docs/api.md say it: `Purpur, PaperMC, Spigot, Bukkit, (unverified: Spigot, Bukkit), Folia`. */
+export function describeChain(server: ServerSoftware): string {
+  const parts: string[] = [];
+  const unverified: string[] = [];
+  for (const step of chainOf(server)) {
+    if ('foliaSupported' in step) parts.push('then any build marked `foliaSupported`');
+    else if (step.unverified) unverified.push(step.software);
+    else {
+      if (unverified.length) parts.push(`(past the hard fork, unverified: ${unverified.splice(0).join(', ')})`);
+      parts.push(step.software);
+    }
+  }
+  if (unverified.length) parts.push(`(past the hard fork, unverified: ${unverified.join(', ')})`);
+  return parts.join(', ');
 }

@@ -1,7 +1,7 @@
 import type { Declared } from './descriptor-schema.ts';
 import { BUNGEE_KEYS } from './descriptor-schema.ts';
 import type { Descriptor, DescriptorFile } from './descriptor.ts';
-import type { ServerSoftware } from './software.ts';
+import { softwaresWhere, type ServerSoftware } from './software.ts';
 
 // Issue 31: does the JAR back the softwares a release claims? Each rule is the platform's own loader
 // (docs/releasing.md cites them). Pure: the descriptors read and the claimed softwares in, problems out.
@@ -9,10 +9,11 @@ import type { ServerSoftware } from './software.ts';
 type Found = Partial<Record<DescriptorFile, Descriptor>>;
 
 /** Softwares built on Paper: they load paper-plugin.yml when the JAR has one, else plugin.yml. */
-const PAPER_LOADERS: readonly ServerSoftware[] = ['PaperMC', 'Purpur', 'LeafMC', 'Folia', 'CanvasMC'];
-const FOLIA: readonly ServerSoftware[] = ['Folia', 'CanvasMC'];
-const SPIGOT: readonly ServerSoftware[] = ['Spigot', 'Bukkit'];
-const BUNGEE: readonly ServerSoftware[] = ['BungeeCord', 'Waterfall'];
+const PAPER_LOADERS = softwaresWhere(({ loader }) => loader === 'paper' || loader === 'folia');
+const FOLIA = softwaresWhere(({ loader }) => loader === 'folia');
+const SPIGOT = softwaresWhere(({ loader }) => loader === 'spigot');
+const BUNGEE = softwaresWhere(({ loader }) => loader === 'bungee');
+const VELOCITY = softwaresWhere(({ loader }) => loader === 'velocity');
 /** The softwares that load a plugin.yml as Bukkit's: a JAR claimed for one of them has a Bukkit plugin.yml. */
 const BUKKIT_LOADERS: readonly ServerSoftware[] = [...PAPER_LOADERS, ...SPIGOT];
 
@@ -50,8 +51,8 @@ function checkClaim(found: Found, name: ServerSoftware, software: readonly Serve
       };
     return { problem: `the JAR has no plugin.yml (${name} loads plugins by it)`, fix: 'add one' };
   }
-  if (name === 'Velocity' && !found['velocity-plugin.json'])
-    return { problem: 'the JAR has no velocity-plugin.json (Velocity loads plugins by it)', fix: 'add one' };
+  if (VELOCITY.includes(name) && !found['velocity-plugin.json'])
+    return { problem: `the JAR has no velocity-plugin.json (${name} loads plugins by it)`, fix: 'add one' };
   if (BUNGEE.includes(name) && !found['bungee.yml'] && !isBungeePluginYml(found['plugin.yml'], software))
     return {
       problem: found['plugin.yml']
@@ -98,6 +99,6 @@ export function declaredFor(found: Found, software: readonly ServerSoftware[]): 
     if (found['bungee.yml']) return found['bungee.yml'].bungee;
     if (found['plugin.yml'] && isBungeePluginYml(found['plugin.yml'], software)) return found['plugin.yml'].bungee;
   }
-  if (claims(['Velocity']) && found['velocity-plugin.json']) return found['velocity-plugin.json'].declared;
+  if (claims(VELOCITY) && found['velocity-plugin.json']) return found['velocity-plugin.json'].declared;
   return {};
 }

@@ -1,28 +1,9 @@
-import type { ServerSoftware } from './software.ts';
+import { SERVER_SOFTWARE, SOFTWARE, type ServerSoftware } from './software.ts';
 
-/**
- * Issue 31: Modrinth's loader names for our server softwares, the name Modrinth uses first (what the
- * Modrinth-shaped answer says), then the other names a client may send (our own, lowercase).
- * LeafMC and CanvasMC have no Modrinth loader: their own names stand in.
- */
-const MODRINTH_LOADERS: Readonly<Record<ServerSoftware, readonly string[]>> = {
-  PaperMC: ['paper', 'papermc'],
-  Spigot: ['spigot'],
-  Bukkit: ['bukkit'],
-  Purpur: ['purpur'],
-  Quilt: ['quilt'],
-  LeafMC: ['leafmc'],
-  Folia: ['folia'],
-  CanvasMC: ['canvasmc'],
-  BungeeCord: ['bungeecord'],
-  Waterfall: ['waterfall'],
-  Velocity: ['velocity'],
-};
-
+// Issue 31: Modrinth's loader names for our server softwares (SOFTWARE's `modrinthLoaders`): the
+// name Modrinth uses first (what the Modrinth-shaped answer says), then the other names a client may send.
 const BY_LOADER = new Map<string, ServerSoftware>(
-  Object.entries(MODRINTH_LOADERS).flatMap(([software, names]) =>
-    names.map((name) => [name, software as ServerSoftware] as const),
-  ),
+  SERVER_SOFTWARE.flatMap((software) => SOFTWARE[software].modrinthLoaders.map((name) => [name, software] as const)),
 );
 
 /** Every loader name accepted, for messages and the OpenAPI document. */
@@ -32,4 +13,4 @@ export const LOADER_NAMES = [...BY_LOADER.keys()];
 export const softwareOfLoader = (loader: string): ServerSoftware | undefined => BY_LOADER.get(loader.toLowerCase());
 
 /** The loader name the Modrinth-shaped answer gives a software. */
-export const loaderOf = (software: ServerSoftware): string => MODRINTH_LOADERS[software][0]!;
+export const loaderOf = (software: ServerSoftware): string => SOFTWARE[software].modrinthLoaders[0];
