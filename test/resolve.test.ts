@@ -36,26 +36,26 @@ const DEMO = {
 type Letter = keyof typeof DEMO;
 
 /**
- * The release channel's answer per software, for [any Java, 8, 11, 17, 21]: `letter` when the
+ * The release channel's answer per software, for [any Java, 8, 11, 17, 21, 25]: `letter` when the
  * software's own build wins, `letter/Software` when a fallback does, `-` for a 404.
  */
-const RELEASE_TABLE: Record<ServerSoftware, [string, string, string, string, string]> = {
-  PaperMC: ['M', 'C/Spigot', 'D', 'M', 'M'], // Java 21 gets the newer Java 17 build
-  Spigot: ['H', 'C', 'D', 'H', 'H'],
-  Bukkit: ['H', 'A', 'D', 'H', 'H'],
-  Purpur: ['M', 'C/Spigot', 'D/PaperMC', 'M', 'M'], // Purpur -> PaperMC -> Spigot
-  Quilt: ['K', '-', '-', '-', 'K'],
-  LeafMC: ['K', 'C/Spigot', 'D/PaperMC', 'M/PaperMC', 'K'], // a native build beats a newer compatible one
+const RELEASE_TABLE: Record<ServerSoftware, [string, string, string, string, string, string]> = {
+  PaperMC: ['M', 'C/Spigot', 'D', 'M', 'M', 'M'], // Java 21 gets the newer Java 17 build
+  Spigot: ['H', 'C', 'D', 'H', 'H', 'H'],
+  Bukkit: ['H', 'A', 'D', 'H', 'H', 'H'],
+  Purpur: ['M', 'C/Spigot', 'D/PaperMC', 'M', 'M', 'M'], // Purpur -> PaperMC -> Spigot
+  Quilt: ['K', '-', '-', '-', 'K', 'K'],
+  LeafMC: ['K', 'C/Spigot', 'D/PaperMC', 'M/PaperMC', 'K', 'K'], // a native build beats a newer compatible one
   // Issue 31: its own builds, then one whose JAR declares folia-supported (D and M do), whatever its software.
-  Folia: ['G', '-', 'D/PaperMC', 'E', 'G'],
-  CanvasMC: ['L', '-', 'D/PaperMC', 'E/Folia', 'L'],
-  BungeeCord: ['J', 'B', 'J', 'J', 'J'],
-  Waterfall: ['J', 'B', 'J', 'J', 'J'], // the BungeeCord+Waterfall builds, matched as Waterfall
-  Velocity: ['I', '-', '-', 'F', 'I'],
+  Folia: ['G', '-', 'D/PaperMC', 'E', 'G', 'G'],
+  CanvasMC: ['L', '-', 'D/PaperMC', 'E/Folia', 'L', 'L'],
+  BungeeCord: ['J', 'B', 'J', 'J', 'J', 'J'],
+  Waterfall: ['J', 'B', 'J', 'J', 'J', 'J'], // the BungeeCord+Waterfall builds, matched as Waterfall
+  Velocity: ['I', '-', '-', 'F', 'I', 'I'],
 };
 /** beta and alpha differ only where the LeafMC beta (Java 21) is shown. */
-const LESS_STABLE: Partial<Record<ServerSoftware, [string, string, string, string, string]>> = {
-  LeafMC: ['N', 'C/Spigot', 'D/PaperMC', 'M/PaperMC', 'N'],
+const LESS_STABLE: Partial<Record<ServerSoftware, [string, string, string, string, string, string]>> = {
+  LeafMC: ['N', 'C/Spigot', 'D/PaperMC', 'M/PaperMC', 'N', 'N'],
 };
 
 const demo = {} as { catalog: Catalog };
@@ -296,7 +296,7 @@ http('404s say what would resolve; bad parameters name the parameter and the all
       'No build for Folia on Java 8; available for Java 11: 1.1.0; for Java 17: 1.2.0; for Java 21: 1.3.0',
     ],
     ['/api/plugin-versions/resolve/forge', 404, 'Unknown server software "forge"; expected one of PaperMC, Spigot'],
-    ['/api/plugin-versions/resolve/papermc/16', 404, 'Unknown Java version "16"; expected one of 8, 11, 17, 21'],
+    ['/api/plugin-versions/resolve/papermc/16', 404, 'Unknown Java version "16"; expected one of 8, 11, 17, 21, 25'],
     ['/api/plugin-versions/resolve/papermc?channel=nightly', 400, 'channel must be one of release, beta, alpha'],
     [
       '/api/plugin-versions/resolve/papermc?minecraft=1.21.x',
@@ -347,8 +347,8 @@ http(
       ([path]) =>
         /^\/api\/plugin-versions\/(download\/)?resolve\//.test(path) || path.startsWith('/api/plugin-versions?'),
     );
-    // 11 softwares x 5 Java forms x (no query + 3 channels + 8 named Minecraft versions) x 2 kinds, and the 8 lists.
-    assert.is(resolveRoutes.length, 11 * 5 * (1 + 3 + 8) * 2 + 8);
+    // 11 softwares x 6 Java forms (any, 8, 11, 17, 21, 25) x (no query + 3 channels + 8 named Minecraft versions) x 2 kinds, and the 8 lists.
+    assert.is(resolveRoutes.length, 11 * 6 * (1 + 3 + 8) * 2 + 8);
     for (const path of [
       '/api/plugin-versions/resolve/purpur',
       '/api/plugin-versions/resolve/folia/8',

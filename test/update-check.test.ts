@@ -145,7 +145,7 @@ const errorCases: [string, number, string][] = [
     404,
     'No build for Quilt on Java 17 in the beta channel; available for Java 21: 1.3.0',
   ],
-  [`${CHECK}/papermc/16/1.0.0`, 404, 'Unknown Java version "16"; expected one of 8, 11, 17, 21'],
+  [`${CHECK}/papermc/16/1.0.0`, 404, 'Unknown Java version "16"; expected one of 8, 11, 17, 21, 25'],
   [`${CHECK}/papermc/21/1.0.0?channel=nightly`, 400, 'channel must be one of release, beta, alpha'],
   [`${CHECK}/papermc/21/${'1'.repeat(65)}`, 400, 'current must be a version of at most 64 characters'],
 ];
