@@ -13,13 +13,20 @@ import { writeDemoBrands } from './demo-brands.ts';
 import { writeDemoProject } from './demo-project.ts';
 import { makePluginJar } from './plugin-jar.ts';
 import { checkDescriptors } from './cli/release-descriptors.ts';
+import { minecraftFields } from './cli/release.ts';
+import { DEMO_CLASS_ENTRY, compileDemoClasses } from './demo-classes.ts';
+import { parseMinecraftList } from '../server/versions/minecraft.ts';
+import type { JavaVersion } from '../server/versions/java.ts';
 
 type Demo = {
+  /** The id's last part: fixed, so ids stay the same when the JAR's bytes change (a class added). */
+  idSuffix: string;
   version: string;
-  java: '8' | '11' | '17' | '21';
+  java: JavaVersion;
   software: ServerSoftware[];
   at: string;
   by: string;
+  /** As `--minecraft` takes it: a version, a range or a minor version such as 26.1.x. */
   minecraft?: string;
   proxy?: string;
   channel?: Channel;
@@ -29,6 +36,7 @@ type Demo = {
 
 const DEMO_VERSIONS: Demo[] = [
   {
+    idSuffix: 'f8d161e085',
     version: '1.0.0',
     java: '8',
     software: ['Spigot', 'Bukkit'],
@@ -37,6 +45,7 @@ const DEMO_VERSIONS: Demo[] = [
     minecraft: '1.8.8',
   },
   {
+    idSuffix: '7e709249d7',
     version: '1.0.0',
     java: '8',
     software: ['BungeeCord', 'Waterfall'],
@@ -44,8 +53,17 @@ const DEMO_VERSIONS: Demo[] = [
     by: 'alice',
     proxy: '1.20',
   },
-  { version: '1.0.1', java: '8', software: ['Spigot'], at: '2026-01-20T12:00:00.000Z', by: 'bob', minecraft: '1.12.2' },
   {
+    idSuffix: '7df86bd75d',
+    version: '1.0.1',
+    java: '8',
+    software: ['Spigot'],
+    at: '2026-01-20T12:00:00.000Z',
+    by: 'bob',
+    minecraft: '1.12.2',
+  },
+  {
+    idSuffix: '6f003c62f0',
     version: '1.1.0',
     java: '11',
     software: ['PaperMC', 'Spigot', 'Bukkit'],
@@ -54,6 +72,7 @@ const DEMO_VERSIONS: Demo[] = [
     minecraft: '1.16.5',
   },
   {
+    idSuffix: '767405b112',
     version: '1.2.0',
     java: '17',
     software: ['PaperMC', 'Folia', 'Purpur'],
@@ -61,8 +80,17 @@ const DEMO_VERSIONS: Demo[] = [
     by: 'alice',
     minecraft: '1.20.4',
   },
-  { version: '1.2.0', java: '17', software: ['Velocity'], at: '2026-03-21T08:10:00.000Z', by: 'bob', proxy: '3.3.0' },
   {
+    idSuffix: 'a5c3e0687b',
+    version: '1.2.0',
+    java: '17',
+    software: ['Velocity'],
+    at: '2026-03-21T08:10:00.000Z',
+    by: 'bob',
+    proxy: '3.3.0',
+  },
+  {
+    idSuffix: 'b878942086',
     version: '1.3.0',
     java: '21',
     software: ['PaperMC', 'Folia', 'Purpur'],
@@ -79,6 +107,7 @@ const DEMO_VERSIONS: Demo[] = [
     ].join('\n'),
   },
   {
+    idSuffix: 'cdd49d17d1',
     version: '1.3.0',
     java: '17',
     software: ['Spigot', 'Bukkit'],
@@ -87,6 +116,7 @@ const DEMO_VERSIONS: Demo[] = [
     minecraft: '1.20.6',
   },
   {
+    idSuffix: '28db67d578',
     version: '1.3.0',
     java: '21',
     software: ['Velocity'],
@@ -97,6 +127,7 @@ const DEMO_VERSIONS: Demo[] = [
       '## 1.3.0\n\nVelocity 3.4 support. Player counts are now sent **once a minute** instead of every 10 seconds.\n',
   },
   {
+    idSuffix: 'f1ded09995',
     version: '1.3.0',
     java: '11',
     software: ['BungeeCord', 'Waterfall'],
@@ -105,6 +136,7 @@ const DEMO_VERSIONS: Demo[] = [
     proxy: '1.21',
   },
   {
+    idSuffix: 'af86d0a868',
     version: '1.3.0',
     java: '21',
     software: ['Quilt', 'LeafMC'],
@@ -113,6 +145,7 @@ const DEMO_VERSIONS: Demo[] = [
     minecraft: '1.21.4',
   },
   {
+    idSuffix: 'a53d5a0a9e',
     version: '1.3.0',
     java: '21',
     software: ['CanvasMC'],
@@ -121,6 +154,7 @@ const DEMO_VERSIONS: Demo[] = [
     minecraft: '1.21.4',
   },
   {
+    idSuffix: '7f26410443',
     version: '1.4.0',
     java: '17',
     software: ['PaperMC', 'Purpur'],
@@ -138,6 +172,7 @@ const DEMO_VERSIONS: Demo[] = [
     ].join('\n'),
   },
   {
+    idSuffix: 'fbf68fcdf0',
     version: '1.5.0-beta.1',
     java: '21',
     software: ['LeafMC'],
@@ -152,6 +187,22 @@ const DEMO_VERSIONS: Demo[] = [
       '',
       '- New storage format; a world converted by this beta cannot go back to 1.3.0.',
       '- Known issue: the `/depot stats` command is slow on large worlds.',
+      '',
+    ].join('\n'),
+  },
+  {
+    idSuffix: 'cd8206ff60',
+    version: '2.0.0',
+    java: '25',
+    software: ['PaperMC', 'Purpur', 'Folia'],
+    at: '2026-11-24T10:00:00.000Z',
+    by: 'alice',
+    minecraft: '26.1.x',
+    changelog: [
+      '## 2.0.0',
+      '',
+      '- For Minecraft 26.1: every 26.1 release, on Java 25, which 26.1 servers run.',
+      '- Servers still on 1.21.x keep 1.4.0 (Java 17) and 1.3.0 (Java 21).',
       '',
     ].join('\n'),
   },
@@ -199,7 +250,7 @@ function descriptors(demo: Demo): Record<string, string> {
   return files;
 }
 
-function demoJar(demo: Demo): Uint8Array {
+function demoJar(demo: Demo, mainClass: Uint8Array): Uint8Array {
   return makePluginJar({
     manifest: {
       'Created-By': 'plugin depot demo',
@@ -211,7 +262,14 @@ function demoJar(demo: Demo): Uint8Array {
       ...descriptors(demo),
       'README.txt': `${PLUGIN.name} ${demo.version} for ${demo.software.join(', ')} on Java ${demo.java}. Demo content of plugin depot.\n`,
     },
+    binaries: { [DEMO_CLASS_ENTRY]: mainClass },
   });
+}
+
+function demoMinecraft(text: string) {
+  const ranges = parseMinecraftList(text);
+  if (typeof ranges === 'string') throw new Error(`demo minecraft ${text}: ${ranges}`);
+  return ranges;
 }
 
 const { dataDir } = readConfig();
@@ -219,17 +277,18 @@ await rm(versionsDir(dataDir), { recursive: true, force: true });
 await rm(jarsDir(dataDir), { recursive: true, force: true });
 await mkdir(versionsDir(dataDir), { recursive: true });
 await mkdir(jarsDir(dataDir), { recursive: true });
+const classes = await compileDemoClasses(DEMO_VERSIONS.map((demo) => demo.java));
 for (const demo of DEMO_VERSIONS) {
-  const bytes = demoJar(demo);
+  const bytes = demoJar(demo, classes.get(demo.java)!);
   const sha256 = sha256Hex(bytes);
   // As a release stores them (issue 31), and refused as a release would be if a claim were false.
   const declared = checkDescriptors(bytes, demo.software, false, console.error);
   const record = PluginVersionRecord.parse({
-    id: `plugin-${Date.parse(demo.at)}-${sha256.slice(0, 10)}`,
+    id: `plugin-${Date.parse(demo.at)}-${demo.idSuffix}`,
     serverSoftware: demo.software,
     pluginVersion: demo.version,
     javaVersion: demo.java,
-    ...(demo.minecraft ? { minecraftVersion: demo.minecraft } : {}),
+    ...minecraftFields(demo.minecraft === undefined ? undefined : demoMinecraft(demo.minecraft)),
     proxyVersion: demo.proxy ?? null,
     fileName: `DepotDemo-${demo.version}-${demo.software.map((s) => s.toLowerCase()).join('+')}-java${demo.java}.jar`,
     fileSize: bytes.length,

@@ -9,17 +9,20 @@ export type PluginJarContents = {
   manifest?: Record<string, string>;
   /** Bytes of incompressible filler, stored as assets/blob.bin, for a JAR of about that size. */
   filler?: number;
+  /** Binary files by path (compiled classes), after `files`. */
+  binaries?: Record<string, Uint8Array>;
 };
 
 const MTIME = new Date('2026-01-01T00:00:00.000Z');
 
-/** A valid plugin JAR: META-INF/MANIFEST.MF first, then `files`, then the filler (stored, not deflated). */
+/** A valid plugin JAR: META-INF/MANIFEST.MF first, then `files` and `binaries`, then the filler (stored, not deflated). */
 export function makePluginJar(contents: PluginJarContents): Uint8Array {
   const attributes = Object.entries({ 'Manifest-Version': '1.0', ...contents.manifest }).map(
     ([name, value]) => `${name}: ${value}\r\n`,
   );
   const entries: Zippable = { 'META-INF/MANIFEST.MF': strToU8(`${attributes.join('')}\r\n`) };
   for (const [name, text] of Object.entries(contents.files)) entries[name] = strToU8(text);
+  for (const [name, bytes] of Object.entries(contents.binaries ?? {})) entries[name] = bytes;
   if (contents.filler) entries['assets/blob.bin'] = [fillerBytes(contents.filler), { level: 0 }];
   return zipSync(entries, { mtime: MTIME, level: 6 });
 }

@@ -100,3 +100,13 @@ for (const [major, release, listed] of CLASS_FILES)
   });
 
 java.run();
+
+const docs = suite('docs/api.md');
+
+docs('shows the Java table as server/versions/java.ts holds it', async () => {
+  const text = await readFile(join(ROOT, 'docs/api.md'), 'utf8');
+  const rows = JAVA.map(({ version, classFile }) => `  | ${version} | ${classFile} |`).join('\n');
+  assert.ok(text.includes(`  | Java | class-file major version |\n  | --- | --- |\n${rows}\n`));
+});
+
+docs.run();
