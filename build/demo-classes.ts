@@ -39,7 +39,9 @@ export async function compileDemoClasses(javas: readonly JavaVersion[]): Promise
       // -Xlint:-options: javac 25 warns that --release 8 is deprecated; it still compiles for it.
       await promisify(execFile)(javac, ['-nowarn', '-Xlint:-options', '--release', java, '-d', out, source]).catch(
         (error: Error) => {
-          throw new Error(`javac --release ${java} failed (a JDK 25 at ${JDK_25} or on PATH is needed): ${error.message}`);
+          throw new Error(
+            `javac --release ${java} failed (a JDK 25 at ${JDK_25} or on PATH is needed): ${error.message}`,
+          );
         },
       );
       classes.set(java, await readFile(join(out, DEMO_CLASS_ENTRY)));

@@ -197,11 +197,11 @@ const DEMO_VERSIONS: Demo[] = [
     software: ['PaperMC', 'Purpur', 'Folia'],
     at: '2026-11-24T10:00:00.000Z',
     by: 'alice',
-    minecraft: '26.1.x',
+    minecraft: '26.1-26.1.1',
     changelog: [
       '## 2.0.0',
       '',
-      '- For Minecraft 26.1: every 26.1 release, on Java 25, which 26.1 servers run.',
+      '- For Minecraft 26.1 and 26.1.1, on Java 25, which 26.1 servers run.',
       '- Servers still on 1.21.x keep 1.4.0 (Java 17) and 1.3.0 (Java 21).',
       '',
     ].join('\n'),

@@ -60,7 +60,7 @@ const latestCases: [string, string][] = [
   ['/api/plugin-versions/latest/leafmc/21?channel=beta', BETA],
   ['/api/plugin-versions/latest/leafmc/21?channel=alpha', BETA],
   ['/api/plugin-versions/latest/quilt?channel=beta', LEAF_RELEASE], // the beta is LeafMC's only
-  ['/api/plugin-versions/latest/papermc?channel=alpha', 'plugin-1789470000000-7f26410443'], // no beta: as before
+  ['/api/plugin-versions/latest/papermc/17?channel=alpha', 'plugin-1789470000000-7f26410443'], // no beta: as before
 ];
 for (const [path, id] of latestCases) {
   latest(`${path} -> ${id === BETA ? 'the beta' : id}`, async () => {

@@ -283,10 +283,10 @@ readme('npm run build', async () => {
 
 readme('npm run demo', async () => {
   const result = await runDocumented('docs/operations.md', /^npm run demo$/);
-  assert.match(result.stdout, /demo data: 14 versions, 3 users/);
+  assert.match(result.stdout, /demo data: 15 versions, 3 users/);
   const files = await readdir(join(ctx.dir, 'data', 'versions'));
-  assert.is(files.filter((name) => name.endsWith('.json')).length, 14);
-  assert.is(files.filter((name) => name.endsWith('.md')).length, 4, 'the demo changelogs');
+  assert.is(files.filter((name) => name.endsWith('.json')).length, 15);
+  assert.is(files.filter((name) => name.endsWith('.md')).length, 5, 'the demo changelogs');
 });
 
 readme('npm run depot -- release <file.jar> --version 1.4.0 --java 21 --software PaperMC,Folia [...]', async () => {

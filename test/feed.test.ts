@@ -128,6 +128,7 @@ feeds('names, versions and file names that try to leave the CDATA section or add
     ...first!,
     fileName: 'a]]>b]]><script>x</script>&amp;.jar',
     minecraftVersion: '1]]>2]]><b>',
+    minecraftVersions: undefined,
     createdBy: 'nobody',
     changelog: '## x ]]> y ]]>\n\n[l](https://e.org/]]>) `]]>` \u0001',
   };

@@ -32,6 +32,7 @@ const DEMO = {
   L: 'plugin-1780413900000-a53d5a0a9e', // 1.3.0 Java 21, CanvasMC, MC 1.21.4
   M: 'plugin-1789470000000-7f26410443', // 1.4.0 Java 17, PaperMC+Purpur, MC 1.21.1
   N: 'plugin-1793385900000-fbf68fcdf0', // 1.5.0-beta.1 (beta) Java 21, LeafMC, MC 1.21.10
+  O: 'plugin-1795514400000-cd8206ff60', // 2.0.0 Java 25, PaperMC+Folia+Purpur, MC 26.1-26.1.1 (issue 39)
 } as const;
 type Letter = keyof typeof DEMO;
 
@@ -40,14 +41,14 @@ type Letter = keyof typeof DEMO;
  * software's own build wins, `letter/Software` when a fallback does, `-` for a 404.
  */
 const RELEASE_TABLE: Record<ServerSoftware, [string, string, string, string, string, string]> = {
-  PaperMC: ['M', 'C/Spigot', 'D', 'M', 'M', 'M'], // Java 21 gets the newer Java 17 build
+  PaperMC: ['O', 'C/Spigot', 'D', 'M', 'M', 'O'], // Java 21 gets the newer Java 17 build
   Spigot: ['H', 'C', 'D', 'H', 'H', 'H'],
   Bukkit: ['H', 'A', 'D', 'H', 'H', 'H'],
-  Purpur: ['M', 'C/Spigot', 'D/PaperMC', 'M', 'M', 'M'], // Purpur -> PaperMC -> Spigot
+  Purpur: ['O', 'C/Spigot', 'D/PaperMC', 'M', 'M', 'O'], // Purpur -> PaperMC -> Spigot
   Quilt: ['K', '-', '-', '-', 'K', 'K'],
   LeafMC: ['K', 'C/Spigot', 'D/PaperMC', 'M/PaperMC', 'K', 'K'], // a native build beats a newer compatible one
   // Issue 31: its own builds, then one whose JAR declares folia-supported (D and M do), whatever its software.
-  Folia: ['G', '-', 'D/PaperMC', 'E', 'G', 'G'],
+  Folia: ['O', '-', 'D/PaperMC', 'E', 'G', 'O'],
   CanvasMC: ['L', '-', 'D/PaperMC', 'E/Folia', 'L', 'L'],
   BungeeCord: ['J', 'B', 'J', 'J', 'J', 'J'],
   Waterfall: ['J', 'B', 'J', 'J', 'J', 'J'], // the BungeeCord+Waterfall builds, matched as Waterfall
@@ -212,7 +213,7 @@ const explainCases: [ServerSoftware, JavaVersion | undefined, string | undefined
     '8',
     undefined,
     'release',
-    'No build for Folia on Java 8; available for Java 11: 1.1.0; for Java 17: 1.2.0; for Java 21: 1.3.0',
+    'No build for Folia on Java 8; available for Java 11: 1.1.0; for Java 17: 1.2.0; for Java 21: 1.3.0; for Java 25: 2.0.0',
   ],
   ['Quilt', '17', undefined, 'release', 'No build for Quilt on Java 17; available for Java 21: 1.3.0'],
   [
@@ -234,7 +235,7 @@ const explainCases: [ServerSoftware, JavaVersion | undefined, string | undefined
     undefined,
     '1.20.6',
     'beta',
-    'No build for Folia for Minecraft 1.20.6 in the beta channel; available for Minecraft 1.21.4: 1.3.0',
+    'No build for Folia for Minecraft 1.20.6 in the beta channel; available for Minecraft 26.1-26.1.1: 2.0.0',
   ],
   [
     'Velocity',
@@ -279,8 +280,8 @@ http("the answer is the latest endpoint's version object plus resolvedFrom", asy
   assert.equal(resolved.body.version, latest.body.version);
   assert.equal(Object.keys(resolved.body).sort(), ['resolvedFrom', 'version']);
   const native = await getJson('/api/plugin-versions/resolve/Purpur');
-  assert.equal(native.body.resolvedFrom, { software: 'Purpur', java: '17' });
-  assert.is(native.body.version.id, DEMO.M);
+  assert.equal(native.body.resolvedFrom, { software: 'Purpur', java: '25' });
+  assert.is(native.body.version.id, DEMO.O);
 });
 
 http('404s say what would resolve; bad parameters name the parameter and the allowed values', async () => {
@@ -288,12 +289,12 @@ http('404s say what would resolve; bad parameters name the parameter and the all
     [
       '/api/plugin-versions/resolve/folia/8',
       404,
-      'No build for Folia on Java 8; available for Java 11: 1.1.0; for Java 17: 1.2.0; for Java 21: 1.3.0',
+      'No build for Folia on Java 8; available for Java 11: 1.1.0; for Java 17: 1.2.0; for Java 21: 1.3.0; for Java 25: 2.0.0',
     ],
     [
       '/api/plugin-versions/download/resolve/folia/8',
       404,
-      'No build for Folia on Java 8; available for Java 11: 1.1.0; for Java 17: 1.2.0; for Java 21: 1.3.0',
+      'No build for Folia on Java 8; available for Java 11: 1.1.0; for Java 17: 1.2.0; for Java 21: 1.3.0; for Java 25: 2.0.0',
     ],
     ['/api/plugin-versions/resolve/forge', 404, 'Unknown server software "forge"; expected one of PaperMC, Spigot'],
     ['/api/plugin-versions/resolve/papermc/16', 404, 'Unknown Java version "16"; expected one of 8, 11, 17, 21, 25'],
@@ -318,7 +319,7 @@ http('the list filters by ?minecraft=: ranges, exact versions, and proxy builds 
     (await getJson(`/api/plugin-versions${query}`)).body.versions.map((v: { id: string }) => v.id);
   assert.equal(await ids('?minecraft=1.21.4'), [DEMO.L, DEMO.K, DEMO.J, DEMO.I, DEMO.G, DEMO.F, DEMO.B]);
   assert.equal(await ids('?minecraft=1.8.8'), [DEMO.J, DEMO.I, DEMO.F, DEMO.B, DEMO.A]);
-  assert.is((await ids('')).length, 14);
+  assert.is((await ids('')).length, 15);
 });
 
 http("the download variant streams the JAR of the build resolve names, with download/latest's headers", async () => {
@@ -347,8 +348,8 @@ http(
       ([path]) =>
         /^\/api\/plugin-versions\/(download\/)?resolve\//.test(path) || path.startsWith('/api/plugin-versions?'),
     );
-    // 11 softwares x 6 Java forms (any, 8, 11, 17, 21, 25) x (no query + 3 channels + 8 named Minecraft versions) x 2 kinds, and the 8 lists.
-    assert.is(resolveRoutes.length, 11 * 6 * (1 + 3 + 8) * 2 + 8);
+    // 11 softwares x 6 Java forms (any, 8, 11, 17, 21, 25) x (no query + 3 channels + 9 named Minecraft versions) x 2 kinds, and the 9 lists.
+    assert.is(resolveRoutes.length, 11 * 6 * (1 + 3 + 9) * 2 + 9);
     for (const path of [
       '/api/plugin-versions/resolve/purpur',
       '/api/plugin-versions/resolve/folia/8',

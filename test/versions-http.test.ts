@@ -59,7 +59,7 @@ list('lists every version with the SPEC 2.1 fields, newest first', async () => {
   assert.is(response.status, 200);
   assert.match(response.headers.get('content-type')!, /^application\/json/);
   const body = (await response.json()) as { versions: ListedVersion[]; lastUpdated: string };
-  assert.is(body.versions.length, 14);
+  assert.is(body.versions.length, 15);
   assert.is(body.lastUpdated, '2026-10-30T18:45:00.000Z');
   for (const v of body.versions) {
     assert.match(v.id, /^plugin-\d+-[A-Za-z0-9]+$/);
@@ -84,10 +84,10 @@ list('lists every version with the SPEC 2.1 fields, newest first', async () => {
   assert.equal(dates, [...dates].sort().reverse());
 });
 
-list('covers all 11 server softwares and all 4 Java versions, proxies with proxyVersion', async () => {
+list('covers all 11 server softwares and all 5 Java versions, proxies with proxyVersion', async () => {
   const versions = await listVersions();
   assert.equal(new Set(versions.flatMap((v) => v.serverSoftware)).size, SERVER_SOFTWARE.length);
-  assert.equal(new Set(versions.map((v) => v.javaVersion)).size, 4);
+  assert.equal(new Set(versions.map((v) => v.javaVersion)).size, 5);
   const velocity = versions.filter((v) => v.serverSoftware.includes('Velocity'));
   assert.ok(velocity.length > 0 && velocity.every((v) => typeof v.proxyVersion === 'string'));
   assert.ok(versions.some((v) => ['PaperMC', 'Folia', 'Purpur'].every((s) => v.serverSoftware.includes(s))));
@@ -124,11 +124,14 @@ latest.after(teardown);
 
 const latestCases: [string, string, string][] = [
   // path, expected pluginVersion, expected javaVersion
-  ['/api/plugin-versions/latest/papermc', '1.4.0', '17'],
+  // The newest whatever its Java (SPEC 2.4.4): the demo's 2.0.0 for Minecraft 26.1 on Java 25 (issue 39).
+  ['/api/plugin-versions/latest/papermc', '2.0.0', '25'],
+  ['/api/plugin-versions/latest/papermc/25', '2.0.0', '25'],
   ['/api/plugin-versions/latest/PaperMC/21', '1.3.0', '21'],
   ['/api/plugin-versions/latest/PAPERMC/17', '1.4.0', '17'],
   ['/api/plugin-versions/latest/pApErMc/11', '1.1.0', '11'],
-  ['/api/plugin-versions/latest/folia', '1.3.0', '21'],
+  ['/api/plugin-versions/latest/folia', '2.0.0', '25'],
+  ['/api/plugin-versions/latest/Folia/21', '1.3.0', '21'],
   ['/api/plugin-versions/latest/Folia/17', '1.2.0', '17'],
   ['/api/plugin-versions/latest/spigot/8', '1.0.1', '8'],
   ['/api/plugin-versions/latest/velocity', '1.3.0', '21'],

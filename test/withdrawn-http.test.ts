@@ -35,12 +35,14 @@ if (!NGINX) console.warn('withdrawn-http.test.ts: nginx not installed, the nginx
 
 /** The demo versions withdrawn here, and the ones their users move to. */
 const DEMO = {
-  /** 1.4.0 Java 17, PaperMC+Purpur: the latest of both, on any Java too. */
+  /** 1.4.0 Java 17, PaperMC+Purpur: the latest of both on Java 17 and 21 (Java 21 servers run Java 17 builds). */
   paper: 'plugin-1789470000000-7f26410443',
   /** 1.2.0 Java 17, PaperMC+Folia+Purpur: the newest release left on Java 17. */
   paperSuccessor: 'plugin-1774080000000-767405b112',
-  /** 1.3.0 Java 21, PaperMC+Folia+Purpur: PaperMC's latest on any Java once 1.4.0 is withdrawn. */
+  /** 1.3.0 Java 21, PaperMC+Folia+Purpur: Folia's newest a Java 21 server runs. */
   paperAnyJava: 'plugin-1780412400000-b878942086',
+  /** 2.0.0 Java 25, PaperMC+Folia+Purpur, Minecraft 26.1: PaperMC's latest on any Java (issue 39). */
+  paper26: 'plugin-1795514400000-cd8206ff60',
   /** 1.3.0 Java 21, CanvasMC's only version: nothing to move to. */
   canvas: 'plugin-1780413900000-a53d5a0a9e',
   /** 1.5.0-beta.1 Java 21, LeafMC, beta. */
@@ -120,7 +122,7 @@ shown.before(setup);
 
 shown('the list and the answer by id carry withdrawn {reason, at, by}, and every isLatest false', async () => {
   const list = json<{ versions: Shown[] }>(await get(ctx.origin.url, '/api/plugin-versions'));
-  assert.is(list.versions.length, 14, 'every demo version, the withdrawn ones too');
+  assert.is(list.versions.length, 15, 'every demo version, the withdrawn ones too');
   for (const version of list.versions) {
     const own = await get(ctx.origin.url, versionPath(version.id));
     assert.is(own.status, 200, version.id);
@@ -179,7 +181,7 @@ next('on every software, Java version and channel: as if the withdrawn versions 
 
 next('the version each withdrawal hands over to, and SPEC 404 where none qualifies', async () => {
   const picked = async (path: string) => json<{ version: Shown }>(await get(ctx.origin.url, path)).version.id;
-  assert.is(await picked('/api/plugin-versions/latest/papermc'), DEMO.paperAnyJava);
+  assert.is(await picked('/api/plugin-versions/latest/papermc'), DEMO.paper26);
   assert.is(await picked('/api/plugin-versions/latest/papermc/17'), DEMO.paperSuccessor);
   assert.is(await picked('/api/plugin-versions/latest/purpur/17?channel=alpha'), DEMO.paperSuccessor);
   assert.is(await picked('/api/plugin-versions/resolve/purpur/17'), DEMO.paperSuccessor);
@@ -253,7 +255,7 @@ function updateCheckPaths(records: readonly PluginVersionRecord[]) {
 check('adds withdrawn {reason} and moveTo to the answer it would give; the same answer otherwise', async () => {
   const all = json<{ versions: PluginVersionRecord[] }>(await get(ctx.origin.url, '/api/plugin-versions')).versions;
   const paths = updateCheckPaths(all);
-  assert.is(paths.length, 7 * SERVER_SOFTWARE.length * JAVA_VERSIONS.length * 4, 'seven demo plugin versions');
+  assert.is(paths.length, 8 * SERVER_SOFTWARE.length * JAVA_VERSIONS.length * 4, 'eight demo plugin versions');
   let flagged = 0;
   for (const { path, software, java, current } of paths) {
     const [answer, expected] = [await get(ctx.origin.url, path), await get(ctx.reference.url, path)];
