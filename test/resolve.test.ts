@@ -348,8 +348,8 @@ http(
       ([path]) =>
         /^\/api\/plugin-versions\/(download\/)?resolve\//.test(path) || path.startsWith('/api/plugin-versions?'),
     );
-    // 11 softwares x 6 Java forms (any, 8, 11, 17, 21, 25) x (no query + 3 channels + 9 named Minecraft versions) x 2 kinds, and the 9 lists.
-    assert.is(resolveRoutes.length, 11 * 6 * (1 + 3 + 9) * 2 + 9);
+    // 11 softwares x 6 Java forms (any, 8, 11, 17, 21, 25) x (no query + 3 channels + 10 named Minecraft versions) x 2 kinds, and the 10 lists.
+    assert.is(resolveRoutes.length, 11 * 6 * (1 + 3 + 10) * 2 + 10);
     for (const path of [
       '/api/plugin-versions/resolve/purpur',
       '/api/plugin-versions/resolve/folia/8',

@@ -26,10 +26,10 @@ import {
 // desktop widths: the warning with its reason on the version page, the history's row, and the
 // download cards that no longer offer it. Then restored: the pages are as before.
 
-/** The demo data's 1.4.0 for PaperMC and Purpur on Java 17: the newest PaperMC and Purpur release. */
+/** The demo data's 1.4.0 for PaperMC and Purpur on Java 17: their newest release for Java 17 and 21 servers. */
 const WITHDRAWN = 'plugin-1789470000000-7f26410443';
-/** 1.3.0 for PaperMC, Folia and Purpur on Java 21: the newest PaperMC release once 1.4.0 is withdrawn. */
-const NEXT_PAPER = 'plugin-1780412400000-b878942086';
+/** 2.0.0 for PaperMC, Folia and Purpur on Java 25 (issue 39): the newest PaperMC release, withdrawn or not. */
+const NEXT_PAPER = 'plugin-1795514400000-cd8206ff60';
 /** Free text as an operator may type it: markup, a CDATA end and quotes must show as written. */
 const REASON = `Corrupts worlds on save: <script>alert("withdrawn")</script> ]]> "quoted" & 'single' </blockquote>`;
 const WITHDRAWAL = { reason: REASON, at: '2026-10-01T12:30:00.000Z', by: 'alice' };
@@ -224,7 +224,7 @@ else {
     const history = await (await fetch(url('/versions'))).text();
     assert.not.match(history, /withdrawn/i);
     const home = await (await fetch(url('/'))).text();
-    assert.match(home, new RegExp(`href="${ctx.withdrawn.downloadUrl}"[^>]*data-download="PaperMC"`));
+    assert.match(home, new RegExp(`class="per-java-download" href="${ctx.withdrawn.downloadUrl}"`));
   });
 
   site.run();

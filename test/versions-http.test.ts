@@ -60,7 +60,7 @@ list('lists every version with the SPEC 2.1 fields, newest first', async () => {
   assert.match(response.headers.get('content-type')!, /^application\/json/);
   const body = (await response.json()) as { versions: ListedVersion[]; lastUpdated: string };
   assert.is(body.versions.length, 15);
-  assert.is(body.lastUpdated, '2026-10-30T18:45:00.000Z');
+  assert.is(body.lastUpdated, '2026-11-24T10:00:00.000Z');
   for (const v of body.versions) {
     assert.match(v.id, /^plugin-\d+-[A-Za-z0-9]+$/);
     for (const field of [
