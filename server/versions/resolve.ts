@@ -112,7 +112,9 @@ export function explainNoBuild(newestFirst: readonly CatalogVersion[], query: Se
   }
   if (query.minecraft) {
     const found = resolveBuild(newestFirst, { ...query, minecraft: undefined })?.version;
-    if (found) options.push(`for Minecraft ${describeMinecraft(found)}: ${found.pluginVersion}`);
+    // Issue 39: a build that runs on the version asked was kept out by the Java it guarantees (said above).
+    if (found && !supportsMinecraft(found, query.minecraft))
+      options.push(`for Minecraft ${describeMinecraft(found)}: ${found.pluginVersion}`);
   }
   for (const channel of CHANNELS.slice(CHANNELS.indexOf(query.channel) + 1)) {
     const found = resolveBuild(newestFirst, { ...query, channel })?.version;
