@@ -7,7 +7,7 @@
 export type MinecraftRange = { from: string; to: string };
 
 /** A game version as a server reports it: `1.21`, `1.21.4`, and since Mojang's year numbering (issue 39) `26.1`, `26.1.1`. */
-export const MINECRAFT_VERSION = /^\d{1,3}\.\d{1,3}(\.\d{1,3})?$/;
+const MINECRAFT_VERSION = /^\d{1,3}\.\d{1,3}(\.\d{1,3})?$/;
 /** A range's upper end may also be `1.21.x`: every patch of that minor version. */
 const MINECRAFT_UPPER = /^\d{1,3}\.\d{1,3}(\.(\d{1,3}|x))?$/;
 
@@ -17,7 +17,7 @@ const MINECRAFT_UPPER = /^\d{1,3}\.\d{1,3}(\.(\d{1,3}|x))?$/;
  * order and stay names that match only themselves.
  */
 const PRE_RELEASE_SOURCE = String.raw`(?:2[6-9]|[3-9]\d|[1-9]\d{2})\.\d{1,3}(?:\.\d{1,3})?-(?:snapshot|pre|rc)-\d{1,3}`;
-export const MINECRAFT_PRE_RELEASE = new RegExp(`^${PRE_RELEASE_SOURCE}$`);
+const MINECRAFT_PRE_RELEASE = new RegExp(`^${PRE_RELEASE_SOURCE}$`);
 
 /** What a server may ask with `?minecraft=` (and Modrinth's `game_versions`): a release, or a 26.x pre-release. */
 export const MINECRAFT_NAME = new RegExp(`^(?:${MINECRAFT_VERSION.source.slice(1, -1)}|${PRE_RELEASE_SOURCE})$`);

@@ -43,7 +43,7 @@ function versionsOf(newestFirst: readonly CatalogVersion[], step: ChainStep): re
  * every server of its Minecraft version runs (a 1.21.11 server may run Java 21, so a Java 25 build
  * is not offered it); else any.
  */
-export function javaCapOf(query: Pick<ServerQuery, 'java' | 'minecraft'>): JavaVersion | undefined {
+function javaCapOf(query: Pick<ServerQuery, 'java' | 'minecraft'>): JavaVersion | undefined {
   return query.java ?? (query.minecraft === undefined ? undefined : guaranteedJavaOf(query.minecraft));
 }
 
