@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { FormData, fetch as fetchUnchecked } from 'undici';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createApi } from '../server/app.ts';
@@ -14,7 +16,10 @@ import {
   makeWorkspace,
   pluginJar,
   runDepot,
+  spawnOrigin,
   startTestOrigin,
+  until,
+  type OriginProcess,
   type Workspace,
 } from './helpers.ts';
 
@@ -237,3 +242,67 @@ mc(
   },
 );
 mc.run();
+
+const published = suite('issue 39: publishing over HTTP takes 26.x ranges and pre-releases as --minecraft does');
+const pub = {} as { workspace: Workspace; origin: OriginProcess; token: string };
+published.before(async () => {
+  pub.workspace = await makeWorkspace();
+  const added = await runDepot(['token', 'add', 'alice', '--name', 'ci'], pub.workspace);
+  assert.is(added.code, 0, added.stderr);
+  pub.token = (JSON.parse(added.stdout) as { token: string }).token;
+  pub.origin = await spawnOrigin(pub.workspace);
+});
+published.after(async () => {
+  // The last publish's build goes on after its answer: its lock is gone once it is done.
+  await until(() => !existsSync(join(pub.workspace.distDir, '.build.lock')), 'the last build', 120_000);
+  pub.origin.child.kill('SIGTERM');
+  await pub.origin.exited;
+  await pub.workspace.remove();
+});
+
+async function publishJar(version: string, minecraftVersions: string) {
+  const body = new FormData();
+  body.set('file', new Blob([Buffer.from(pluginJar(version, ['PaperMC']))]), `Published-${version}.jar`);
+  const metadata = { pluginVersion: version, javaVersion: 25, serverSoftware: ['PaperMC'], minecraftVersions };
+  body.set('metadata', JSON.stringify(metadata));
+  // As publish-http.test.ts posts: its 400's `field` is not in the OpenAPI error schema (left to the publishing API).
+  const response = await fetchUnchecked(`${pub.origin.url}/api/plugin-versions`, {
+    method: 'POST',
+    body,
+    headers: { authorization: `Bearer ${pub.token}` },
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, any> };
+}
+
+published(
+  'minecraftVersions "1.21.10-26.1.x, 26.2-rc-1": stored as ranges, served to 26.1.1 and the rc only',
+  async () => {
+    const { status, body } = await publishJar('9.0.0', '1.21.10-26.1.x, 26.2-rc-1');
+    assert.is(status, 201, JSON.stringify(body));
+    assert.is(body.version.minecraftVersion, '26.2-rc-1');
+    assert.equal(body.version.minecraftVersions, [
+      { from: '1.21.10', to: '26.1.x' },
+      { from: '26.2-rc-1', to: '26.2-rc-1' },
+    ]);
+    const resolve = async (minecraft: string) => {
+      const response = await fetch(`${pub.origin.url}/api/plugin-versions/resolve/papermc?minecraft=${minecraft}`);
+      return response.status === 200 ? ((await response.json()) as { version: { id: string } }).version.id : undefined;
+    };
+    assert.is(await resolve('26.1.1'), body.version.id);
+    assert.is(await resolve('26.2-rc-1'), body.version.id);
+    assert.is.not(await resolve('26.2-pre-1'), body.version.id);
+    assert.is.not(await resolve('1.21.11'), body.version.id); // a Java 25 build; 1.21.11 guarantees Java 21
+  },
+);
+
+published('a pre-release as a range end is a 400 naming minecraftVersions, and nothing is released', async () => {
+  const { status, body } = await publishJar('9.1.0', '26.1-26.2-snapshot-1');
+  assert.is(status, 400);
+  assert.is(body.field, 'minecraftVersions');
+  assert.match(body.error, /^metadata\.minecraftVersions: "26\.1-26\.2-snapshot-1" is not a 26\.x pre-release alone/);
+  const list = (await (await fetch(`${pub.origin.url}/api/plugin-versions`)).json()) as {
+    versions: { pluginVersion: string }[];
+  };
+  assert.not.ok(list.versions.some((v) => v.pluginVersion === '9.1.0'));
+});
+published.run();
