@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -17,6 +19,7 @@ import { MINECRAFT_JAVA, guaranteedJavaOf, minimumJavaOf } from '../server/versi
 import { resolveBuild } from '../server/versions/resolve.ts';
 import { PluginVersionRecord } from '../server/versions/schema.ts';
 import { MinecraftOption } from '../server/publish/metadata.ts';
+import { ROOT } from './helpers.ts';
 
 // Issue 39, item 3: Minecraft's year numbering (26.1, 26.1.1) and its pre-releases
 // (26.2-snapshot-1, 26.2-pre-1, 26.2-rc-1); item 4: the least Java per Minecraft version.
@@ -207,6 +210,18 @@ java('one line per generation, oldest first: each line holds from its since to i
     const next = MINECRAFT_JAVA[i + 1];
     if (next) assert.ok(isAfterMinecraft(next.since, line.last ?? line.since), next.since);
     if (i > 0) assert.ok(line.java > MINECRAFT_JAVA[i - 1]!.java);
+  });
+});
+java("docs/api.md's table says what MINECRAFT_JAVA holds, one row per line, in order", async () => {
+  const docs = await readFile(join(ROOT, 'docs/api.md'), 'utf8');
+  const table = docs.split("**Minecraft's minimum Java**")[1]!.split('\n\n')[1]!.split('\n').slice(2);
+  assert.is(table.length, MINECRAFT_JAVA.length);
+  table.forEach((row, i) => {
+    const [, versions = '', least = ''] = row.split('|').map((cell) => cell.trim());
+    const line = MINECRAFT_JAVA[i]!;
+    assert.is(least, String(line.java), row);
+    if (i > 0) assert.ok(versions.startsWith(line.since), row);
+    if (line.last) assert.ok(versions.endsWith(line.last), row);
   });
 });
 java.run();
