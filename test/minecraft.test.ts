@@ -212,6 +212,25 @@ java('one line per generation, oldest first: each line holds from its since to i
     if (i > 0) assert.ok(line.java > MINECRAFT_JAVA[i - 1]!.java);
   });
 });
+java("a proxy's Java is its own: the cap holds for game servers, whatever Minecraft version a proxy names", () => {
+  const build = (id: string, serverSoftware: string[]) =>
+    catalogVersion(
+      PluginVersionRecord.parse({
+        ...{ id: `plugin-1-${id}`, serverSoftware, pluginVersion: '1.0.0', javaVersion: '25', proxyVersion: null },
+        ...{ fileName: `${id}.jar`, fileSize: 1, sha256: '0'.repeat(64), createdBy: 'test' },
+        ...{ createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' },
+      }),
+      '0'.repeat(128),
+    );
+  const versions = createCatalog([build('velocity', ['Velocity']), build('paper', ['PaperMC'])], []).versions;
+  const pick = (software: 'Velocity' | 'PaperMC', minecraft: string) =>
+    resolveBuild(versions, { software, minecraft, channel: 'release' })?.version.id;
+  assert.is(pick('Velocity', '1.21.11'), 'plugin-1-velocity');
+  assert.is(pick('Velocity', '1.8.8'), 'plugin-1-velocity');
+  // A game server's build that states no Minecraft version runs on every one, on the Java it guarantees.
+  assert.is(pick('PaperMC', '1.21.11'), undefined);
+  assert.is(pick('PaperMC', '26.1'), 'plugin-1-paper');
+});
 java("docs/api.md's table says what MINECRAFT_JAVA holds, one row per line, in order", async () => {
   const docs = await readFile(join(ROOT, 'docs/api.md'), 'utf8');
   const table = docs.split("**Minecraft's minimum Java**")[1]!.split('\n\n')[1]!.split('\n').slice(2);

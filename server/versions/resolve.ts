@@ -3,7 +3,7 @@ import { RUNS_FOLIA_SUPPORTED, RUNS_PLUGINS_OF, chainOf, runsOnJava, stepTakes, 
 import { describeMinecraft, supportsMinecraft } from './minecraft.ts';
 import { guaranteedJavaOf } from './minecraft-java.ts';
 import type { CatalogVersion, PluginVersionRecord } from './schema.ts';
-import { type ServerSoftware } from './software.ts';
+import { isProxy, type ServerSoftware } from './software.ts';
 import { JAVA_VERSIONS, type JavaVersion } from './java.ts';
 
 /** What a server runs: its software, and when it says so its Java and Minecraft versions. */
@@ -41,10 +41,11 @@ function versionsOf(newestFirst: readonly CatalogVersion[], step: ChainStep): re
 /**
  * The newest Java a server asking `query` surely runs: the one it names; else, issue 39, the one
  * every server of its Minecraft version runs (a 1.21.11 server may run Java 21, so a Java 25 build
- * is not offered it); else any.
+ * is not offered it); else any. A proxy's Java is its own, whatever its game servers run.
  */
-function javaCapOf(query: Pick<ServerQuery, 'java' | 'minecraft'>): JavaVersion | undefined {
-  return query.java ?? (query.minecraft === undefined ? undefined : guaranteedJavaOf(query.minecraft));
+function javaCapOf(query: Pick<ServerQuery, 'software' | 'java' | 'minecraft'>): JavaVersion | undefined {
+  if (query.java !== undefined || query.minecraft === undefined || isProxy(query.software)) return query.java;
+  return guaranteedJavaOf(query.minecraft);
 }
 
 /** Would a server asking `query` take this build, leaving its software aside: channel, Java, Minecraft, not withdrawn. */

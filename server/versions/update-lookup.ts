@@ -7,7 +7,7 @@ import { loaderOf, softwareOfLoader } from './modrinth-loaders.ts';
 import { downloadPath } from './paths.ts';
 import { resolveBuild } from './resolve.ts';
 import type { CatalogVersion } from './schema.ts';
-import type { ServerSoftware } from './software.ts';
+import { isProxy, type ServerSoftware } from './software.ts';
 import type { JavaVersion } from './java.ts';
 import type { ModrinthVersion, UpdateLookupBody } from './update-lookup-schema.ts';
 
@@ -72,7 +72,12 @@ function newestBuild(
   for (const software of server.softwares) {
     const found = asked
       .map((minecraft) =>
-        resolveBuild(newestFirst, { software, java: javaFor(server, minecraft), minecraft, channel: server.channel }),
+        resolveBuild(newestFirst, {
+          software,
+          java: javaFor(server, software, minecraft),
+          minecraft,
+          channel: server.channel,
+        }),
       )
       .flatMap((resolved) => (resolved ? [resolved.version] : []))
       .sort(compareNewestFirst);
@@ -84,9 +89,10 @@ function newestBuild(
 /**
  * Issue 39: the server runs the installed JAR's Java, and at least what every server of the game
  * version runs: one that moved to 26.1 from a Java 21 JAR runs Java 25, and is offered its builds.
+ * A proxy's Java is its own, whatever its game servers run.
  */
-function javaFor(server: Server, minecraft: string | undefined): JavaVersion {
-  const guaranteed = minecraft === undefined ? server.java : guaranteedJavaOf(minecraft);
+function javaFor(server: Server, software: ServerSoftware, minecraft: string | undefined): JavaVersion {
+  const guaranteed = minecraft === undefined || isProxy(software) ? server.java : guaranteedJavaOf(minecraft);
   return Number(guaranteed) > Number(server.java) ? guaranteed : server.java;
 }
 
