@@ -187,7 +187,7 @@ const RESOLVE_DESCRIPTION = [
   'The best build for a server: its own software first, then the softwares whose plugins it runs, in order',
   '(Purpur: PaperMC, Spigot, Bukkit; PaperMC and LeafMC: Spigot, Bukkit; Spigot: Bukkit; CanvasMC: Folia; Waterfall: BungeeCord;',
   'Folia, Bukkit, Quilt, BungeeCord and Velocity only their own); within one software the newest (SPEC 2.4.2), whatever its Java version.',
-  'The Java version is a minimum: a Java 17 build runs on Java 21, never a build for a newer Java than asked; without it, with `minecraft`, at most the Java every server of that Minecraft version runs (25 from 26.1, 21 from 1.20.5: docs/api.md), and without either any Java.',
+  'The Java version is a minimum: a Java 17 build runs on Java 21, never a build for a newer Java than asked; without it, with `minecraft`, at most the Java every server of that Minecraft version runs (25 from 26.1, 21 from 1.20.5: docs/api.md; a proxy is not capped), and without either any Java.',
   '`minecraft` keeps the builds that run on that version (a 26.x pre-release such as 26.2-snapshot-1: only builds naming it); `channel` as on the latest endpoints.',
   '404 names what would resolve if the server changed one thing (its Java version, Minecraft version or channel).',
 ].join(' ');

@@ -55,7 +55,8 @@ export const releaseOf = (version: string) => version.split('-')[0]!;
 
 /**
  * Inclusive at both ends. Issue 39: a pre-release is in no range of releases: only a build that
- * names it (a range from it to itself, as `--minecraft 26.2-snapshot-1` stores it) runs on it.
+ * names it (a range from it to itself, as a list such as `--minecraft 26.1.x,26.2-snapshot-1`
+ * stores it; alone it is `minecraftVersion`) runs on it.
  */
 function inRange(version: string, { from, to }: MinecraftRange): boolean {
   if (MINECRAFT_PRE_RELEASE.test(version)) return from === version && to === version;
