@@ -1,13 +1,14 @@
 import type { Catalog } from '../server/versions/catalog.ts';
 import { CHANNELS } from '../server/versions/channels.ts';
-import { MINECRAFT_VERSION } from '../server/versions/minecraft.ts';
+import { MINECRAFT_NAME } from '../server/versions/minecraft.ts';
 import { resolvePath } from '../server/versions/paths.ts';
 import { SERVER_SOFTWARE } from '../server/versions/software.ts';
 import { JAVA_VERSIONS } from '../server/versions/java.ts';
 
 /**
  * The Minecraft versions data/ names, each a version a server may ask for: every `minecraftVersion`
- * and each range's ends (a `1.21.x` end names no one version). Sorted, so the paths keep one order.
+ * and each range's ends (a `1.21.x` end names no one version; a 26.x pre-release is one). Sorted,
+ * so the paths keep one order.
  */
 export function namedMinecraftVersions(catalog: Catalog): string[] {
   const named = new Set<string>();
@@ -15,7 +16,7 @@ export function namedMinecraftVersions(catalog: Catalog): string[] {
     if (version.minecraftVersion) named.add(version.minecraftVersion);
     for (const { from, to } of version.minecraftVersions ?? []) named.add(from).add(to);
   }
-  return [...named].filter((version) => MINECRAFT_VERSION.test(version)).sort();
+  return [...named].filter((version) => MINECRAFT_NAME.test(version)).sort();
 }
 
 /**

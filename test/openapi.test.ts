@@ -124,10 +124,11 @@ document('parameters carry the validation rules: ranges, defaults and allowed va
   }
   assert.is('query:channel' in params('/api/plugin-versions/download/{id}'), false);
   assert.is('query:channel' in params('/api/plugin-versions/{id}'), false);
+  // Issue 39: a release (1.21.4, 26.1.1) or a 26.x pre-release (26.2-snapshot-1, 26.2-pre-1, 26.2-rc-1).
   for (const path of ['/api/plugin-versions', '/api/plugin-versions/resolve/{serverSoftware}/{javaVersion}'])
     assert.is(
       (params(path)['query:minecraft'] as { pattern: string }).pattern,
-      '^\\d{1,3}\\.\\d{1,3}(\\.\\d{1,3})?$',
+      '^(?:\\d{1,3}\\.\\d{1,3}(\\.\\d{1,3})?|(?:2[6-9]|[3-9]\\d|[1-9]\\d{2})\\.\\d{1,3}(?:\\.\\d{1,3})?-(?:snapshot|pre|rc)-\\d{1,3})$',
       path,
     );
   const check = params('/api/plugin-versions/update-check/{serverSoftware}/{javaVersion}/{current}');

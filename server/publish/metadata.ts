@@ -1,16 +1,20 @@
 import { HTTPError } from 'h3';
 import { z } from 'zod';
 import { freeTextProblem, refuseForbiddenText } from '../free-text.ts';
-import { parseMinecraftList, type MinecraftRange } from '../versions/minecraft.ts';
+import { isMinecraftListText, parseMinecraftList, type MinecraftRange } from '../versions/minecraft.ts';
 import { Channel, JavaVersion, SemVer, ServerSoftwareName } from '../versions/schema.ts';
 
-/** `--minecraft` and `minecraftVersions` (issue 15): `1.21.4`, `1.20.6-1.21.4`, `1.21.x` or a comma list of them. */
+/**
+ * `--minecraft` and `minecraftVersions` (issue 15): `1.21.4`, `1.20.6-1.21.4`, `1.21.x` or a comma
+ * list of them; issue 39: `26.1.1`, `1.21.10-26.1.x` and 26.x pre-releases (`26.2-snapshot-1`) too.
+ */
 export const MinecraftOption = z
   .string()
   .max(400, { error: 'is longer than 400 characters' })
   .transform((text, ctx): MinecraftRange[] | string => {
-    // A snapshot or pre-release name (24w14a, 1.21.5-pre1) is kept as written, as before ranges: it matches only itself.
-    if (!/^[\d.x,\s-]+$/.test(text)) {
+    // A snapshot or pre-release name of before 26.1 (24w14a, 1.21.5-pre1) is kept as written, as
+    // before ranges: it matches only itself. A 26.x one (26.2-rc-1) is a list item, of the same meaning.
+    if (!isMinecraftListText(text)) {
       const problem = freeTextProblem(text, { cdata: false });
       if (problem) {
         ctx.addIssue({ code: 'custom', message: problem });

@@ -176,9 +176,12 @@ function versionListOperation(): ZodOpenApiOperationObject {
   return {
     ...operation,
     description:
-      'With `?minecraft=`, only the versions that run on that Minecraft version (`minecraftVersions`, else exactly `minecraftVersion`; a version without either, a proxy build, states none and is kept). 400 for a malformed `minecraft`.',
+      'With `?minecraft=`, only the versions that run on that Minecraft version (`minecraftVersions`, else exactly `minecraftVersion`; a version without either, a proxy build, states none and is kept; a 26.x pre-release such as 26.2-snapshot-1 only the versions naming it). 400 for a malformed `minecraft`.',
     requestParams: { query: ListQuery },
-    responses: { ...operation.responses, '400': errorAnswer('`minecraft` is not a version such as 1.21.4 or 1.21') },
+    responses: {
+      ...operation.responses,
+      '400': errorAnswer('`minecraft` is not a version such as 1.21.4, 1.21, 26.1.1 or 26.2-snapshot-1'),
+    },
   };
 }
 
@@ -186,13 +189,13 @@ const RESOLVE_DESCRIPTION = [
   'The best build for a server: its own software first, then the softwares whose plugins it runs, in order',
   `(${SERVER_SOFTWARE.map((software) => `${software}: ${describeChain(software)}`).join('; ')});`,
   'within one software the newest (SPEC 2.4.2), whatever its Java version.',
-  'The Java version is a minimum: a Java 17 build runs on Java 21, never a build for a newer Java than asked; without it any Java.',
-  '`minecraft` keeps the builds that run on that version; `channel` as on the latest endpoints.',
+  'The Java version is a minimum: a Java 17 build runs on Java 21, never a build for a newer Java than asked; without it, with `minecraft`, at most the Java every server of that Minecraft version runs (25 from 26.1, 21 from 1.20.5: docs/api.md; a proxy is not capped), and without either any Java.',
+  '`minecraft` keeps the builds that run on that version (a 26.x pre-release such as 26.2-snapshot-1: only builds naming it); `channel` as on the latest endpoints.',
   '404 names what would resolve if the server changed one thing (its Java version, Minecraft version or channel).',
 ].join(' ');
 
 const BAD_RESOLVE_QUERY = errorAnswer(
-  '`channel` is not release, beta or alpha, or `minecraft` is not a version such as 1.21.4 (the error names the parameter and the allowed values)',
+  '`channel` is not release, beta or alpha, or `minecraft` is not a version such as 1.21.4, 26.1.1 or 26.2-snapshot-1 (the error names the parameter and the allowed values)',
 );
 const NO_BUILD = errorAnswer(
   'No build runs on that server (the error says what would resolve if one thing changed), or the software or Java version is unknown (the error names the valid ones)',

@@ -1,8 +1,9 @@
 import { CHANNELS, channelOf, channelsShowing, type Channel } from './channels.ts';
 import { RUNS_FOLIA_SUPPORTED, RUNS_PLUGINS_OF, chainOf, runsOnJava, stepTakes, type ChainStep } from './compat.ts';
 import { describeMinecraft, supportsMinecraft } from './minecraft.ts';
+import { guaranteedJavaOf } from './minecraft-java.ts';
 import type { CatalogVersion, PluginVersionRecord } from './schema.ts';
-import { type ServerSoftware } from './software.ts';
+import { isProxy, type ServerSoftware } from './software.ts';
 import { JAVA_VERSIONS, type JavaVersion } from './java.ts';
 
 /** What a server runs: its software, and when it says so its Java and Minecraft versions. */
@@ -37,12 +38,23 @@ function versionsOf(newestFirst: readonly CatalogVersion[], step: ChainStep): re
   return index.get('foliaSupported' in step ? true : step.software) ?? [];
 }
 
+/**
+ * The newest Java a server asking `query` surely runs: the one it names; else, issue 39, the one
+ * every server of its Minecraft version runs (a 1.21.11 server may run Java 21, so a Java 25 build
+ * is not offered it); else any. A proxy's Java is its own, whatever its game servers run.
+ */
+function javaCapOf(query: Pick<ServerQuery, 'software' | 'java' | 'minecraft'>): JavaVersion | undefined {
+  if (query.java !== undefined || query.minecraft === undefined || isProxy(query.software)) return query.java;
+  return guaranteedJavaOf(query.minecraft);
+}
+
 /** Would a server asking `query` take this build, leaving its software aside: channel, Java, Minecraft, not withdrawn. */
 export function runsOnServer(candidate: PluginVersionRecord, query: ServerQuery): boolean {
+  const java = javaCapOf(query);
   return (
     !candidate.withdrawn &&
     channelsShowing(channelOf(candidate)).includes(query.channel) &&
-    (query.java === undefined || runsOnJava(candidate.javaVersion, query.java)) &&
+    (java === undefined || runsOnJava(candidate.javaVersion, java)) &&
     (query.minecraft === undefined || supportsMinecraft(candidate, query.minecraft))
   );
 }
@@ -89,9 +101,11 @@ export function explainNoBuild(newestFirst: readonly CatalogVersion[], query: Se
     query.channel === 'release' ? '' : ` in the ${query.channel} channel`,
   ].join('');
   const options: string[] = [];
-  if (query.java) {
+  // Without a Java, the one its Minecraft version guarantees stands in the way as a named one would.
+  const cap = javaCapOf(query);
+  if (cap) {
     let previous: CatalogVersion | undefined;
-    for (const java of JAVA_VERSIONS.filter((java) => Number(java) > Number(query.java))) {
+    for (const java of JAVA_VERSIONS.filter((java) => Number(java) > Number(cap))) {
       const found = resolveBuild(newestFirst, { ...query, java })?.version;
       if (found && found !== previous) options.push(`for Java ${java}: ${found.pluginVersion}`);
       previous = found ?? previous;
@@ -99,7 +113,9 @@ export function explainNoBuild(newestFirst: readonly CatalogVersion[], query: Se
   }
   if (query.minecraft) {
     const found = resolveBuild(newestFirst, { ...query, minecraft: undefined })?.version;
-    if (found) options.push(`for Minecraft ${describeMinecraft(found)}: ${found.pluginVersion}`);
+    // Issue 39: a build that runs on the version asked was kept out by the Java it guarantees (said above).
+    if (found && !supportsMinecraft(found, query.minecraft))
+      options.push(`for Minecraft ${describeMinecraft(found)}: ${found.pluginVersion}`);
   }
   for (const channel of CHANNELS.slice(CHANNELS.indexOf(query.channel) + 1)) {
     const found = resolveBuild(newestFirst, { ...query, channel })?.version;

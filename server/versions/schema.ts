@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { CHANNELS } from './channels.ts';
 import { SERVER_SOFTWARE, findSoftware } from './software.ts';
 import { JAVA_VERSIONS } from './java.ts';
-import { MINECRAFT_VERSION, highestMinecraft, isValidRange } from './minecraft.ts';
+import { MINECRAFT_NAME, highestMinecraft, isValidRange } from './minecraft.ts';
 import { refuseForbiddenText } from '../free-text.ts';
 
 /** Issue 15: the Minecraft versions a build runs on, as inclusive ranges. */
@@ -12,7 +12,8 @@ const MinecraftRanges = z
     z
       .strictObject({ from: z.string(), to: z.string() })
       .refine(isValidRange, {
-        error: 'must be {from, to} with from <= to, such as 1.20.6 and 1.21.4 (to may be 1.21.x)',
+        error:
+          'must be {from, to} with from <= to, such as 1.20.6 and 1.21.4 (to may be 1.21.x), or a 26.x pre-release such as 26.2-snapshot-1 as both',
       })
       .meta({ id: 'MinecraftRange' }),
   )
@@ -36,11 +37,17 @@ function checkMinecraftVersions(
     });
 }
 
-/** `?minecraft=`: the game version a server runs. */
+/** `?minecraft=`: the game version a server runs; issue 39: 26.x releases and pre-releases too. */
 const MinecraftVersion = z
   .string()
-  .regex(MINECRAFT_VERSION, { error: 'must be a Minecraft version such as 1.21.4 or 1.21' })
-  .meta({ description: 'The Minecraft version the server runs, such as 1.21.4 or 1.21', example: '1.21.4' });
+  .regex(MINECRAFT_NAME, {
+    error: 'must be a Minecraft version such as 1.21.4 or 1.21, 26.1.1, or a 26.x pre-release such as 26.2-snapshot-1',
+  })
+  .meta({
+    description:
+      'The Minecraft version the server runs: a release such as 1.21.4, 1.21 or 26.1.1, or a 26.x pre-release (26.2-snapshot-1, 26.2-pre-1, 26.2-rc-1), which only builds naming it run on (a range of releases never includes one)',
+    example: '1.21.4',
+  });
 
 export const PLUGIN_VERSION_ID = /^plugin-\d+-[A-Za-z0-9]+$/;
 

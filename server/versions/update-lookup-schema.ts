@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CHANNELS } from './channels.ts';
-import { MINECRAFT_VERSION } from './minecraft.ts';
+import { MINECRAFT_NAME } from './minecraft.ts';
 import { LOADER_NAMES, softwareOfLoader } from './modrinth-loaders.ts';
 import { HASH_ALGORITHMS } from './paths.ts';
 
@@ -45,16 +45,16 @@ export const UpdateLookupBody = z
       }),
     game_versions: z
       .array(
-        z
-          .string({ error: 'must be a string' })
-          .regex(MINECRAFT_VERSION, { error: 'must be a Minecraft version such as 1.21.4 or 1.21' }),
+        z.string({ error: 'must be a string' }).regex(MINECRAFT_NAME, {
+          error: 'must be a Minecraft version such as 1.21.4, 1.21, 26.1.1 or 26.2-snapshot-1',
+        }),
         { error: 'must be an array of Minecraft versions' },
       )
       .max(64, { error: 'must hold at most 64 versions' })
       .optional()
       .meta({
         description:
-          'Minecraft versions the server may run: a build supporting any of them qualifies; empty or absent: any',
+          "Minecraft versions the server may run (releases such as 1.21.4 or 26.1.1, or a 26.x pre-release such as 26.2-snapshot-1, which only builds naming it support): a build supporting any of them qualifies, on Java up to the higher of the hash's JAR's and the least every server of that version runs (docs/api.md: Minecraft's Java; 25 for 26.1); empty or absent: any, on the JAR's Java",
       }),
     version_types: z
       .array(z.enum(CHANNELS, { error: `must be one of ${CHANNELS.join(', ')}` }), {

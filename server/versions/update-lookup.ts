@@ -2,11 +2,13 @@ import type { Catalog } from './catalog.ts';
 import { CHANNELS, channelOf, versionLabel, type Channel } from './channels.ts';
 import { findByHash } from './integrity.ts';
 import { compareNewestFirst } from './latest.ts';
+import { guaranteedJavaOf } from './minecraft-java.ts';
 import { loaderOf, softwareOfLoader } from './modrinth-loaders.ts';
 import { downloadPath } from './paths.ts';
 import { resolveBuild } from './resolve.ts';
 import type { CatalogVersion } from './schema.ts';
-import type { ServerSoftware } from './software.ts';
+import { isProxy, type ServerSoftware } from './software.ts';
+import type { JavaVersion } from './java.ts';
 import type { ModrinthVersion, UpdateLookupBody } from './update-lookup-schema.ts';
 
 /** This depot serves one plugin: the project every Modrinth-shaped version belongs to. */
@@ -16,9 +18,9 @@ const PROJECT_ID = 'depot';
  * Issue 31, Modrinth's `version_files/update`: per hash of one of our JARs, the build its server
  * should run, as a Modrinth version object; hashes of no JAR of ours, or with no build for the
  * server, are left out (as Modrinth leaves them out). The server is read from the request and the
- * JAR it runs: its softwares are `loaders` (else the JAR's), its Java at least the JAR's (the
- * server runs it; a newer Java's build might not start), its channel the least stable of
- * `version_types` (else the JAR's own).
+ * JAR it runs: its softwares are `loaders` (else the JAR's), its Java the higher of the JAR's
+ * (the server runs it) and the one every server of the game version runs (issue 39; a newer
+ * Java's build might not start), its channel the least stable of `version_types` (else the JAR's own).
  */
 export function findUpdates(
   catalog: Catalog,
@@ -70,13 +72,28 @@ function newestBuild(
   for (const software of server.softwares) {
     const found = asked
       .map((minecraft) =>
-        resolveBuild(newestFirst, { software, java: server.java, minecraft, channel: server.channel }),
+        resolveBuild(newestFirst, {
+          software,
+          java: javaFor(server, software, minecraft),
+          minecraft,
+          channel: server.channel,
+        }),
       )
       .flatMap((resolved) => (resolved ? [resolved.version] : []))
       .sort(compareNewestFirst);
     if (found[0]) return found[0];
   }
   return undefined;
+}
+
+/**
+ * Issue 39: the server runs the installed JAR's Java, and at least what every server of the game
+ * version runs: one that moved to 26.1 from a Java 21 JAR runs Java 25, and is offered its builds.
+ * A proxy's Java is its own, whatever its game servers run.
+ */
+function javaFor(server: Server, software: ServerSoftware, minecraft: string | undefined): JavaVersion {
+  const guaranteed = minecraft === undefined || isProxy(software) ? server.java : guaranteedJavaOf(minecraft);
+  return Number(guaranteed) > Number(server.java) ? guaranteed : server.java;
 }
 
 /** The Minecraft versions a build names, as Modrinth lists game versions. */

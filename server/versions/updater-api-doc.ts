@@ -38,7 +38,8 @@ const UPDATE_LOOKUP: ZodOpenApiOperationObject = {
   description: [
     "For updaters written against Modrinth's API: per hash of one of this depot's JARs, the build its server should run",
     '(resolve: the first loader that has one, its own builds before those of the softwares it runs; the newest supporting any of `game_versions`;',
-    "on the JAR's Java version or an older one; in its channel unless `version_types` says), as a Modrinth version object.",
+    "on Java up to the higher of the JAR's and the one every server of that Minecraft version runs (25 for 26.1: a server that moved there from a Java 21 JAR is offered Java 25 builds);",
+    'in its channel unless `version_types` says), as a Modrinth version object.',
     `Hashes of no JAR of this depot, or with no such build, are left out. At most ${MAX_LOOKUP_HASHES} hashes and 256 KiB.`,
     "Modrinth's sha1 is not held: send sha512 (Modrinth takes it too).",
   ].join(' '),
