@@ -106,7 +106,7 @@ document('parameters carry the validation rules: ranges, defaults and allowed va
   assert.equal(
     (params('/api/plugin-versions/latest/{serverSoftware}/{javaVersion}')['path:javaVersion'] as { enum: string[] })
       .enum,
-    ['8', '11', '17', '21'],
+    ['8', '11', '17', '21', '25'],
   );
   for (const path of [
     '/api/plugin-versions/latest/{serverSoftware}',
