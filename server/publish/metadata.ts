@@ -40,11 +40,11 @@ const text = (example: string) =>
 
 const METADATA_FIELDS = {
   pluginVersion: text('"1.4.0"').pipe(SemVer),
-  // A number is what a YAML or shell author writes most often: 21 reads as "21".
-  javaVersion: z.preprocess(
-    (value) => (typeof value === 'number' ? String(value) : value),
-    text('"21"').pipe(JavaVersion),
-  ),
+  // A number is what a YAML or shell author writes most often: 21 reads as "21". Absent (issue 39):
+  // the smallest listed Java that loads the JAR's classes.
+  javaVersion: z
+    .preprocess((value) => (typeof value === 'number' ? String(value) : value), text('"21"').pipe(JavaVersion))
+    .optional(),
   serverSoftware: z
     .array(ServerSoftwareName, {
       error: (issue) =>
