@@ -26,38 +26,53 @@ const CODE_LENGTH_ORDER = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2
 
 class Truncated extends Error {}
 
+// The stream being read: module state rather than closures, since a JAR of 100,000 classes calls
+// this 100,000 times (one call at a time: nothing here awaits).
+let input: Uint8Array = new Uint8Array(0);
+let at = 0;
+let end = 0;
+let buffer = 0;
+let held = 0;
+
+function bits(count: number): number {
+  while (held < count) {
+    if (at >= end) throw new Truncated();
+    buffer |= input[at++]! << held;
+    held += 8;
+  }
+  const value = buffer & ((1 << count) - 1);
+  buffer >>>= count;
+  held -= count;
+  return value;
+}
+
+function decode(code: Huffman): number {
+  let value = 0;
+  let first = 0;
+  let index = 0;
+  for (let length = 1; length <= MAX_BITS; length++) {
+    // bits(1), inlined: the code-length code of a dynamic block is read a bit at a time.
+    if (held === 0) {
+      if (at >= end) throw new Truncated();
+      [buffer, held] = [input[at++]!, 8];
+    }
+    value |= buffer & 1;
+    buffer >>>= 1;
+    held--;
+    const count = code.count[length]!;
+    if (value - count < first) return code.symbol[index + (value - first)]!;
+    index += count;
+    first = (first + count) << 1;
+    value <<= 1;
+  }
+  throw new Error('a code the block does not define');
+}
+
 /** Inflates `data[start, end)` until `want` bytes are out; reads nothing past `end`. */
-export function inflateHead(data: Uint8Array, start: number, end: number, want: number): InflatedHead {
+export function inflateHead(data: Uint8Array, start: number, stop: number, want: number): InflatedHead {
+  [input, at, end, buffer, held] = [data, start, stop, 0, 0];
   const out = new Uint8Array(want);
   let filled = 0;
-  let at = start;
-  let buffer = 0;
-  let held = 0;
-  const bits = (count: number): number => {
-    while (held < count) {
-      if (at >= end) throw new Truncated();
-      buffer |= data[at++]! << held;
-      held += 8;
-    }
-    const value = buffer & ((1 << count) - 1);
-    buffer >>>= count;
-    held -= count;
-    return value;
-  };
-  const decode = (code: Huffman): number => {
-    let value = 0;
-    let first = 0;
-    let index = 0;
-    for (let length = 1; length <= MAX_BITS; length++) {
-      value |= bits(1);
-      const count = code.count[length]!;
-      if (value - count < first) return code.symbol[index + (value - first)]!;
-      index += count;
-      first = (first + count) << 1;
-      value <<= 1;
-    }
-    throw new Error('a code the block does not define');
-  };
   try {
     for (let last = 0; !last && filled < want;) {
       last = bits(1);
@@ -77,7 +92,7 @@ export function inflateHead(data: Uint8Array, start: number, end: number, want: 
         continue;
       }
       if (type === 3) throw new Error('a block of type 3, which DEFLATE does not have');
-      const [lengths, distances] = type === 1 ? fixedCodes() : dynamicCodes(bits, decode);
+      const [lengths, distances] = type === 1 ? fixedCodes() : dynamicCodes();
       for (;;) {
         if (filled === want) break;
         const symbol = decode(lengths);
@@ -98,24 +113,36 @@ export function inflateHead(data: Uint8Array, start: number, end: number, want: 
   } catch (error) {
     if (error instanceof Truncated) return { ok: false, problem: 'its compressed data ends early' };
     return { ok: false, problem: `its compressed data is not DEFLATE (${(error as Error).message})` };
+  } finally {
+    input = new Uint8Array(0); // the JAR is not held on to
   }
   return { ok: true, bytes: filled === want ? out : out.subarray(0, filled) };
 }
 
-/** Counts and symbols of the canonical code of these lengths; undefined when over-subscribed. */
-function huffman(lengths: ArrayLike<number>): { code: Huffman; left: number } | undefined {
-  const count = new Uint16Array(MAX_BITS + 1);
-  for (let symbol = 0; symbol < lengths.length; symbol++) count[lengths[symbol]!]!++;
+const emptyCode = (symbols: number): Huffman => ({
+  count: new Uint16Array(MAX_BITS + 1),
+  symbol: new Uint16Array(symbols),
+});
+const OFFSETS = new Uint16Array(MAX_BITS + 1);
+
+/**
+ * The canonical code of these lengths, written into `code`: how far from complete it is (0:
+ * complete), or -1 when over-subscribed.
+ */
+function huffman(code: Huffman, lengths: ArrayLike<number>): number {
+  const { count, symbol } = code;
+  count.fill(0);
+  for (let s = 0; s < lengths.length; s++) count[lengths[s]!]!++;
+  if (count[0] === lengths.length) return 0;
   let left = 1;
   for (let length = 1; length <= MAX_BITS; length++) {
     left = (left << 1) - count[length]!;
-    if (left < 0) return undefined;
+    if (left < 0) return -1;
   }
-  const offsets = new Uint16Array(MAX_BITS + 1);
-  for (let length = 1; length < MAX_BITS; length++) offsets[length + 1] = offsets[length]! + count[length]!;
-  const symbol = new Uint16Array(lengths.length);
-  for (let s = 0; s < lengths.length; s++) if (lengths[s] !== 0) symbol[offsets[lengths[s]!]!++] = s;
-  return { code: { count, symbol }, left: count[0] === lengths.length ? 0 : left };
+  OFFSETS[1] = 0;
+  for (let length = 1; length < MAX_BITS; length++) OFFSETS[length + 1] = OFFSETS[length]! + count[length]!;
+  for (let s = 0; s < lengths.length; s++) if (lengths[s] !== 0) symbol[OFFSETS[lengths[s]!]!++] = s;
+  return left;
 }
 
 let fixed: [Huffman, Huffman] | undefined;
@@ -125,23 +152,32 @@ function fixedCodes(): [Huffman, Huffman] {
   if (fixed) return fixed;
   const lengths = new Uint8Array(288);
   lengths.fill(8, 0, 144).fill(9, 144, 256).fill(7, 256, 280).fill(8, 280, 288);
-  fixed = [huffman(lengths)!.code, huffman(new Uint8Array(30).fill(5))!.code];
+  fixed = [emptyCode(288), emptyCode(30)];
+  huffman(fixed[0], lengths);
+  huffman(fixed[1], new Uint8Array(30).fill(5));
   return fixed;
 }
 
+// A dynamic block's codes, rebuilt in place for each block.
+const CODE_LENGTHS = new Uint8Array(19);
+const LENGTHS = new Uint8Array(286 + 30);
+const LENGTHS_CODE = emptyCode(19);
+const LITERALS = emptyCode(286);
+const DISTANCES = emptyCode(30);
+
 /** RFC 1951 3.2.7: the block's own codes, read from its header. */
-function dynamicCodes(bits: (count: number) => number, decode: (code: Huffman) => number): [Huffman, Huffman] {
+function dynamicCodes(): [Huffman, Huffman] {
   const lengthCount = bits(5) + 257;
   const distanceCount = bits(5) + 1;
   const codeLengthCount = bits(4) + 4;
   if (lengthCount > 286 || distanceCount > 30) throw new Error('more codes than DEFLATE has');
-  const codeLengths = new Uint8Array(19);
-  for (let i = 0; i < codeLengthCount; i++) codeLengths[CODE_LENGTH_ORDER[i]!] = bits(3);
-  const lengthsCode = huffman(codeLengths);
-  if (!lengthsCode || lengthsCode.left !== 0) throw new Error('an incomplete code-length code');
-  const lengths = new Uint8Array(lengthCount + distanceCount);
-  for (let i = 0; i < lengths.length;) {
-    const symbol = decode(lengthsCode.code);
+  CODE_LENGTHS.fill(0);
+  for (let i = 0; i < codeLengthCount; i++) CODE_LENGTHS[CODE_LENGTH_ORDER[i]!] = bits(3);
+  if (huffman(LENGTHS_CODE, CODE_LENGTHS) !== 0) throw new Error('an incomplete code-length code');
+  const total = lengthCount + distanceCount;
+  const lengths = LENGTHS.subarray(0, total);
+  for (let i = 0; i < total;) {
+    const symbol = decode(LENGTHS_CODE);
     if (symbol < 16) {
       lengths[i++] = symbol;
       continue;
@@ -149,19 +185,19 @@ function dynamicCodes(bits: (count: number) => number, decode: (code: Huffman) =
     if (symbol === 16 && i === 0) throw new Error('a repeat with nothing before it');
     const value = symbol === 16 ? lengths[i - 1]! : 0;
     const repeat = symbol === 16 ? 3 + bits(2) : symbol === 17 ? 3 + bits(3) : 11 + bits(7);
-    if (i + repeat > lengths.length) throw new Error('code lengths past the end');
+    if (i + repeat > total) throw new Error('code lengths past the end');
     lengths.fill(value, i, i + repeat);
     i += repeat;
   }
   if (lengths[256] === 0) throw new Error('no end-of-block code');
-  const literals = huffman(lengths.subarray(0, lengthCount));
-  const distances = huffman(lengths.subarray(lengthCount));
+  const literals = huffman(LITERALS, lengths.subarray(0, lengthCount));
+  const distances = huffman(DISTANCES, lengths.subarray(lengthCount));
   // Incomplete codes are allowed only as a single code of one bit (as zlib's inflate and puff.c).
-  if (!literals || (literals.left !== 0 && !singleBit(literals.code, lengthCount)))
+  if (literals < 0 || (literals > 0 && !singleBit(LITERALS, lengthCount)))
     throw new Error('an over-subscribed or incomplete literal/length code');
-  if (!distances || (distances.left !== 0 && !singleBit(distances.code, distanceCount)))
+  if (distances < 0 || (distances > 0 && !singleBit(DISTANCES, distanceCount)))
     throw new Error('an over-subscribed or incomplete distance code');
-  return [literals.code, distances.code];
+  return [LITERALS, DISTANCES];
 }
 
 const singleBit = (code: Huffman, symbols: number) => code.count[0]! + code.count[1]! === symbols;
