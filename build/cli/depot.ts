@@ -132,12 +132,7 @@ function printRefusal(command: string | undefined, error: unknown): number {
   ) {
     // The publishing API runs this CLI and answers its refusals: it asks for them as JSON.
     if (process.env.DEPOT_REFUSALS === 'json')
-      console.error(
-        JSON.stringify({
-          refused: (error as RefusedError).answer ?? (error as Error).message,
-          refusal: (error as RefusedError).refusal,
-        }),
-      );
+      console.error(JSON.stringify({ refused: (error as Error).message, refusal: (error as RefusedError).refusal }));
     else console.error(`depot ${command}: ${(error as Error).message}`);
     return 1;
   }

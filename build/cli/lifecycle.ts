@@ -239,7 +239,8 @@ function raisedJava(record: PluginVersionRecord, java: JavaName, classes: ClassF
       { kind: 'field', field: 'javaVersion' },
     );
   const raised = checkJava(classes, java, { jar: `${record.id}'s JAR`, fix: 'release' });
-  return { javaVersion: raised.java, ...(raised.classFileVersion === undefined ? {} : raised) };
+  const { java: javaVersion, classFileVersion } = raised;
+  return { javaVersion, ...(classFileVersion === undefined ? {} : { classFileVersion }) };
 }
 
 /** The class files of a version's JAR in data/. */

@@ -6,11 +6,8 @@ import type { Refusal } from '../../server/publish/refusal.ts';
  */
 export class RefusedError extends Error {
   readonly refusal: Refusal | undefined;
-  /** The message as the HTTP API answers it, where it names a metadata field rather than an option. */
-  readonly answer: string | undefined;
-  constructor(message: string, refusal?: Refusal, answer?: string) {
+  constructor(message: string, refusal?: Refusal) {
     super(message);
     this.refusal = refusal;
-    this.answer = answer;
   }
 }

@@ -11,14 +11,15 @@ import { RefusedError } from './refused.ts';
 export function checkJava(
   jar: Uint8Array | ClassFiles,
   claimed: JavaVersion | undefined,
-  context: { jar: string; fix: JarFix },
+  context: { jar: string; fix: JarFix; metadata?: boolean | undefined },
 ): { java: JavaVersion; classFileVersion?: number } {
   const decided = decideJava(jar instanceof Uint8Array ? readClassFiles(jar) : jar, claimed, context);
   if (!decided.ok) {
     if (decided.wrong === 'jar') throw new RefusedError(decided.line, { kind: 'not-a-jar' });
-    // The API's metadata names the field as a missing field always was (issue 30).
-    const answer = claimed === undefined ? 'metadata.javaVersion: is required, e.g. "21"' : undefined;
-    throw new RefusedError(decided.line, { kind: 'field', field: 'javaVersion' }, answer);
+    // Asked through the API's metadata: a missing javaVersion is refused as a missing field always was (issue 30).
+    const missing = claimed === undefined && context.metadata === true;
+    const line = missing ? 'metadata.javaVersion: is required, e.g. "21"' : decided.line;
+    throw new RefusedError(line, { kind: 'field', field: 'javaVersion' });
   }
   return decided.classFileVersion === undefined
     ? { java: decided.java }

@@ -65,6 +65,8 @@ const ReleaseOptions = z.object({
   tokenId: PublishTokenId.optional(),
   /** `--no-descriptor-check` (issue 31): release even when the JAR's descriptors do not back --software. */
   noDescriptorCheck: z.boolean().optional(),
+  /** `--metadata`: asked through the publishing API, whose refusals name its metadata's fields. */
+  metadata: z.boolean().optional(),
 });
 export type ReleaseOptions = z.output<typeof ReleaseOptions>;
 
@@ -102,6 +104,7 @@ export function parseReleaseArgs(args: string[]): ReleaseOptions {
       'file-name': { type: 'string' },
       'token-id': { type: 'string' },
       'no-descriptor-check': { type: 'boolean' },
+      metadata: { type: 'boolean' },
     },
   });
   const { 'file-name': fileName, 'token-id': tokenId, 'no-descriptor-check': noDescriptorCheck, ...rest } = values;
@@ -180,7 +183,7 @@ export async function releaseJar(
   now: Date,
 ) {
   const jar = await readReleaseJar(options.file, options.fileName);
-  const java = checkJava(jar.bytes, options.java, { jar: jar.shown, fix: 'compile' });
+  const java = checkJava(jar.bytes, options.java, { jar: jar.shown, fix: 'compile', metadata: options.metadata });
   const declared = checkDescriptors(jar.bytes, options.software, options.noDescriptorCheck === true, (line) =>
     console.error(line),
   );

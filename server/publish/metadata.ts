@@ -79,6 +79,8 @@ export const PublishMetadata = z
     proxy: metadata.proxyVersion,
     channel: metadata.channel,
     changelog: metadata.changelog === undefined ? undefined : { markdown: metadata.changelog },
+    // Refusals name these fields (a missing javaVersion the JAR's classes cannot stand in for).
+    metadata: true,
   }));
 export type PublishMetadata = z.output<typeof PublishMetadata>;
 

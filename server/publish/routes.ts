@@ -153,6 +153,7 @@ const actorOptions = (publisher: Publisher) => [`--by=${publisher.username}`, `-
 /** The release's options from metadata that parsePublishMetadata accepted (`--x=value`: a value may start with `-`). */
 function releaseOptions(raw: Record<string, unknown>, notes: string): string[] {
   const options = [
+    '--metadata',
     `--version=${String(raw.pluginVersion)}`,
     `--software=${(raw.serverSoftware as string[]).join(',')}`,
   ];
