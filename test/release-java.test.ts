@@ -14,6 +14,7 @@ import {
   runDepot,
   snapshotFiles,
   spawnOrigin,
+  startTestOrigin,
   until,
   workspaceEnv,
   type CliResult,
@@ -343,3 +344,31 @@ http('no javaVersion: the classes decide; PATCH raises it and refuses to lower i
 });
 
 http.run();
+
+const site = suite('the version page: compiled for Java 21');
+const page = {} as { workspace: Workspace };
+site.before(async () => {
+  page.workspace = await makeWorkspace({ site: true });
+});
+site.after(() => page.workspace?.remove());
+
+site('a release of Java 21 classes says so on its page; a JAR without classes says nothing of it', async () => {
+  const file = join(page.workspace.dir, 'Paged-5.0.0.jar');
+  await writeFile(file, classJar('paged', { 'dev/example/Main.class': JAVA21 }));
+  const released = await runDepot(['release', file, '--version', '5.0.0', '--software', 'PaperMC'], page.workspace);
+  assert.is(released.code, 0, released.stderr);
+  const { id } = JSON.parse(released.stdout) as { id: string };
+  const origin = await startTestOrigin(page.workspace);
+  try {
+    const html = await (await fetch(`${origin.url}/version/${id}`)).text();
+    assert.match(html, /<span class="hint compiled-for"[^>]*>\(compiled for Java 21, class file 65\)<\/span>/);
+    const list = (await (await fetch(`${origin.url}/api/plugin-versions`)).json()) as { versions: PluginVersion[] };
+    const demo = list.versions.find((v) => v.classFileVersion === undefined)!;
+    const plain = await (await fetch(`${origin.url}/version/${demo.id}`)).text();
+    assert.not.match(plain, /compiled for Java/);
+  } finally {
+    await origin.close();
+  }
+});
+
+site.run();
