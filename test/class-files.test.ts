@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { makePluginJar } from '../build/plugin-jar.ts';
 import { decideJava, readClassFiles, type ClassFiles } from '../server/versions/class-files.ts';
 import { inflateHead } from '../server/versions/inflate-head.ts';
-import { JAVA_VERSIONS, listedJavaFor, type JavaVersion } from '../server/versions/java.ts';
+import { JAVA_VERSIONS, classFileOf, listedJavaFor, type JavaVersion } from '../server/versions/java.ts';
 import { readDescriptors } from '../server/versions/descriptor.ts';
 import { ROOT } from './helpers.ts';
 
@@ -362,7 +362,7 @@ function model(entries: Drawn[], claimed: JavaVersion | undefined) {
   const first = counted.find((entry) => entry.major === top)!;
   const preview = counted.find((entry) => entry.preview);
   if (preview) return { refused: 'preview', entry: preview.name } as const;
-  const java = JAVA_VERSIONS.find((v) => ({ 8: 52, 11: 55, 17: 61, 21: 65, 25: 69 })[v] >= top);
+  const java = JAVA_VERSIONS.find((v) => classFileOf(v) >= top);
   if (!java) return { refused: 'unlisted', entry: first.name } as const;
   if (claimed && JAVA_VERSIONS.indexOf(claimed) < JAVA_VERSIONS.indexOf(java))
     return { refused: 'below', entry: first.name } as const;

@@ -80,7 +80,7 @@ async function getJson<T>(path: string): Promise<T> {
 
 /** What the origin answers for `id`: by id, in the list, and as latest for PaperMC on `java`. */
 async function answers(id: string, java: string) {
-  const byId = await getJson<PluginVersion>(`/api/plugin-versions/${id}`);
+  const { version: byId } = await getJson<{ version: PluginVersion }>(`/api/plugin-versions/${id}`);
   const list = await getJson<{ versions: PluginVersion[] }>('/api/plugin-versions');
   const latest = await getJson<{ version: PluginVersion }>(`/api/plugin-versions/latest/papermc/${java}`);
   return { byId, inList: list.versions.find((v) => v.id === id), latest: latest.version };
@@ -90,7 +90,7 @@ async function answers(id: string, java: string) {
 const served = (id: string, test: (version: PluginVersion) => boolean) =>
   until(async () => {
     const response = await fetch(`${ctx.origin.url}/api/plugin-versions/${id}`);
-    return response.status === 200 && test((await response.json()) as PluginVersion);
+    return response.status === 200 && test(((await response.json()) as { version: PluginVersion }).version);
   }, `the origin serving ${id}`);
 
 const cli = suite('depot release and edit: the Java from the class files (npm run depot)');
@@ -193,7 +193,8 @@ cli('a claim above the need stands; a JAR without classes has no classFileVersio
   assert.is(plain.code, 0, plain.stderr);
   const record = JSON.parse(plain.stdout) as PluginVersion;
   await served(record.id, () => true);
-  assert.is((await getJson<PluginVersion>(`/api/plugin-versions/${record.id}`)).classFileVersion, undefined);
+  const { version } = await getJson<{ version: PluginVersion }>(`/api/plugin-versions/${record.id}`);
+  assert.is(version.classFileVersion, undefined);
 });
 
 cli('a record in data/ below its bytes: served as it is, the build warns once; edit raises, never lowers', async () => {
@@ -208,9 +209,10 @@ cli('a record in data/ below its bytes: served as it is, the build warns once; e
   const build = await runBuildCommand(ctx.workspace);
   assert.is(build.code, 0, build.stderr);
   const warning = `[build] warning: ${id} (3.4.0) is listed for Java 11, but its classes are compiled for Java 21 (class file 65): Java 11 servers cannot load it; served as it is until depot edit ${id} --java 21`;
-  assert.is(build.stderr.split('\n').filter((line) => line === warning).length, 1, build.stderr);
+  // The build's progress lines go to stdout (npm run build).
+  assert.is(build.stdout.split('\n').filter((line) => line === warning).length, 1, build.stdout);
   await served(id, (version) => version.javaVersion === '11');
-  assert.is((await getJson<PluginVersion>(`/api/plugin-versions/${id}`)).classFileVersion, 65);
+  assert.is((await getJson<{ version: PluginVersion }>(`/api/plugin-versions/${id}`)).version.classFileVersion, 65);
 
   const refused: [string[], string][] = [
     [

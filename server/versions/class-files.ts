@@ -51,7 +51,7 @@ export function readClassFiles(jar: Uint8Array): ClassFiles {
 }
 
 /** A class entry that counts: not an overlay, which older Javas never load, nor module-info.class, which Java 8 never loads. */
-export function isCountedClass(name: string): boolean {
+function isCountedClass(name: string): boolean {
   if (!name.endsWith('.class') || OVERLAY.test(name)) return false;
   return name !== 'module-info.class' && !name.endsWith('/module-info.class');
 }
@@ -123,18 +123,13 @@ export function decideJava(
   return { ok: true, java: claimed, classFileVersion: major };
 }
 
-/** The smallest listed Java that loads the counted classes; undefined when the bytes do not say or no listed Java does. */
-export function javaNeeded(files: ClassFiles): JavaVersion | undefined {
-  return files.kind === 'classes' ? listedJavaFor(files.major) : undefined;
-}
-
 /** Position in the table, oldest first: listed Javas compare by it. */
 export const rank = (java: JavaVersion) => JAVA_VERSIONS.indexOf(java);
 
 const listed = () => `${JAVA_VERSIONS.slice(0, -1).join(', ')} or ${JAVA_VERSIONS.at(-1)}`;
 
 /** An entry's name as a refusal shows it: one harmless line, quoted when it holds what a line must not, cut when long. */
-export function shownEntry(name: string): string {
+function shownEntry(name: string): string {
   const cut = name.length > 200 ? `${name.slice(0, 200)}...` : name;
   return forbiddenCharacter(cut) === undefined ? cut : `"${escapeForbidden(cut.replace(/["\\]/g, '\\$&'))}"`;
 }
