@@ -28,7 +28,7 @@ export const PublishPatch = z
     withdrawn: z.strictObject({ reason: WithdrawReason }).nullable().optional(),
   })
   .refine((patch) => Object.keys(patch).length > 0, {
-    error: 'nothing to change: give channel, changelog, minecraftVersions, proxyVersion or withdrawn',
+    error: 'nothing to change: give channel, changelog, minecraftVersions, proxyVersion, javaVersion or withdrawn',
   })
   .meta({ id: 'PublishPatch' });
 export type PublishPatch = z.infer<typeof PublishPatch>;
