@@ -78,7 +78,10 @@ export function inflateHead(data: Uint8Array, start: number, stop: number, want:
       last = bits(1);
       const type = bits(2);
       if (type === 0) {
-        [buffer, held] = [0, 0]; // a stored block starts on a byte boundary
+        // A stored block starts on a byte boundary: the rest of this byte is dropped, whole bytes
+        // read ahead (decodeByTable) are given back.
+        at -= held >>> 3;
+        [buffer, held] = [0, 0];
         if (at + 4 > end) throw new Truncated();
         const length = data[at]! | (data[at + 1]! << 8);
         if ((length ^ (data[at + 2]! | (data[at + 3]! << 8))) !== 0xffff)
@@ -158,10 +161,44 @@ function fixedCodes(): [Huffman, Huffman] {
   return fixed;
 }
 
+/**
+ * `table[next bits]`: the symbol and its code's length (symbol | length << 8) for a complete code
+ * of at most `width` bits. The code-length code is read for up to 316 symbols a block: a lookup
+ * each, rather than a bit at a time.
+ */
+function fillTable(table: Uint16Array, code: Huffman, width: number) {
+  let value = 0;
+  let index = 0;
+  for (let length = 1; length <= width; length++) {
+    for (let n = 0; n < code.count[length]!; n++, value++) {
+      let reversed = 0; // DEFLATE sends a code's bits from its most significant one
+      for (let bit = 0; bit < length; bit++) reversed |= ((value >> bit) & 1) << (length - 1 - bit);
+      const entry = code.symbol[index++]! | (length << 8);
+      for (let fill = reversed; fill < 1 << width; fill += 1 << length) table[fill] = entry;
+    }
+    value <<= 1;
+  }
+}
+
+function decodeByTable(table: Uint16Array, width: number, code: Huffman): number {
+  while (held < width && at < end) {
+    buffer |= input[at++]! << held;
+    held += 8;
+  }
+  if (held < width) return decode(code); // the stream's last bits: one at a time
+  const entry = table[buffer & ((1 << width) - 1)]!;
+  const length = entry >> 8;
+  buffer >>>= length;
+  held -= length;
+  return entry & 0xff;
+}
+
 // A dynamic block's codes, rebuilt in place for each block.
 const CODE_LENGTHS = new Uint8Array(19);
 const LENGTHS = new Uint8Array(286 + 30);
 const LENGTHS_CODE = emptyCode(19);
+const LENGTHS_BITS = 7;
+const LENGTHS_TABLE = new Uint16Array(1 << LENGTHS_BITS);
 const LITERALS = emptyCode(286);
 const DISTANCES = emptyCode(30);
 
@@ -174,10 +211,11 @@ function dynamicCodes(): [Huffman, Huffman] {
   CODE_LENGTHS.fill(0);
   for (let i = 0; i < codeLengthCount; i++) CODE_LENGTHS[CODE_LENGTH_ORDER[i]!] = bits(3);
   if (huffman(LENGTHS_CODE, CODE_LENGTHS) !== 0) throw new Error('an incomplete code-length code');
+  fillTable(LENGTHS_TABLE, LENGTHS_CODE, LENGTHS_BITS);
   const total = lengthCount + distanceCount;
   const lengths = LENGTHS.subarray(0, total);
   for (let i = 0; i < total;) {
-    const symbol = decode(LENGTHS_CODE);
+    const symbol = decodeByTable(LENGTHS_TABLE, LENGTHS_BITS, LENGTHS_CODE);
     if (symbol < 16) {
       lengths[i++] = symbol;
       continue;
