@@ -25,6 +25,7 @@ import { treeStaticRuleCounts } from '../build/static-layout-configs.ts';
 import { lifecycleToServed, timeUntilServed } from './lifecycle.ts';
 import { addPublishToken, publishToServed } from './publish.ts';
 import { DEPOT, answersRelease, timeCommand } from './depot-commands.ts';
+import { benchClassHeaders } from './class-files.ts';
 
 const { values } = parseArgs({
   options: {
@@ -386,7 +387,10 @@ try {
   const only = values.only;
   if (!only || only === 'serving') await benchServing();
   if (!only || only === 'build') await benchBuild();
-  if (!only || only === 'release') await benchRelease();
+  if (!only || only === 'release') {
+    benchClassHeaders(ROUNDS);
+    await benchRelease();
+  }
   // Not part of a plain `npm run bench`: 10,000 versions take minutes to write and build.
   if (only === 'growth') {
     const hooks = {

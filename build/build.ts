@@ -32,6 +32,7 @@ import {
 } from '../server/tree/previous.ts';
 import { answerCodeDigest } from './source-files.ts';
 import { VERIFIED_DATA, openVerifiedData } from './verified-data.ts';
+import { javaClaimWarnings } from './java-claims.ts';
 import { removeAbandonedStaging } from '../server/tree/swap.ts';
 import { withStagingDir, type Step } from './staging-dir.ts';
 import { STORE_DIR, openFileStore, removeUnusedFiles, type FileStore } from './file-store.ts';
@@ -177,6 +178,7 @@ function loadStep(build: Build, change: ((catalog: Catalog) => Promise<Catalog>)
       answerCode: await answerCodeDigest(verified.memory),
     };
     if (change) loaded.catalog = await change(loaded.catalog);
+    for (const line of javaClaimWarnings(loaded.catalog)) build.log(line);
     const brandRecords = loaded.brandSources.map(({ bytes: _bytes, ...record }) => record);
     return [
       { ...loaded, brandRecords, verified },

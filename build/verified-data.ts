@@ -41,7 +41,8 @@ export const VERIFIED_DATA = 'verified-data.json';
 
 /**
  * The build's memory of the files of `dataDir` it read and validated (records, changelogs, and
- * JARs with their sha256 and sha512), in the build cache: loading data/ reads only the files whose identity
+ * JARs with their sha256, sha512 and class files; a JAR's entry of a build before issue 39 has no
+ * class files, and its JAR is read once more), in the build cache: loading data/ reads only the files whose identity
  * changed since. A missing cache, an unreadable one or one of another format means every file is
  * read, as without it. Call `save` after a successful load.
  */

@@ -1,11 +1,11 @@
 import type { Stats } from 'node:fs';
 import type { CheckedBrandSource } from './brands/source-record.ts';
-import type { JarDigests } from './versions/catalog-version.ts';
+import type { JarFacts } from './versions/catalog-version.ts';
 import type { PluginVersionRecord } from './versions/schema.ts';
 
-/** What a remembered file of data/ held, by kind: a JAR's digests, a record, a changelog's text. */
+/** What a remembered file of data/ held, by kind: a JAR's digests and class files, a record, a changelog's text. */
 export type RememberedValues = {
-  jars: JarDigests;
+  jars: JarFacts;
   records: PluginVersionRecord;
   changelogs: string;
   brands: CheckedBrandSource;

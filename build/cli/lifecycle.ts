@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import type { Config } from '../../server/config.ts';
@@ -7,6 +8,7 @@ import { catalogVersion } from '../../server/versions/catalog-version.ts';
 import {
   changelogPath,
   createCatalog,
+  jarPath,
   readChangelog,
   recordPath,
   versionsDir,
@@ -14,8 +16,11 @@ import {
 } from '../../server/versions/catalog.ts';
 import { channelOf, type Channel as ChannelName } from '../../server/versions/channels.ts';
 import type { MinecraftRange } from '../../server/versions/minecraft.ts';
+import { rank, readClassFiles, type ClassFiles } from '../../server/versions/class-files.ts';
+import type { JavaVersion as JavaName } from '../../server/versions/java.ts';
 import {
   Channel,
+  JavaVersion,
   PLUGIN_VERSION_ID,
   PluginVersionRecord,
   WithdrawReason,
@@ -26,6 +31,7 @@ import { runBuild } from '../build.ts';
 import { Actor } from '../../server/audit/schema.ts';
 import { actorOf, auditChange } from './audit.ts';
 import { RefusedError } from './refused.ts';
+import { checkJava } from './release-java.ts';
 import { enqueueWebhooks } from './announce.ts';
 import { presentVersion } from '../../server/versions/present.ts';
 import {
@@ -76,11 +82,12 @@ const WithdrawOptions = z.object({
 
 const RestoreOptions = z.object({ id: VersionId, by: Actor.optional(), tokenId: PublishTokenId.optional() });
 
-/** The fields an edit may change: what does not change the JAR. */
+/** The fields an edit may change: what does not change the JAR, and (issue 39) its Java, raised only. */
 const EditOptions = z.object({
   id: VersionId,
   tokenId: PublishTokenId.optional(),
   channel: Channel.optional(),
+  java: JavaVersion.optional(),
   changelog: z.string().min(1).optional(),
   minecraft: MinecraftOption.optional(),
   proxy: ProxyOption.optional(),
@@ -88,7 +95,7 @@ const EditOptions = z.object({
 });
 
 /** What a JAR's bytes fix: an edit refuses them, naming what to do instead. */
-const FIXED_BY_THE_JAR = ['version', 'java', 'software', 'file', 'file-name', 'size', 'sha256', 'created-at', 'id'];
+const FIXED_BY_THE_JAR = ['version', 'software', 'file', 'file-name', 'size', 'sha256', 'created-at', 'id'];
 
 function parseOptions<T extends z.ZodType>(
   schema: T,
@@ -120,6 +127,8 @@ export type EditRequest = Requester & {
   changelog?: string | undefined;
   minecraft?: MinecraftRange[] | string | undefined;
   proxy?: string | undefined;
+  /** Issue 39: raised only, and never below what the JAR's classes need. */
+  java?: JavaName | undefined;
 };
 
 /** `withdraw <id> --reason "<text>" [--by alice]`. */
@@ -136,7 +145,7 @@ export function restoreVersion(args: string[], config: Config, now: Date) {
   return restore(parseOptions(RestoreOptions, args, { by: { type: 'string' } }), config, now);
 }
 
-/** `edit <id> [--channel C] [--changelog notes.md] [--minecraft RANGE] [--proxy V] [--by alice]`. */
+/** `edit <id> [--channel C] [--changelog notes.md] [--minecraft RANGE] [--proxy V] [--java N] [--by alice]`. */
 export async function editVersion(args: string[], config: Config, now: Date) {
   const fixed = Object.fromEntries(FIXED_BY_THE_JAR.map((name) => [name, { type: 'string' as const }]));
   const options = parseOptions(EditOptions, args, {
@@ -145,6 +154,7 @@ export async function editVersion(args: string[], config: Config, now: Date) {
     changelog: { type: 'string' },
     minecraft: { type: 'string' },
     proxy: { type: 'string' },
+    java: { type: 'string' },
     by: { type: 'string' },
   });
   const asked = FIXED_BY_THE_JAR.find((name) =>
@@ -154,7 +164,8 @@ export async function editVersion(args: string[], config: Config, now: Date) {
     throw new RefusedError(
       `--${asked}: cannot change: the JAR fixes it; release a new version (and withdraw this one) instead`,
     );
-  if ([options.channel, options.changelog, options.minecraft, options.proxy].every((value) => value === undefined))
+  const asks = [options.channel, options.changelog, options.minecraft, options.proxy, options.java];
+  if (asks.every((value) => value === undefined))
     throw new RefusedError('nothing to change: give --channel, --changelog, --minecraft or --proxy');
   const changelog = options.changelog === undefined ? undefined : await readChangelogOption(options.changelog);
   return edit({ ...options, changelog }, config, now);
@@ -183,15 +194,18 @@ export function restore(request: RestoreRequest, config: Config, now: Date) {
   });
 }
 
-/** What the JAR does not fix, changed: channel, changelog, Minecraft versions, proxy version. */
-export function edit(request: EditRequest, config: Config, now: Date) {
-  const { channel, changelog, minecraft, proxy } = request;
+/** What the JAR does not fix, changed: channel, changelog, Minecraft versions, proxy version; and its Java, raised. */
+export async function edit(request: EditRequest, config: Config, now: Date) {
+  const { channel, changelog, minecraft, proxy, java } = request;
+  // The JAR never changes: its class files are read once, before the change is decided.
+  const classes = java === undefined ? undefined : await readJarClasses(config.dataDir, request.id);
   return changeVersion(config, request, 'edit', now, (record, version) => {
     const { minecraftVersion: _version, minecraftVersions: _ranges, ...rest } = record;
     const edited: PluginVersionRecord = {
       ...(minecraft === undefined ? record : { ...rest, ...minecraftFields(minecraft) }),
       ...(proxy === undefined ? {} : { proxyVersion: proxy }),
       ...(channel === undefined ? {} : { channel }),
+      ...(java === undefined ? {} : raisedJava(record, java, classes!)),
     };
     const changes = editedFields(record, edited);
     if (changelog !== undefined && changelog !== version.changelog)
@@ -211,7 +225,35 @@ function editedFields(before: PluginVersionRecord, after: PluginVersionRecord): 
   return Object.fromEntries(fields.map((field) => [field, value(after, field)]));
 }
 
-const EDITABLE = ['channel', 'proxyVersion', 'minecraftVersion', 'minecraftVersions'] as const;
+const EDITABLE = ['channel', 'proxyVersion', 'minecraftVersion', 'minecraftVersions', 'javaVersion'] as const;
+
+/**
+ * Issue 39: a version's Java raised, to at least what its classes need: servers already offered it
+ * keep it, none that cannot load it is offered it. Lowering it would offer it to servers its
+ * release never named: that is a new release.
+ */
+function raisedJava(record: PluginVersionRecord, java: JavaName, classes: ClassFiles) {
+  if (rank(java) <= rank(record.javaVersion))
+    throw new RefusedError(
+      `--java: cannot change: the JAR fixes it; release a new version (and withdraw this one) instead: an edit only raises a version's Java, and ${record.id} is listed for Java ${record.javaVersion}`,
+      { kind: 'field', field: 'javaVersion' },
+    );
+  const raised = checkJava(classes, java, { jar: `${record.id}'s JAR`, fix: 'release' });
+  const { java: javaVersion, classFileVersion } = raised;
+  return { javaVersion, ...(classFileVersion === undefined ? {} : { classFileVersion }) };
+}
+
+/** The class files of a version's JAR in data/. */
+async function readJarClasses(dataDir: string, id: string): Promise<ClassFiles> {
+  const bytes = await readFile(jarPath(dataDir, id)).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT')
+      throw new RefusedError(`no version ${id} in ${versionsDir(dataDir)} (GET /api/plugin-versions lists them)`, {
+        kind: 'unknown-version',
+      });
+    throw error;
+  });
+  return readClassFiles(bytes);
+}
 
 /**
  * Decides the change against the version's record in data/ (nothing to do, or a refusal, leaves

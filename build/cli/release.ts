@@ -24,6 +24,7 @@ import { PublishTokenId } from '../../server/publish-tokens/schema.ts';
 import { actorOf, auditChange } from './audit.ts';
 import { RefusedError } from './refused.ts';
 import { checkDescriptors, type DescriptorFields } from './release-descriptors.ts';
+import { checkJava } from './release-java.ts';
 import { enqueueWebhooks } from './announce.ts';
 import { presentVersion } from '../../server/versions/present.ts';
 import { highestMinecraft, type MinecraftRange } from '../../server/versions/minecraft.ts';
@@ -39,7 +40,8 @@ const ReleaseOptions = z.object({
     error: 'missing the JAR file: depot release <file.jar> --version X.Y.Z --java 21 --software PaperMC',
   }),
   version: SemVer,
-  java: JavaVersion,
+  /** Absent (issue 39): the smallest listed Java that loads the JAR's classes. */
+  java: JavaVersion.optional(),
   software: z
     .string({ error: 'missing --software, e.g. --software PaperMC,Folia' })
     .transform((list) =>
@@ -63,6 +65,8 @@ const ReleaseOptions = z.object({
   tokenId: PublishTokenId.optional(),
   /** `--no-descriptor-check` (issue 31): release even when the JAR's descriptors do not back --software. */
   noDescriptorCheck: z.boolean().optional(),
+  /** `--metadata`: asked through the publishing API, whose refusals name its metadata's fields. */
+  metadata: z.boolean().optional(),
 });
 export type ReleaseOptions = z.output<typeof ReleaseOptions>;
 
@@ -100,6 +104,7 @@ export function parseReleaseArgs(args: string[]): ReleaseOptions {
       'file-name': { type: 'string' },
       'token-id': { type: 'string' },
       'no-descriptor-check': { type: 'boolean' },
+      metadata: { type: 'boolean' },
     },
   });
   const { 'file-name': fileName, 'token-id': tokenId, 'no-descriptor-check': noDescriptorCheck, ...rest } = values;
@@ -178,6 +183,7 @@ export async function releaseJar(
   now: Date,
 ) {
   const jar = await readReleaseJar(options.file, options.fileName);
+  const java = checkJava(jar.bytes, options.java, { jar: jar.shown, fix: 'compile', metadata: options.metadata });
   const declared = checkDescriptors(jar.bytes, options.software, options.noDescriptorCheck === true, (line) =>
     console.error(line),
   );
@@ -186,7 +192,7 @@ export async function releaseJar(
   // Checked and written under the build lock, against data/ as the build loads it: two releases of
   // the same JAR at once cannot both pass the duplicate check, and data/ is read once.
   const change = async (catalog: Catalog): Promise<Catalog> => {
-    const record = newRecord(options, catalog, jar, now, declared);
+    const record = newRecord({ ...options, ...java }, catalog, jar, now, declared);
     // As loadCatalog makes it (sha512 included): the tree's catalog.json and its answers carry it.
     const next = createCatalog(
       [...catalog.versions, catalogVersion(record, jar.sha512, changelog)],
@@ -261,7 +267,7 @@ async function readReleaseJar(path: string, fileName?: string): Promise<ReleaseJ
 
 /** The record of a release, refused when data/ already has the same bytes or the same version, Java and softwares. */
 function newRecord(
-  options: ReleaseInput,
+  options: ReleaseInput & { java: NonNullable<ReleaseInput['java']>; classFileVersion?: number },
   catalog: Catalog,
   jar: ReleaseJar,
   now: Date,
@@ -292,6 +298,7 @@ function newRecord(
     serverSoftware: options.software,
     pluginVersion: options.version,
     javaVersion: options.java,
+    ...(options.classFileVersion === undefined ? {} : { classFileVersion: options.classFileVersion }),
     ...minecraftFields(options.minecraft),
     proxyVersion: options.proxy ?? null,
     fileName: jar.name,

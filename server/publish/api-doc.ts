@@ -33,7 +33,11 @@ const COMMON = {
 const Metadata = z
   .object({
     pluginVersion: z.string().meta({ example: '1.4.0' }),
-    javaVersion: z.union([z.string(), z.number()]).meta({ example: '21' }),
+    javaVersion: z.union([z.string(), z.number()]).optional().meta({
+      example: '21',
+      description:
+        "The oldest Java the build runs on; a value below what its classes need is refused (400 naming javaVersion). Absent: the smallest listed Java that loads the JAR's classes (refused when it holds none outside META-INF/versions/)",
+    }),
     serverSoftware: z.array(z.string()).meta({ example: ['PaperMC', 'Folia'] }),
     minecraftVersions: z.string().optional().meta({ example: '1.20.6-1.21.4' }),
     proxyVersion: z.string().optional(),

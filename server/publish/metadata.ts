@@ -44,11 +44,11 @@ const text = (example: string) =>
 
 const METADATA_FIELDS = {
   pluginVersion: text('"1.4.0"').pipe(SemVer),
-  // A number is what a YAML or shell author writes most often: 21 reads as "21".
-  javaVersion: z.preprocess(
-    (value) => (typeof value === 'number' ? String(value) : value),
-    text('"21"').pipe(JavaVersion),
-  ),
+  // A number is what a YAML or shell author writes most often: 21 reads as "21". Absent (issue 39):
+  // the smallest listed Java that loads the JAR's classes.
+  javaVersion: z
+    .preprocess((value) => (typeof value === 'number' ? String(value) : value), text('"21"').pipe(JavaVersion))
+    .optional(),
   serverSoftware: z
     .array(ServerSoftwareName, {
       error: (issue) =>
@@ -83,6 +83,8 @@ export const PublishMetadata = z
     proxy: metadata.proxyVersion,
     channel: metadata.channel,
     changelog: metadata.changelog === undefined ? undefined : { markdown: metadata.changelog },
+    // Refusals name these fields (a missing javaVersion the JAR's classes cannot stand in for).
+    metadata: true,
   }));
 export type PublishMetadata = z.output<typeof PublishMetadata>;
 

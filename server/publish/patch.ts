@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Channel, WithdrawReason } from '../versions/schema.ts';
+import { Channel, JavaVersion, WithdrawReason } from '../versions/schema.ts';
 import { MinecraftOption, ProxyOption } from './metadata.ts';
 
 /**
@@ -20,10 +20,15 @@ export const PublishPatch = z
           for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: issue.message });
       }),
     proxyVersion: ProxyOption.optional(),
+    // Issue 39: `depot edit --java`: raised only, to at least what the JAR's classes need.
+    javaVersion: z
+      .preprocess((value) => (typeof value === 'number' ? String(value) : value), JavaVersion)
+      .optional()
+      .meta({ description: "Raised only, and to at least the Java the JAR's classes need (classFileVersion)" }),
     withdrawn: z.strictObject({ reason: WithdrawReason }).nullable().optional(),
   })
   .refine((patch) => Object.keys(patch).length > 0, {
-    error: 'nothing to change: give channel, changelog, minecraftVersions, proxyVersion or withdrawn',
+    error: 'nothing to change: give channel, changelog, minecraftVersions, proxyVersion, javaVersion or withdrawn',
   })
   .meta({ id: 'PublishPatch' });
 export type PublishPatch = z.infer<typeof PublishPatch>;

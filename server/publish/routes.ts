@@ -153,10 +153,11 @@ const actorOptions = (publisher: Publisher) => [`--by=${publisher.username}`, `-
 /** The release's options from metadata that parsePublishMetadata accepted (`--x=value`: a value may start with `-`). */
 function releaseOptions(raw: Record<string, unknown>, notes: string): string[] {
   const options = [
+    '--metadata',
     `--version=${String(raw.pluginVersion)}`,
-    `--java=${String(raw.javaVersion)}`,
     `--software=${(raw.serverSoftware as string[]).join(',')}`,
   ];
+  if (raw.javaVersion !== undefined) options.push(`--java=${String(raw.javaVersion)}`);
   if (typeof raw.minecraftVersions === 'string') options.push(`--minecraft=${raw.minecraftVersions}`);
   if (typeof raw.proxyVersion === 'string') options.push(`--proxy=${raw.proxyVersion}`);
   if (typeof raw.channel === 'string') options.push(`--channel=${raw.channel}`);
@@ -187,6 +188,7 @@ function patchCommands(id: string, patch: PublishPatch, notes: string): Command[
     ...(patch.channel === undefined ? [] : [`--channel=${patch.channel}`]),
     ...(patch.minecraftVersions === undefined ? [] : [`--minecraft=${patch.minecraftVersions}`]),
     ...(patch.proxyVersion === undefined ? [] : [`--proxy=${patch.proxyVersion}`]),
+    ...(patch.javaVersion === undefined ? [] : [`--java=${patch.javaVersion}`]),
     ...(patch.changelog === undefined ? [] : [`--changelog=${notes}`]),
   ];
   if (edit.length > 0)

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { readClassFiles, type ClassFiles } from './class-files.ts';
 import type { CatalogVersion, PluginVersionRecord } from './schema.ts';
 
 /**
@@ -16,6 +17,17 @@ export function jarDigests(bytes: Uint8Array): JarDigests {
     sha512: createHash('sha512').update(bytes).digest('hex'),
   };
 }
+
+/** What the build reads of a JAR once and remembers by its file (build cache): its digests and what its class files need (issue 39). */
+export type JarFacts = JarDigests & { classes: ClassFiles };
+
+export function readJarFacts(bytes: Uint8Array): JarFacts {
+  return { ...jarDigests(bytes), classes: readClassFiles(bytes) };
+}
+
+/** The classFileVersion the bytes prove; undefined without classes (or when their headers cannot be read). */
+export const classFileVersionOf = (classes: ClassFiles): number | undefined =>
+  classes.kind === 'classes' ? classes.major : undefined;
 
 /**
  * A record as the catalog holds it: with its sha512 and its changelog. One constructor, so a

@@ -5,7 +5,7 @@ import pLimit from 'p-limit';
 import { DataError, parseFile, readJsonFile } from '../data-files.ts';
 import { allOrFirstError } from '../settle.ts';
 import type { DataFileMemory, RememberedKind, RememberedValues } from '../data-file-memory.ts';
-import { catalogVersion, jarDigests, type JarDigests } from './catalog-version.ts';
+import { catalogVersion, classFileVersionOf, readJarFacts, type JarFacts } from './catalog-version.ts';
 import { compareNewestFirst, indexLatest, type LatestIndex } from './latest.ts';
 import {
   CHANGELOG_MAX_BYTES,
@@ -92,10 +92,12 @@ function recallVersion(dataDir: string, files: ReadonlySet<string>, memory: Data
     const record = recall('records', versions, name);
     if (!record || `${record.id}.json` !== name) return undefined;
     const jar = recall('jars', jars, `${record.id}.jar`, record.fileSize);
-    if (jar?.sha256 !== record.sha256) return undefined;
-    if (!files.has(`${record.id}.md`)) return catalogVersion(record, jar.sha512);
+    // A cache of before issue 39 has no class files: the JAR is read again, once.
+    if (jar?.sha256 !== record.sha256 || jar.classes === undefined) return undefined;
+    const proven = withClassFileVersion(record, jar, `${versions}/${name}`);
+    if (!files.has(`${record.id}.md`)) return catalogVersion(proven, jar.sha512);
     const changelog = recall('changelogs', versions, `${record.id}.md`);
-    return changelog === undefined ? undefined : catalogVersion(record, jar.sha512, changelog);
+    return changelog === undefined ? undefined : catalogVersion(proven, jar.sha512, changelog);
   };
 }
 
@@ -110,11 +112,26 @@ async function readVersion(
     parseFile(PluginVersionRecord, await readJsonFile(file), file),
   );
   if (`${record.id}.json` !== name) throw new DataError(`${file}: id: "${record.id}" does not match the file name`);
-  const { sha512 } = await checkJar(jarPath(dataDir, record.id), record, file, memory);
-  if (!files.has(`${record.id}.md`)) return catalogVersion(record, sha512);
+  const jar = await checkJar(jarPath(dataDir, record.id), record, file, memory);
+  const proven = withClassFileVersion(record, jar, file);
+  if (!files.has(`${record.id}.md`)) return catalogVersion(proven, jar.sha512);
   const markdown = changelogPath(dataDir, record.id);
   const changelog = await readOnce(markdown, `${record.id}.md`, memory, 'changelogs', () => readChangelog(markdown));
-  return catalogVersion(record, sha512, changelog);
+  return catalogVersion(proven, jar.sha512, changelog);
+}
+
+/**
+ * Issue 39: the record with the classFileVersion its JAR's bytes prove: a record of before issue 39
+ * gains it, one that has it must say what the bytes say.
+ */
+function withClassFileVersion(record: PluginVersionRecord, jar: JarFacts, file: string): PluginVersionRecord {
+  const classFileVersion = classFileVersionOf(jar.classes);
+  if (record.classFileVersion === classFileVersion) return record;
+  if (record.classFileVersion !== undefined)
+    throw new DataError(
+      `${file}: classFileVersion: ${record.classFileVersion}, but the JAR's classes say ${classFileVersion ?? 'nothing (it holds none that loads)'}`,
+    );
+  return { ...record, classFileVersion };
 }
 
 /**
@@ -159,24 +176,25 @@ async function checkJar(
   record: PluginVersionRecord,
   file: string,
   memory: DataFileMemory | undefined,
-): Promise<JarDigests> {
+): Promise<JarFacts> {
   const missing = () => {
     throw new DataError(`${file}: id: no JAR at ${path}`);
   };
   const before = memory ? await stat(path).catch(missing) : undefined;
   const known = before && before.size === record.fileSize ? memory!.recall('jars', basename(path), before) : undefined;
-  if (known?.sha256 === record.sha256) return known;
+  if (known?.sha256 === record.sha256 && known.classes !== undefined) return known;
   const bytes = await readFile(path).catch(missing);
   if (bytes.length !== record.fileSize) {
     throw new DataError(`${file}: fileSize: ${record.fileSize} but ${path} has ${bytes.length} bytes`);
   }
-  // Both digests in the one read: sha512 is what Repr-Digest and the .sha512 sidecar serve.
-  const digests = jarDigests(bytes);
-  if (digests.sha256 !== record.sha256) throw new DataError(`${file}: sha256: does not match ${path}`);
+  // Both digests in the one read: sha512 is what Repr-Digest and the .sha512 sidecar serve; and
+  // what its class files need (issue 39), read once and remembered with them.
+  const facts = readJarFacts(bytes);
+  if (facts.sha256 !== record.sha256) throw new DataError(`${file}: sha256: does not match ${path}`);
   // Remembered only if the file did not change while it was read.
   const after = memory ? await stat(path).catch(missing) : undefined;
-  if (before && after && sameFile(before, after)) memory!.remember('jars', basename(path), after, digests);
-  return digests;
+  if (before && after && sameFile(before, after)) memory!.remember('jars', basename(path), after, facts);
+  return facts;
 }
 
 const sameFile = (a: Stats, b: Stats) =>

@@ -40,13 +40,26 @@ const LOCAL_HEADER = 0x04034b50;
 const LOCAL_HEADER_SIZE = 30;
 const ZIP64_EXTRA = 0x0001;
 
+/** One entry as the central directory and its local header describe it; its data is `bytes[dataStart, dataEnd)`. */
+export type ZipEntry = {
+  /** As fflate decodes it: UTF-8 when the entry's flag says so, else one character per byte. */
+  name: string;
+  /** APPNOTE 4.4.5: 0 stored, 8 deflated. */
+  method: number;
+  /** APPNOTE 4.4.4: bit 0 encrypted. */
+  flags: number;
+  dataStart: number;
+  dataEnd: number;
+};
+
 /**
  * Checks what fflate takes on trust: the end record's entry count, the directory's size and offset,
  * every directory entry's signature, and every local header it points to, all inside the file.
  * fflate reads as many entries as the end record says, past the directory's end; a count too small
- * hides entries that Java's class loader still finds. Throws a one-line reason.
+ * hides entries that Java's class loader still finds. Throws a one-line reason. Returns the
+ * entries in the directory's order, each one's data inside the file (checked here).
  */
-export function checkZipDirectory(bytes: Uint8Array): void {
+export function checkZipDirectory(bytes: Uint8Array): ZipEntry[] {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const u16 = (at: number) => view.getUint16(at, true);
   const u32 = (at: number) => view.getUint32(at, true);
@@ -72,6 +85,7 @@ export function checkZipDirectory(bytes: Uint8Array): void {
   if (directoryEnd > directoryLimit)
     throw new Error(`the central directory (${size} bytes at ${offset}) runs past the end record at ${directoryLimit}`);
   let at = offset;
+  const entries: ZipEntry[] = [];
   for (let entry = 0; entry < count; entry++) {
     if (at + DIRECTORY_ENTRY_SIZE > directoryEnd || u32(at) !== DIRECTORY_ENTRY)
       throw new Error(`the end record counts ${count} entries, the central directory holds ${entry}`);
@@ -91,14 +105,30 @@ export function checkZipDirectory(bytes: Uint8Array): void {
     }
     if (local + LOCAL_HEADER_SIZE > offset || u32(local) !== LOCAL_HEADER)
       throw new Error(`central directory entry ${entry + 1} points to no local header (at ${local})`);
-    const dataEnd = local + LOCAL_HEADER_SIZE + u16(local + 26) + u16(local + 28) + compressed;
+    const dataStart = local + LOCAL_HEADER_SIZE + u16(local + 26) + u16(local + 28);
+    const dataEnd = dataStart + compressed;
     if (dataEnd > offset) throw new Error(`entry ${entry + 1}'s data runs into the central directory`);
+    const flags = u16(at + 8);
+    const name = bytes.subarray(at + DIRECTORY_ENTRY_SIZE, at + DIRECTORY_ENTRY_SIZE + nameLength);
+    entries.push({ name: decodeName(name, flags), method: u16(at + 10), flags, dataStart, dataEnd });
     at = next;
   }
   if (at !== directoryEnd)
     throw new Error(
       `the end record counts ${count} entries, but the central directory holds more (${directoryEnd - at} bytes left)`,
     );
+  return entries;
+}
+
+const UTF8 = new TextDecoder();
+/** APPNOTE 4.4.4: bit 11 says the name is UTF-8. */
+const UTF8_NAME = 0x800;
+
+function decodeName(name: Uint8Array, flags: number): string {
+  if (flags & UTF8_NAME) return UTF8.decode(name);
+  let text = '';
+  for (const byte of name) text += String.fromCharCode(byte);
+  return text;
 }
 
 /** The end of central directory record: the last one whose comment ends exactly at the file's end. */

@@ -18,6 +18,7 @@ export function presentVersion(catalog: Catalog, version: CatalogVersion, withUs
     pluginVersion: version.pluginVersion,
     channel: channelOf(version),
     javaVersion: version.javaVersion,
+    ...(version.classFileVersion === undefined ? {} : { classFileVersion: version.classFileVersion }),
     ...(version.minecraftVersion === undefined ? {} : { minecraftVersion: version.minecraftVersion }),
     ...(version.minecraftVersions === undefined ? {} : { minecraftVersions: version.minecraftVersions }),
     proxyVersion: version.proxyVersion ?? null,

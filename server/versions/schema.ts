@@ -166,6 +166,8 @@ export const PluginVersionRecord = z
       .refine((names) => new Set(names).size === names.length, { error: 'lists a server software twice' }),
     pluginVersion: SemVer,
     javaVersion: JavaVersion,
+    /** Issue 39: the highest class-file major version of the JAR's classes, read at release; absent without classes. */
+    classFileVersion: z.int().min(45).max(0xffff).optional(),
     minecraftVersion: NameText(32).optional(),
     minecraftVersions: MinecraftRanges.optional(),
     proxyVersion: NameText(32).nullable().optional(),
@@ -234,6 +236,11 @@ export const PluginVersion = z
         'Release channel; `release` for records without one. Only `release` versions are latest unless `?channel=` asks for more',
     }),
     javaVersion: z.enum(JAVA_VERSIONS),
+    classFileVersion: z.int().optional().meta({
+      description:
+        "The highest class-file major version of the JAR's classes (65: Java 21), read from its bytes, leaving out multi-release overlays (META-INF/versions/) and module-info.class; javaVersion is never below the Java it means. Absent when the JAR holds no class",
+      example: 65,
+    }),
     minecraftVersion: z.string().optional(),
     minecraftVersions: MinecraftRanges.optional().meta({
       description:
