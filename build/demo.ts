@@ -14,6 +14,7 @@ import { writeDemoProject } from './demo-project.ts';
 import { makePluginJar } from './plugin-jar.ts';
 import { checkDescriptors } from './cli/release-descriptors.ts';
 import { minecraftFields } from './cli/release.ts';
+import { checkJava } from './cli/release-java.ts';
 import { DEMO_CLASS_ENTRY, compileDemoClasses } from './demo-classes.ts';
 import { parseMinecraftList } from '../server/versions/minecraft.ts';
 import type { JavaVersion } from '../server/versions/java.ts';
@@ -283,6 +284,8 @@ for (const demo of DEMO_VERSIONS) {
   const sha256 = sha256Hex(bytes);
   // As a release stores them (issue 31), and refused as a release would be if a claim were false.
   const declared = checkDescriptors(bytes, demo.software, false, console.error);
+  // What a release reads of the classes (issue 39): the class-file version, refused if below the claim.
+  const { classFileVersion } = checkJava(bytes, demo.java, { jar: `demo ${demo.version}`, fix: 'compile' });
   const record = PluginVersionRecord.parse({
     id: `plugin-${Date.parse(demo.at)}-${demo.idSuffix}`,
     serverSoftware: demo.software,
@@ -297,6 +300,7 @@ for (const demo of DEMO_VERSIONS) {
     updatedAt: demo.at,
     createdBy: demo.by,
     ...(demo.channel ? { channel: demo.channel } : {}),
+    classFileVersion,
     ...declared,
   });
   await writeFile(jarPath(dataDir, record.id), bytes);
