@@ -1,5 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { createHash } from 'node:crypto';
 import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -371,6 +372,23 @@ export async function spawnOrigin(
     await new Promise((r) => setTimeout(r, 50));
   }
   return { child, url: (JSON.parse(listening) as { url: string }).url, stdout, stderr, exited };
+}
+
+/** A copy of the demo data served by a spawned origin, with a publishing token of alice's made as an operator makes one. */
+export async function startPublishing(): Promise<{ workspace: Workspace; origin: OriginProcess; token: string }> {
+  const workspace = await makeWorkspace();
+  const added = await runDepot(['token', 'add', 'alice', '--name', 'ci'], workspace);
+  assert.is(added.code, 0, added.stderr);
+  const token = (JSON.parse(added.stdout) as { token: string }).token;
+  return { workspace, origin: await spawnOrigin(workspace), token };
+}
+
+/** Stops a spawned origin once the last publish's build is done (a publish's full build goes on after its answer), and removes its workspace. */
+export async function stopPublishing({ workspace, origin }: { workspace: Workspace; origin: OriginProcess }) {
+  await until(() => !existsSync(join(workspace.distDir, '.build.lock')), 'the last build', 120_000);
+  origin.child.kill('SIGTERM');
+  await origin.exited;
+  await workspace.remove();
 }
 
 /** A built workspace served as operators deploy it: its origin, and Debian's nginx in front when installed. */

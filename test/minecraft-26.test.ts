@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FormData, fetch as fetchUnchecked } from 'undici';
@@ -16,11 +15,11 @@ import {
   makeWorkspace,
   pluginJar,
   runDepot,
-  spawnOrigin,
   startTestOrigin,
-  until,
   type OriginProcess,
   type Workspace,
+  startPublishing,
+  stopPublishing,
 } from './helpers.ts';
 
 /**
@@ -246,19 +245,9 @@ mc.run();
 const published = suite('issue 39: publishing over HTTP takes 26.x ranges and pre-releases as --minecraft does');
 const pub = {} as { workspace: Workspace; origin: OriginProcess; token: string };
 published.before(async () => {
-  pub.workspace = await makeWorkspace();
-  const added = await runDepot(['token', 'add', 'alice', '--name', 'ci'], pub.workspace);
-  assert.is(added.code, 0, added.stderr);
-  pub.token = (JSON.parse(added.stdout) as { token: string }).token;
-  pub.origin = await spawnOrigin(pub.workspace);
+  Object.assign(pub, await startPublishing());
 });
-published.after(async () => {
-  // The last publish's build goes on after its answer: its lock is gone once it is done.
-  await until(() => !existsSync(join(pub.workspace.distDir, '.build.lock')), 'the last build', 120_000);
-  pub.origin.child.kill('SIGTERM');
-  await pub.origin.exited;
-  await pub.workspace.remove();
-});
+published.after(() => stopPublishing(pub));
 
 async function publishJar(version: string, minecraftVersions: string) {
   const body = new FormData();

@@ -5,7 +5,16 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { makePluginJar } from '../build/plugin-jar.ts';
 import type { PluginVersion } from '../server/versions/schema.ts';
-import { makeWorkspace, runDepot, spawnOrigin, until, type OriginProcess, type Workspace } from './helpers.ts';
+import {
+  makeWorkspace,
+  runDepot,
+  spawnOrigin,
+  until,
+  type OriginProcess,
+  type Workspace,
+  startPublishing,
+  stopPublishing,
+} from './helpers.ts';
 
 // Issue 30 item 6: `depot publish` as an operator or a CI job types it, against the origin as
 // operators run it: no data/ of its own, the token from the environment variable it names.
@@ -48,19 +57,9 @@ const versionCount = async () => (await readdir(join(ctx.workspace.dataDir, 'ver
 
 const cli = suite('depot publish');
 cli.before(async () => {
-  ctx.workspace = await makeWorkspace();
-  const added = await runDepot(['token', 'add', 'alice', '--name', 'ci'], ctx.workspace);
-  assert.is(added.code, 0, added.stderr);
-  ctx.token = (JSON.parse(added.stdout) as { token: string }).token;
-  ctx.origin = await spawnOrigin(ctx.workspace);
+  Object.assign(ctx, await startPublishing());
 });
-cli.after(async () => {
-  // A publish's full build goes on after its answer: its lock is gone once it is done.
-  await until(() => !existsSync(join(ctx.workspace.distDir, '.build.lock')), 'the last build', 120_000);
-  ctx.origin.child.kill('SIGTERM');
-  await ctx.origin.exited;
-  await ctx.workspace.remove();
-});
+cli.after(() => stopPublishing(ctx));
 
 cli('publishes a JAR as the token user and prints {version} once the origin serves it; no data/ needed', async () => {
   const { path, bytes } = await writeJar('Cli-9.0.0.jar', '9.0.0');

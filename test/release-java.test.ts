@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { strToU8, zipSync, type Zippable } from 'fflate';
@@ -20,6 +20,8 @@ import {
   type CliResult,
   type OriginProcess,
   type Workspace,
+  startPublishing,
+  stopPublishing,
 } from './helpers.ts';
 
 // Issue 39, item 2: the Java a JAR needs, read from its class files, through the CLI as an operator
@@ -98,12 +100,7 @@ cli.before(async () => {
   ctx.workspace = await makeWorkspace();
   ctx.origin = await spawnOrigin(ctx.workspace);
 });
-cli.after(async () => {
-  await until(() => !existsSync(join(ctx.workspace.distDir, '.build.lock')), 'the last build', 120_000);
-  ctx.origin.child.kill('SIGTERM');
-  await ctx.origin.exited;
-  await ctx.workspace.remove();
-});
+cli.after(() => stopPublishing(ctx));
 
 const refusals: [string, () => Uint8Array, string[], (file: string) => string][] = [
   [
@@ -263,18 +260,9 @@ async function send(method: 'POST' | 'PATCH', path: string, body: FormData | str
 
 const http = suite('POST and PATCH /api/plugin-versions: the Java from the class files');
 http.before(async () => {
-  ctx.workspace = await makeWorkspace();
-  const added = await runDepot(['token', 'add', 'alice', '--name', 'ci'], ctx.workspace);
-  assert.is(added.code, 0, added.stderr);
-  ctx.token = (JSON.parse(added.stdout) as { token: string }).token;
-  ctx.origin = await spawnOrigin(ctx.workspace);
+  Object.assign(ctx, await startPublishing());
 });
-http.after(async () => {
-  await until(() => !existsSync(join(ctx.workspace.distDir, '.build.lock')), 'the last build', 120_000);
-  ctx.origin.child.kill('SIGTERM');
-  await ctx.origin.exited;
-  await ctx.workspace.remove();
-});
+http.after(() => stopPublishing(ctx));
 
 const httpRefusals: [string, Uint8Array, Record<string, unknown>, number, Record<string, unknown>][] = [
   [
