@@ -49,11 +49,11 @@ lifecycle.after(async () => {
 lifecycle(
   'a withdrawn version leaves every latest, resolve and update-check answer, and comes back on restore',
   async () => {
-    const target = (await latestId('/api/plugin-versions/latest/papermc'))!;
+    const target = (await latestId('/api/plugin-versions/latest/papermc/17'))!;
     const before = (await getJson<{ version: PluginVersion }>(`/api/plugin-versions/${target}`)).body.version;
     const withdrawn = await depot(['withdraw', target, '--reason', 'corrupts worlds on 1.21.4', '--by', 'alice']);
     assert.equal(withdrawn.withdrawn, { reason: 'corrupts worlds on 1.21.4', at: withdrawn.updatedAt, by: 'alice' });
-    await served(async () => (await latestId('/api/plugin-versions/latest/papermc')) !== target, 'the withdrawal');
+    await served(async () => (await latestId('/api/plugin-versions/latest/papermc/17')) !== target, 'the withdrawal');
 
     const own = (await getJson<{ version: PluginVersion }>(`/api/plugin-versions/${target}`)).body.version;
     assert.equal(own.withdrawn, withdrawn.withdrawn);
@@ -95,7 +95,7 @@ lifecycle(
 
     const restored = await depot(['restore', target, '--by', 'bob']);
     assert.is(restored.withdrawn, undefined);
-    await served(async () => (await latestId('/api/plugin-versions/latest/papermc')) === target, 'the restore');
+    await served(async () => (await latestId('/api/plugin-versions/latest/papermc/17')) === target, 'the restore');
     const back = (await getJson<{ version: PluginVersion }>(`/api/plugin-versions/${target}`)).body.version;
     const { updatedAt, ...rest } = back;
     assert.equal(rest, (({ updatedAt: _u, ...kept }) => kept)(before));

@@ -22,6 +22,8 @@ import {
   type Workspace,
   startPublishing,
   stopPublishing,
+  addPaperVersion,
+  pluginJar,
 } from './helpers.ts';
 
 // Issue 39, item 2: the Java a JAR needs, read from its class files, through the CLI as an operator
@@ -345,6 +347,8 @@ site.after(() => page.workspace?.remove());
 site('a release of Java 21 classes says so on its page; a JAR without classes says nothing of it', async () => {
   const file = join(page.workspace.dir, 'Paged-5.0.0.jar');
   await writeFile(file, classJar('paged', { 'dev/example/Main.class': JAVA21 }));
+  // The demo's JARs all hold classes: one without, as an older release may have left it in data/.
+  await addPaperVersion(page.workspace.dataDir, '4.9.0', pluginJar('4.9.0', ['PaperMC']));
   const released = await runDepot(['release', file, '--version', '5.0.0', '--software', 'PaperMC'], page.workspace);
   assert.is(released.code, 0, released.stderr);
   const { id } = JSON.parse(released.stdout) as { id: string };
@@ -353,7 +357,8 @@ site('a release of Java 21 classes says so on its page; a JAR without classes sa
     const html = await (await fetch(`${origin.url}/version/${id}`)).text();
     assert.match(html, /<span class="hint compiled-for"[^>]*>\(compiled for Java 21, class file 65\)<\/span>/);
     const list = (await (await fetch(`${origin.url}/api/plugin-versions`)).json()) as { versions: PluginVersion[] };
-    const demo = list.versions.find((v) => v.classFileVersion === undefined)!;
+    const demo = list.versions.find((v) => v.pluginVersion === '4.9.0')!;
+    assert.is(demo.classFileVersion, undefined);
     const plain = await (await fetch(`${origin.url}/version/${demo.id}`)).text();
     assert.not.match(plain, /compiled for Java/);
   } finally {
