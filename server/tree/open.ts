@@ -153,7 +153,7 @@ function parseTreeCatalog(
   const versions = head.versions.map((version, index) => {
     const known =
       earlier && isJsonObject(version) && typeof version.id === 'string' ? earlier.get(version.id) : undefined;
-    if (known && sameRecord(version as Record<string, unknown>, known)) return known;
+    if (known && sameRecord(version as object, known)) return known;
     const parsed = CatalogVersion.safeParse(version);
     if (parsed.success) return parsed.data;
     const made = readOlderVersion(version, jarPath, older);
@@ -164,18 +164,27 @@ function parseTreeCatalog(
   return { catalog: createCatalog(versions, head.users), brands: brandMap(head.brands), project: head.project };
 }
 
-/** Same keys, same values; arrays (of strings) compared item by item. */
-function sameRecord(raw: Record<string, unknown>, known: object): boolean {
+/**
+ * Same keys, same values; arrays compared item by item, and objects (a withdrawal, a Minecraft
+ * range) key by key: a version's fields nest no deeper than an array of flat objects.
+ */
+function sameRecord(raw: object, known: object, depth = 0): boolean {
   const keys = Object.keys(raw);
   if (keys.length !== Object.keys(known).length) return false;
-  for (const key of keys) {
-    const a = raw[key];
-    const b = (known as Record<string, unknown>)[key];
-    if (a === b) continue;
-    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length || a.some((item, i) => item !== b[i]))
-      return false;
+  return keys.every((key) =>
+    sameValue((raw as Record<string, unknown>)[key], (known as Record<string, unknown>)[key], depth),
+  );
+}
+
+function sameValue(a: unknown, b: unknown, depth: number): boolean {
+  if (a === b) return true;
+  if (depth >= 2 || typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const items = b as unknown[];
+    return a.length === items.length && a.every((item, i) => sameValue(item, items[i], depth + 1));
   }
-  return true;
+  return sameRecord(a, b, depth + 1);
 }
 
 /** `make` run on first call (then let go, with what it holds); its value, or its error, is kept and given to every later call. */
