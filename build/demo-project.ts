@@ -16,7 +16,7 @@ const DEMO_PROJECT: ProjectFile = {
   description:
     'DepotDemo shows what **plugin depot** serves: one build per server software and Java version, ' +
     'its changelog, and links that always point at the newest build.\n\n' +
-    '- Runs on PaperMC, Purpur, Folia, Velocity and more\n- Java 8 to 21\n',
+    '- Runs on PaperMC, Purpur, Folia, Velocity and more\n- Java 8 to 25, and Minecraft 26.1\n',
   icon: 'project-icon.png',
   links: {
     source: 'https://github.com/example/depot-demo',

@@ -225,7 +225,10 @@ const PLUGIN = { name: 'DepotDemo', main: 'org.example.depotdemo.DepotDemo', aut
 /** The descriptors the platforms read, truthful for the softwares each build is released for (issue 31: checked at release). */
 function descriptors(demo: Demo): Record<string, string> {
   const files: Record<string, string> = {};
-  const api = demo.minecraft?.split('.').slice(0, 2).join('.');
+  // Paper's api-version: the major and minor of the highest Minecraft version (26.1 for 26.1-26.1.1).
+  const highest =
+    demo.minecraft === undefined ? undefined : minecraftFields(demoMinecraft(demo.minecraft)).minecraftVersion;
+  const api = highest?.split('.').slice(0, 2).join('.');
   if (demo.software.includes('Velocity')) {
     files['velocity-plugin.json'] = JSON.stringify({
       id: 'depotdemo',
