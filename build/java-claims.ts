@@ -1,6 +1,5 @@
-import { rank } from '../server/versions/class-files.ts';
 import type { Catalog } from '../server/versions/catalog.ts';
-import { javaOfClassFile, listedJavaFor } from '../server/versions/java.ts';
+import { javaOfClassFile, listedJavaFor, runsOnJava } from '../server/versions/java.ts';
 
 /**
  * Issue 39: a version in data/ listed for a Java below what its classes need, one warning line each
@@ -19,7 +18,7 @@ export function javaClaimWarnings(catalog: Catalog): string[] {
       lines.push(
         `${listed}, which no Java the depot lists loads; withdraw it (depot withdraw ${id} --reason "...") and release a JAR compiled with --release ${java}`,
       );
-    else if (rank(java) < rank(needed))
+    else if (!runsOnJava(needed, java))
       lines.push(
         `${listed}: Java ${java} servers cannot load it; served as it is until depot edit ${id} --java ${needed}`,
       );

@@ -77,3 +77,12 @@ export function refuseForbiddenText(options: { kind?: TextKind; cdata?: boolean 
     if (problem) ctx.addIssue({ code: 'custom', message: problem, input: text });
   };
 }
+
+/**
+ * Text from outside (a path, a zip entry's name) as a refusal shows it: as written when it holds no
+ * forbidden character, else quoted with those escaped, so it stays one harmless line.
+ */
+export function shownLine(text: string): string {
+  if (forbiddenCharacter(text) === undefined) return text;
+  return `"${escapeForbidden(text.replace(/["\\]/g, '\\$&'))}"`;
+}

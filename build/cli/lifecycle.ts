@@ -16,8 +16,8 @@ import {
 } from '../../server/versions/catalog.ts';
 import { channelOf, type Channel as ChannelName } from '../../server/versions/channels.ts';
 import type { MinecraftRange } from '../../server/versions/minecraft.ts';
-import { rank, readClassFiles, type ClassFiles } from '../../server/versions/class-files.ts';
-import type { JavaVersion as JavaName } from '../../server/versions/java.ts';
+import { readClassFiles, type ClassFiles } from '../../server/versions/class-files.ts';
+import { runsOnJava, type JavaVersion as JavaName } from '../../server/versions/java.ts';
 import {
   Channel,
   JavaVersion,
@@ -233,7 +233,7 @@ const EDITABLE = ['channel', 'proxyVersion', 'minecraftVersion', 'minecraftVersi
  * release never named: that is a new release.
  */
 function raisedJava(record: PluginVersionRecord, java: JavaName, classes: ClassFiles) {
-  if (rank(java) <= rank(record.javaVersion))
+  if (runsOnJava(java, record.javaVersion))
     throw new RefusedError(
       `--java: cannot change: the JAR fixes it; release a new version (and withdraw this one) instead: an edit only raises a version's Java, and ${record.id} is listed for Java ${record.javaVersion}`,
       { kind: 'field', field: 'javaVersion' },

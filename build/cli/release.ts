@@ -29,7 +29,7 @@ import { enqueueWebhooks } from './announce.ts';
 import { presentVersion } from '../../server/versions/present.ts';
 import { highestMinecraft, type MinecraftRange } from '../../server/versions/minecraft.ts';
 import { acceptChangelog } from '../../server/versions/changelog.ts';
-import { describeCharacter, escapeForbidden, forbiddenCharacter } from '../../server/free-text.ts';
+import { describeCharacter, escapeForbidden, forbiddenCharacter, shownLine } from '../../server/free-text.ts';
 import { MinecraftOption, ProxyOption } from '../../server/publish/metadata.ts';
 
 // Also the HTTP API's metadata fields (issue 30): defined beside it, since server/ never imports build/.
@@ -79,15 +79,6 @@ export type ReleaseInput = Omit<ReleaseOptions, 'changelog'> & {
 /** Said on stderr once a change's record is in data/ (then its delta tree is swapped in): `<line> <id>`. */
 export const WRITTEN_LINE = '[depot] record written:';
 
-/**
- * A path as a refusal shows it: quoted with its control and format characters escaped, so it stays
- * one harmless line that reads as written.
- */
-export function shownPath(path: string): string {
-  if (forbiddenCharacter(path) === undefined) return path;
-  return `"${escapeForbidden(path.replace(/["\\]/g, '\\$&'))}"`;
-}
-
 export function parseReleaseArgs(args: string[]): ReleaseOptions {
   const { values, positionals } = parseArgs({
     args,
@@ -129,10 +120,10 @@ export function optionsRefused(issues: readonly z.core.$ZodIssue[], positional: 
 export async function readChangelogOption(file: string): Promise<string> {
   const markdown = await readChangelog(file).catch((error: NodeJS.ErrnoException) => {
     if (error instanceof DataError) throw new RefusedError(`--changelog: ${escapeForbidden(error.message)}`, CHANGELOG);
-    throw new RefusedError(`--changelog: cannot read ${shownPath(file)}: ${error.code ?? error.message}`, CHANGELOG);
+    throw new RefusedError(`--changelog: cannot read ${shownLine(file)}: ${error.code ?? error.message}`, CHANGELOG);
   });
   const problem = acceptChangelog(markdown, cpuMilliseconds);
-  if (problem) throw new RefusedError(`--changelog: ${shownPath(file)}: ${problem}`, CHANGELOG);
+  if (problem) throw new RefusedError(`--changelog: ${shownLine(file)}: ${problem}`, CHANGELOG);
   return markdown;
 }
 
@@ -242,14 +233,14 @@ type ReleaseJar = { shown: string; name: string; bytes: Uint8Array } & JarDigest
  * temporary path means nothing to its sender, its file name does.
  */
 async function readReleaseJar(path: string, fileName?: string): Promise<ReleaseJar> {
-  const shown = shownPath(fileName ?? path);
+  const shown = shownLine(fileName ?? path);
   // The name is served in Content-Disposition, feeds, pages and nginx.conf, and written to logs:
   // refuse it (the character rule) before reading anything.
   const name = fileName ?? basename(path);
   const forbidden = forbiddenCharacter(name);
   if (forbidden !== undefined || name.includes(']]>')) {
     const what = forbidden === undefined ? '"]]>"' : describeCharacter(forbidden);
-    throw new RefusedError(`the JAR's file name ${shownPath(name)} contains ${what}; rename the file`, {
+    throw new RefusedError(`the JAR's file name ${shownLine(name)} contains ${what}; rename the file`, {
       kind: 'field',
       field: 'fileName',
     });

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { Catalog } from '../versions/catalog.ts';
-import { RUNS_FOLIA_SUPPORTED, RUNS_PLUGINS_OF, runsOnJava } from '../versions/compat.ts';
+import { RUNS_FOLIA_SUPPORTED, RUNS_PLUGINS_OF } from '../versions/compat.ts';
 import { indexLatest, pickLatest, type LatestIndex } from '../versions/latest.ts';
 import type { CatalogVersion } from '../versions/schema.ts';
 import { SERVER_SOFTWARE, findSoftware, platformOf } from '../versions/software.ts';
-import { JAVA_VERSIONS } from '../versions/java.ts';
+import { JAVA_VERSIONS, runsOnJava } from '../versions/java.ts';
 import { OPENAPI_PATH } from '../openapi-path.ts';
 import { findByHash } from '../versions/integrity.ts';
 import { VERSION_RULES, type HashAlgorithm } from '../versions/paths.ts';

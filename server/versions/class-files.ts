@@ -1,7 +1,7 @@
-import { escapeForbidden, forbiddenCharacter } from '../free-text.ts';
+import { shownLine } from '../free-text.ts';
 import { inflateHead } from './inflate-head.ts';
 import { checkZipDirectory, type ZipEntry } from './jar.ts';
-import { JAVA, JAVA_VERSIONS, javaOfClassFile, listedJavaFor, type JavaVersion } from './java.ts';
+import { JAVA, JAVA_VERSIONS, javaOfClassFile, listedJavaFor, runsOnJava, type JavaVersion } from './java.ts';
 
 // Issue 39, item 2: the Java a JAR needs, read from its class files' headers (JVMS 4.1: magic
 // 0xCAFEBABE, minor, major). Pure: bytes in, a result out. Bounded: only the entries
@@ -115,7 +115,7 @@ export function decideJava(
       `${shownEntry(entry)} is compiled for Java ${javaOfClassFile(major)} (class file ${major}), which the depot does not list (${listed()}): no server it serves that Java to exists here; ${context.fix === 'compile' ? `compile with --release ${release}` : `release a JAR compiled with --release ${release} instead`}`,
     );
   if (claimed === undefined) return { ok: true, java: needed, classFileVersion: major };
-  if (rank(claimed) < rank(needed))
+  if (!runsOnJava(needed, claimed))
     return refuse(
       `${shownEntry(entry)} is compiled for Java ${javaOfClassFile(major)} (class file ${major}): --java ${claimed} would offer it to Java ${claimed} servers, which cannot load it; pass --java ${needed}, ${context.fix === 'compile' ? `or compile with --release ${claimed}` : `or release a JAR compiled with --release ${claimed} instead`}`,
       'javaVersion',
@@ -123,13 +123,9 @@ export function decideJava(
   return { ok: true, java: claimed, classFileVersion: major };
 }
 
-/** Position in the table, oldest first: listed Javas compare by it. */
-export const rank = (java: JavaVersion) => JAVA_VERSIONS.indexOf(java);
-
 const listed = () => `${JAVA_VERSIONS.slice(0, -1).join(', ')} or ${JAVA_VERSIONS.at(-1)}`;
 
 /** An entry's name as a refusal shows it: one harmless line, quoted when it holds what a line must not, cut when long. */
 function shownEntry(name: string): string {
-  const cut = name.length > 200 ? `${name.slice(0, 200)}...` : name;
-  return forbiddenCharacter(cut) === undefined ? cut : `"${escapeForbidden(cut.replace(/["\\]/g, '\\$&'))}"`;
+  return shownLine(name.length > 200 ? `${name.slice(0, 200)}...` : name);
 }

@@ -31,9 +31,6 @@ export const END_OF_LIFE = Object.fromEntries(
   }),
 ) as Partial<Record<ServerSoftware, NonNullable<(typeof SOFTWARE)[ServerSoftware]['endOfLife']>>>;
 
-/** Java is a minimum: a build for Java 17 runs on 21, never one for a newer Java than the server has. */
-export const runsOnJava = (build: string, server: string) => Number(build) <= Number(server);
-
 /**
  * One step of a server's chain: the builds of one software (`unverified`: only those past the hard
  * fork, which the plain step leaves out), or any build marked foliaSupported.

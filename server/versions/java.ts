@@ -30,3 +30,6 @@ export function listedJavaFor(major: number): JavaVersion | undefined {
 export function classFileOf(version: JavaVersion): number {
   return JAVA.find((java) => java.version === version)!.classFile;
 }
+
+/** Java is a minimum: a build for Java 17 runs on 21, never one for a newer Java than the server has. */
+export const runsOnJava = (build: string, server: string): boolean => Number(build) <= Number(server);

@@ -1,10 +1,10 @@
 import { CHANNELS, channelOf, channelsShowing, type Channel } from './channels.ts';
-import { RUNS_FOLIA_SUPPORTED, RUNS_PLUGINS_OF, chainOf, runsOnJava, stepTakes, type ChainStep } from './compat.ts';
+import { RUNS_FOLIA_SUPPORTED, RUNS_PLUGINS_OF, chainOf, stepTakes, type ChainStep } from './compat.ts';
 import { describeMinecraft, supportsMinecraft } from './minecraft.ts';
 import { guaranteedJavaOf } from './minecraft-java.ts';
 import type { CatalogVersion, PluginVersionRecord } from './schema.ts';
 import { isProxy, type ServerSoftware } from './software.ts';
-import { JAVA_VERSIONS, type JavaVersion } from './java.ts';
+import { JAVA_VERSIONS, type JavaVersion, runsOnJava } from './java.ts';
 
 /** What a server runs: its software, and when it says so its Java and Minecraft versions. */
 export type ServerQuery = {

@@ -1,6 +1,6 @@
 import semver from 'semver';
 import { channelOf, channelsShowing } from './channels.ts';
-import { runsOnJava } from './compat.ts';
+import { runsOnJava } from './java.ts';
 import { describeMinecraft, supportsMinecraft } from './minecraft.ts';
 import { chainStepOf, runsOnServer, type ServerQuery } from './resolve.ts';
 import type { NewerElsewhere, PluginVersionRecord, UPDATE_STATUSES } from './schema.ts';

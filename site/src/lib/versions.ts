@@ -1,4 +1,4 @@
-import { END_OF_LIFE, runsOnJava } from '../../../server/versions/compat.ts';
+import { END_OF_LIFE } from '../../../server/versions/compat.ts';
 import type { Catalog } from '../../../server/versions/catalog.ts';
 import { changelogHtml } from '../../../server/versions/changelog.ts';
 import { channelOf } from '../../../server/versions/channels.ts';
@@ -10,7 +10,7 @@ import { pickLatest, successorOf } from '../../../server/versions/latest.ts';
 import { presentVersion } from '../../../server/versions/present.ts';
 import type { PluginVersion, Withdrawal } from '../../../server/versions/schema.ts';
 import { SERVER_SOFTWARE, SOFTWARE_GROUPS, type ServerSoftware } from '../../../server/versions/software.ts';
-import { JAVA_VERSIONS, type JavaVersion } from '../../../server/versions/java.ts';
+import { JAVA_VERSIONS, type JavaVersion, runsOnJava } from '../../../server/versions/java.ts';
 
 /** SPEC 2.3's group names, as the downloads page heads them. */
 const GROUP_TITLES: Record<keyof typeof SOFTWARE_GROUPS, string> = {
