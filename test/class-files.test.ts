@@ -10,6 +10,7 @@ import { decideJava, readClassFiles, type ClassFiles } from '../server/versions/
 import { inflateHead } from '../server/versions/inflate-head.ts';
 import { JAVA_VERSIONS, classFileOf, listedJavaFor, type JavaVersion } from '../server/versions/java.ts';
 import { readDescriptors } from '../server/versions/descriptor.ts';
+import { forbiddenCharacter } from '../server/free-text.ts';
 import { ROOT } from './helpers.ts';
 
 // Issue 39, item 2: the Java a JAR needs, read from the headers of its class files.
@@ -340,6 +341,35 @@ const decideCases: [string, ClassFiles, JavaVersion | undefined, ReturnType<type
 ];
 for (const [name, files, claimed, expected] of decideCases)
   decide(name, () => assert.equal(decideJava(files, claimed, context), expected));
+
+/** Entry names a hostile JAR may carry: format and control characters, CDATA ends, shell words, 60 KB. */
+const HOSTILE_NAMES = [
+  'dev/\u202eevil/Main.class',
+  'a]]>b]]>/Main.class',
+  '$HOME/`id`/Main.class',
+  'x/\u0000\u001b[31m\r\n/Main.class',
+  `${'d/'.repeat(30_000)}Main.class`,
+];
+decide('a hostile entry name stays one harmless line of bounded length in every refusal', () => {
+  const refusals = (name: string) =>
+    [jarOf({ [name]: strToU8('not a class') }), jarOf({ [name]: classBytes(65) })].map((bytes) => {
+      const decided = decideJava(readClassFiles(bytes), '17', context);
+      assert.not.ok(decided.ok, name);
+      return decided.ok ? '' : decided.line;
+    });
+  const check = (name: string) => {
+    for (const line of refusals(name)) {
+      assert.is(forbiddenCharacter(line), undefined, JSON.stringify(line));
+      assert.not.match(line, /[\n\r]/);
+      assert.ok(line.length < 600, `${line.length} characters`);
+    }
+  };
+  for (const name of HOSTILE_NAMES) check(name);
+  fc.assert(
+    fc.property(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 300 }), (text) => check(`${text}.class`)),
+    { numRuns: 200 },
+  );
+});
 
 decide.run();
 
