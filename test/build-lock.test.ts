@@ -7,7 +7,16 @@ import * as assert from 'uvu/assert';
 import { BuildLockTimeoutError, acquireBuildLock } from '../build/build-lock.ts';
 import { TREES_DIR } from '../server/tree/format.ts';
 import { currentTreeDir, openTree } from '../server/tree/open.ts';
-import { makeWorkspace, pluginJar, runBuildCommand, runDepot, spawnScript, until, type Workspace } from './helpers.ts';
+import {
+  makeWorkspace,
+  pluginJar,
+  runBuildCommand,
+  runDepot,
+  spawnScript,
+  until,
+  type Workspace,
+  DEPOT_CLI,
+} from './helpers.ts';
 
 // build/build-lock.ts through the real commands: one build at a time per dist/, and a build killed
 // with SIGKILL does not make the next one wait for its lock to age.
@@ -45,7 +54,7 @@ lock('a release killed mid-build (SIGKILL) leaves its lock; the next release tak
   const second = join(ctx.workspace.dir, 'Next-8.1.0.jar');
   await writeFile(first, pluginJar('8.0.0'));
   await writeFile(second, pluginJar('8.1.0'));
-  const killed = spawnScript('build/cli/depot.ts', releaseArgs(first, '8.0.0'), ctx.workspace);
+  const killed = spawnScript(DEPOT_CLI, releaseArgs(first, '8.0.0'), ctx.workspace);
   // Progress lines start once the lock is held; after `stage` the staging folder exists too.
   await until(() => killed.stderr().includes('[build] stage:'), 'the release is building', 60_000);
   killed.child.kill('SIGKILL');

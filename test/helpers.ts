@@ -3,9 +3,10 @@ import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { createHash } from 'node:crypto';
-import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, link, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
+import { lock } from 'proper-lockfile';
 import * as assert from 'uvu/assert';
 import { runBuild } from '../build/build.ts';
 import { makePluginJar } from '../build/plugin-jar.ts';
@@ -55,8 +56,16 @@ export async function makeWorkspace(options: { build?: boolean; site?: boolean }
   const dataDir = join(dir, 'data');
   const distDir = join(dir, 'dist');
   const site = options.site ?? false;
-  await cp(join(ROOT, 'data'), dataDir, { recursive: true });
-  if (options.build !== false) await runBuild({ dataDir, distDir, cacheDir: SHARED_BUILD_CACHE, site });
+  if (options.build === false) {
+    await cp(join(ROOT, 'data'), dataDir, { recursive: true });
+  } else if (RUN_DIR) {
+    const built = await demoBuiltOnce(RUN_DIR, site);
+    await cp(join(built, 'data'), dataDir, { recursive: true });
+    await linkBuiltTree(join(built, 'dist'), distDir);
+  } else {
+    await cp(join(ROOT, 'data'), dataDir, { recursive: true });
+    await runBuild({ dataDir, distDir, cacheDir: SHARED_BUILD_CACHE, site });
+  }
   return {
     dir,
     dataDir,
@@ -65,6 +74,59 @@ export async function makeWorkspace(options: { build?: boolean; site?: boolean }
     site,
     remove: () => rm(dir, { recursive: true, force: true }),
   };
+}
+
+/** The folder `npm test` (test/run.ts) gives a run's files for what they share; unset when uvu runs one file alone. */
+const RUN_DIR = process.env.TEST_RUN_DIR;
+
+/**
+ * The demo data/ and its build (with or without the site), made once per `npm test` run by the
+ * first file that asks, under a lock other files wait on; every later workspace links to it.
+ */
+async function demoBuiltOnce(runDir: string, site: boolean): Promise<string> {
+  const dir = join(runDir, site ? 'demo-with-site' : 'demo');
+  const done = join(dir, 'built');
+  if (existsSync(done)) return dir;
+  await mkdir(runDir, { recursive: true });
+  const release = await lock(dir, {
+    realpath: false,
+    lockfilePath: `${dir}.lock`,
+    retries: { retries: 600, minTimeout: 200, maxTimeout: 200 },
+  });
+  try {
+    if (!existsSync(done)) {
+      await rm(dir, { recursive: true, force: true });
+      await cp(join(ROOT, 'data'), join(dir, 'data'), { recursive: true });
+      await runBuild({ dataDir: join(dir, 'data'), distDir: join(dir, 'dist'), cacheDir: SHARED_BUILD_CACHE, site });
+      await writeFile(done, '');
+    }
+  } finally {
+    await release();
+  }
+  return dir;
+}
+
+/**
+ * A workspace's dist/ as hard links to a shared build: free to make, and safe because every writer
+ * of dist/ writes a new file and renames it over the old (a link is then replaced, never written
+ * through). nginx.conf names its own folder, so each tree's is written anew for this dist/.
+ */
+async function linkBuiltTree(from: string, to: string): Promise<void> {
+  for (const entry of await readdir(from, { recursive: true, withFileTypes: true })) {
+    const source = join(entry.parentPath, entry.name);
+    const target = join(to, relative(from, source));
+    await mkdir(dirname(target), { recursive: true });
+    if (entry.isDirectory()) await mkdir(target, { recursive: true });
+    else if (entry.isSymbolicLink()) await symlink(await readlink(source), target);
+    else await link(source, target);
+  }
+  for (const tree of await readdir(join(to, 'trees'))) {
+    const conf = join(to, 'trees', tree, 'nginx.conf');
+    if (!existsSync(conf)) continue;
+    const text = (await readFile(conf, 'utf8')).replaceAll(from, to);
+    await rm(conf);
+    await writeFile(conf, text);
+  }
 }
 
 /** A build of the workspace's data/ without the site, with the tests' shared build cache. */
@@ -127,9 +189,12 @@ export async function startTestOrigin(
 
 export type CliResult = { code: number; stdout: string; stderr: string };
 
+/** What `npm run depot` runs: the CLI, bundled once and reused until a source changes. */
+export const DEPOT_CLI = 'build/cli/launch.mjs';
+
 /** Runs the operator CLI as an operator would, in a child process. */
 export function runDepot(args: string[], workspace: Workspace, env: Record<string, string> = {}): Promise<CliResult> {
-  return runScript('build/cli/depot.ts', args, workspace, env);
+  return runScript(DEPOT_CLI, args, workspace, env);
 }
 
 /** `npm run build` as an operator runs it (`--if-changed`: as `npm start` does first), with the workspace's folders and `env`. */
@@ -152,6 +217,9 @@ export function workspaceEnv(workspace: Workspace, env: Record<string, string> =
   return { ...process.env, ...folders, SITE: workspace.site ? 'on' : 'off', ...env };
 }
 
+/** How node runs one of our scripts: TypeScript through tsx, JavaScript as it is. */
+const nodeArgs = (script: string) => (script.endsWith('.ts') ? ['--import', 'tsx'] : []).concat(join(ROOT, script));
+
 /** One of our scripts in a child process, with the workspace's folders (and `env`) as its configuration. */
 function runScript(
   script: string,
@@ -162,7 +230,7 @@ function runScript(
   return new Promise((done) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', join(ROOT, script), ...args],
+      [...nodeArgs(script), ...args],
       { cwd: ROOT, env: workspaceEnv(workspace, env), timeout: 120_000 },
       (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
@@ -183,7 +251,7 @@ export function spawnScript(
   workspace: Workspace,
   env: Record<string, string> = {},
 ): ScriptProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, script), ...args], {
+  const child = spawn(process.execPath, [...nodeArgs(script), ...args], {
     cwd: ROOT,
     env: workspaceEnv(workspace, env),
     stdio: ['ignore', 'pipe', 'pipe'],

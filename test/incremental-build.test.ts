@@ -26,6 +26,7 @@ import {
   until,
   type Workspace,
   allRoutes,
+  DEPOT_CLI,
 } from './helpers.ts';
 
 const ctx = {} as { workspace: Workspace };
@@ -74,7 +75,7 @@ for (const [moment, line] of [
       const bytes = pluginJar('5.0.0');
       const jar = join(ctx.workspace.dir, 'Api-5.0.0.jar');
       await writeFile(jar, bytes);
-      const release = spawnScript('build/cli/depot.ts', releaseArgs(jar, '5.0.0'), ctx.workspace);
+      const release = spawnScript(DEPOT_CLI, releaseArgs(jar, '5.0.0'), ctx.workspace);
       try {
         await until(() => release.stderr().includes(line), `the release reaches ${line}`, 120_000);
       } finally {
@@ -337,7 +338,7 @@ servedFirst(
     await addPaperVersion(dataDir, '7.0.0', pluginJar('7.0.0'));
     const jar = join(dir, 'Served-7.1.0.jar');
     await writeFile(jar, pluginJar('7.1.0'));
-    const release = spawnScript('build/cli/depot.ts', releaseArgs(jar, '7.1.0'), ctx.workspace);
+    const release = spawnScript(DEPOT_CLI, releaseArgs(jar, '7.1.0'), ctx.workspace);
     assert.is(await release.exited, 0, release.stderr());
     const { swaps, beforeLoad } = swapsOf(release.stderr());
     assert.ok(beforeLoad, `the release is swapped in before data/ is loaded:\n${release.stderr()}`);
@@ -358,7 +359,7 @@ servedFirst(
 
 servedFirst('depot user add: swapped in before data/ is loaded, the user shown by the delta tree', async () => {
   const base = (await currentTreeDir(ctx.workspace.distDir))!;
-  const add = spawnScript('build/cli/depot.ts', ['user', 'add', 'quick-user'], ctx.workspace);
+  const add = spawnScript(DEPOT_CLI, ['user', 'add', 'quick-user'], ctx.workspace);
   assert.is(await add.exited, 0, add.stderr());
   const { swaps, beforeLoad } = swapsOf(add.stderr());
   assert.ok(beforeLoad, `the user is swapped in before data/ is loaded:\n${add.stderr()}`);
@@ -372,9 +373,9 @@ servedFirst('a refused release swaps nothing in; a release onto a delta tree loa
   const { distDir, dir } = ctx.workspace;
   const jar = join(dir, 'Twice-7.2.0.jar');
   await writeFile(jar, pluginJar('7.2.0'));
-  const once = spawnScript('build/cli/depot.ts', releaseArgs(jar, '7.2.0'), ctx.workspace);
+  const once = spawnScript(DEPOT_CLI, releaseArgs(jar, '7.2.0'), ctx.workspace);
   assert.is(await once.exited, 0, once.stderr());
-  const again = spawnScript('build/cli/depot.ts', releaseArgs(jar, '7.3.0'), ctx.workspace);
+  const again = spawnScript(DEPOT_CLI, releaseArgs(jar, '7.3.0'), ctx.workspace);
   assert.is(await again.exited, 1);
   assert.match(again.stderr(), /already released as plugin-/);
   assert.is(swapsOf(again.stderr()).swaps.length, 0, 'a refusal swaps nothing in');
@@ -383,7 +384,7 @@ servedFirst('a refused release swaps nothing in; a release onto a delta tree loa
   await pointCurrentAt(distDir, swapsOf(once.stderr()).swaps[0]!);
   const other = join(dir, 'Next-7.4.0.jar');
   await writeFile(other, pluginJar('7.4.0'));
-  const next = spawnScript('build/cli/depot.ts', releaseArgs(other, '7.4.0'), ctx.workspace);
+  const next = spawnScript(DEPOT_CLI, releaseArgs(other, '7.4.0'), ctx.workspace);
   assert.is(await next.exited, 0, next.stderr());
   assert.not.ok(swapsOf(next.stderr()).beforeLoad, next.stderr());
   const finished = await openTree((await currentTreeDir(distDir))!);

@@ -17,10 +17,33 @@ export function findProgram(name: string): string | null {
   return null;
 }
 
-/** A free loopback port, as the kernel hands one out. */
+// `npm test` gives each file that runs beside others its own block of ports (TEST_PORT_BASE, below
+// the kernel's ephemeral range): a port handed to redis-server or nginx is then never the one the
+// kernel hands another file's bind(0) or outgoing connection before the program binds it.
+const PORT_BLOCK = 250;
+const portBase = Number(process.env.TEST_PORT_BASE ?? 0);
+let portsHanded = 0;
+
+/** A free loopback port for a program to bind: the next of this file's block, or one the kernel hands out. */
 export async function freePort(): Promise<number> {
+  if (!portBase) return listenOn(0).then(closeAndReturnPort);
+  while (portsHanded < PORT_BLOCK) {
+    const port = portBase + portsHanded++;
+    const server = await listenOn(port).catch(() => null);
+    if (server) return closeAndReturnPort(server);
+  }
+  throw new Error(`No free port left in this test file's block ${portBase}-${portBase + PORT_BLOCK - 1}`);
+}
+
+function listenOn(port: number): Promise<ReturnType<typeof createNetServer>> {
   const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve(server));
+  });
+}
+
+async function closeAndReturnPort(server: ReturnType<typeof createNetServer>): Promise<number> {
   const { port } = server.address() as AddressInfo;
   await new Promise((resolve) => server.close(resolve));
   return port;
