@@ -17,22 +17,23 @@ export function findProgram(name: string): string | null {
   return null;
 }
 
-// `npm test` gives each file that runs beside others its own block of ports (TEST_PORT_BASE, below
-// the kernel's ephemeral range): a port handed to redis-server or nginx is then never the one the
+// `npm test` gives each of its workers a block of ports of its own (TEST_PORT_BASE, below the
+// kernel's ephemeral range): a port handed to redis-server or nginx is then never the one the
 // kernel hands another file's bind(0) or outgoing connection before the program binds it.
 const PORT_BLOCK = 250;
 const portBase = Number(process.env.TEST_PORT_BASE ?? 0);
 let portsHanded = 0;
 
-/** A free loopback port for a program to bind: the next of this file's block, or one the kernel hands out. */
+/** A free loopback port for a program to bind: the next free one of this worker's block, or one the kernel hands out. */
 export async function freePort(): Promise<number> {
   if (!portBase) return listenOn(0).then(closeAndReturnPort);
-  while (portsHanded < PORT_BLOCK) {
-    const port = portBase + portsHanded++;
+  // Round the block: a port handed out earlier is free again once its program stopped.
+  for (let tried = 0; tried < PORT_BLOCK; tried++) {
+    const port = portBase + (portsHanded++ % PORT_BLOCK);
     const server = await listenOn(port).catch(() => null);
     if (server) return closeAndReturnPort(server);
   }
-  throw new Error(`No free port left in this test file's block ${portBase}-${portBase + PORT_BLOCK - 1}`);
+  throw new Error(`No free port left in this worker's block ${portBase}-${portBase + PORT_BLOCK - 1}`);
 }
 
 function listenOn(port: number): Promise<ReturnType<typeof createNetServer>> {

@@ -1,12 +1,16 @@
-// `npm test`: the checks (types, format, unused code) and every test file, each file in its own
-// process (uvu runs it), several at once; then one summary computed from all of them and the
-// slowest files. `npm test -- <pattern>...` runs only the files whose names match, and no checks.
-import { spawn } from 'node:child_process';
+// `npm test`: the checks (types, format, unused code) and every test file, on several worker
+// processes at once (test/worker.ts: uvu runs each file there), then one summary computed from all
+// of them and the slowest files. `npm test -- <pattern>...` runs only the files whose names match
+// one of the patterns, and no checks.
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pLimit from 'p-limit';
+import { z } from 'zod';
 import { ROOT } from './processes.ts';
+
+/** What a worker answers when a file finished. */
+const Done = z.object({ file: z.string(), output: z.string() });
 
 type Outcome = {
   name: string;
@@ -18,12 +22,14 @@ type Outcome = {
   output: string;
 };
 
-const FILE_TIMEOUT_MS = 15 * 60_000;
+/** A file still running after this long is killed with its worker, and fails. */
+const FILE_TIMEOUT_MS = 10 * 60_000;
 const SLOWEST_SHOWN = 15;
+/** Each file's time in the last run here: the slowest start first next time. */
 const TIMES_FILE = join(ROOT, 'node_modules', '.cache', 'plugin-depot', 'test-times.json');
 
 const patterns = process.argv.slice(2).map((p) => new RegExp(p));
-const workers = Number(process.env.TEST_WORKERS ?? Math.max(2, availableParallelism() * 2));
+const workers = Number(process.env.TEST_WORKERS ?? availableParallelism() * 2);
 if (!Number.isInteger(workers) || workers < 1 || workers > 32) {
   console.error(`TEST_WORKERS must be an integer from 1 to 32, not "${process.env.TEST_WORKERS}"`);
   process.exit(2);
@@ -43,41 +49,41 @@ if (files.length === 0) {
   process.exit(2);
 }
 
-// The slowest files start first (their times from the last run here), so no long file starts last.
-const lastTimes: Record<string, number> = await readFile(TIMES_FILE, 'utf8').then(
-  (text) => JSON.parse(text) as Record<string, number>,
-  () => ({}),
-);
+// The slowest files first, so that no long file starts last; unknown ones count as a minute.
+const lastTimes = z
+  .record(z.string(), z.number())
+  .catch({})
+  .parse(await readFile(TIMES_FILE, 'utf8').then(JSON.parse, () => ({})));
 files.sort((a, b) => (lastTimes[b] ?? 60_000) - (lastTimes[a] ?? 60_000));
 
-// One folder for the whole run: fixtures that files share (built trees) are made there once.
+// One folder for the whole run: what files share (the demo's built trees) is made there once.
 const runDir = join(tmpdir(), `depot-test-run-${process.pid}`);
 await mkdir(runDir, { recursive: true });
 
 // The CLI the tests run (`npm run depot`) is bundled on its first start: once here, not by several files at once.
-await runNode(['build/cli/launch.mjs', 'help'], {});
+await runNode(['build/cli/launch.mjs', 'help']);
 
-console.log(`${files.length} test files on ${workers} workers${patterns.length ? '' : ', and the checks'}`);
+console.log(`${files.length} test files on ${workers} workers${patterns.length ? ', no checks' : ', and the checks'}`);
 const started = Date.now();
-const limit = pLimit(workers);
-const checkJobs = patterns.length
-  ? []
-  : Object.entries(CHECKS).map(([name, args]) => limit(() => runCheck(name, args)));
-// A file takes a free slot while it runs, and with it the slot's block of ports.
-const freeSlots = Array.from({ length: workers }, (_, slot) => slot);
-const outcomes = await Promise.all(
-  files.map((name) =>
-    limit(async () => {
-      const slot = freeSlots.shift()!;
-      try {
-        return await runFile(name, slot);
-      } finally {
-        freeSlots.push(slot);
-      }
-    }),
-  ),
+const checksDone = Promise.all(
+  patterns.length ? [] : Object.entries(CHECKS).map(([name, args]) => runCheck(name, args)),
 );
-const checks = await Promise.all(checkJobs);
+const queue = [...files];
+const outcomes: Outcome[] = [];
+await Promise.all(
+  Array.from({ length: Math.min(workers, files.length) }, async (_, slot) => {
+    let worker: Worker | null = null;
+    for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
+      // A worker that died between files (a crash of what a file left running) is replaced.
+      if (!worker?.alive()) worker = startWorker(slot);
+      const run = await worker.run(name);
+      if (run.exited) worker = null;
+      outcomes.push(outcomeOf(name, run));
+    }
+    await worker?.stop();
+  }),
+);
+const checks = await checksDone;
 await rm(runDir, { recursive: true, force: true });
 
 const sum = (key: 'total' | 'passed' | 'skipped' | 'failed') => outcomes.reduce((n, o) => n + o[key], 0);
@@ -89,10 +95,8 @@ for (const c of failedChecks) console.log(`\n── ${c.name} failed ──\n${c
 console.log(`\n  Total:     ${sum('total')}`);
 console.log(`  Passed:    ${sum('passed')}`);
 console.log(`  Skipped:   ${sum('skipped')}`);
-console.log(
-  `  Failed:    ${sum('failed')}${failedChecks.length ? ` (and ${failedChecks.length} check(s) failed)` : ''}`,
-);
-console.log(`  Duration:  ${seconds(Date.now() - started)} on ${workers} workers`);
+console.log(`  Failed:    ${sum('failed')}${failedChecks.length ? `, and ${failedChecks.length} check(s)` : ''}`);
+console.log(`  Duration:  ${seconds(Date.now() - started)}, ${files.length} files on ${workers} workers`);
 console.log(`\n  The ${Math.min(SLOWEST_SHOWN, outcomes.length)} slowest files:`);
 for (const o of [...outcomes].sort((a, b) => b.ms - a.ms).slice(0, SLOWEST_SHOWN)) {
   console.log(`  ${seconds(o.ms).padStart(8)}  ${o.name} (${o.total} tests)`);
@@ -105,66 +109,114 @@ await writeFile(
 );
 process.exitCode = failedFiles.length || failedChecks.length ? 1 : 0;
 
-/** One test file in its own process, uvu its runner; its outcome read from uvu's summary. */
-async function runFile(name: string, slot: number): Promise<Outcome> {
-  const pattern = `^${name.replace(/[.+]/g, '\\$&')}$`;
-  const env = { TEST_RUN_DIR: runDir, TEST_PORT_BASE: String(portBase(slot)), FORCE_COLOR: '0' };
-  const run = await runNode(['--import', 'tsx', 'node_modules/uvu/bin.js', '--no-color', 'test', pattern], env);
-  const { code, ms } = run;
-  const output = run.output.replace(/\x1b\[[0-9;]*m/g, '');
-  // uvu's own summary, the last one printed (a test's output cannot come after it).
-  const count = (label: string) => Number([...output.matchAll(new RegExp(`^ *${label}: +(\\d+)`, 'gm'))].at(-1)?.[1]);
-  const [total, passed, skipped] = ['Total', 'Passed', 'Skipped'].map(count);
-  const summarised = [total, passed, skipped].every(Number.isInteger) && total! > 0;
-  // No summary (a crash, a hang cut at the timeout) or a non-zero exit counts as one failure at least.
-  const failed = summarised ? Math.max(total! - passed! - skipped!, code === 0 ? 0 : 1) : 1;
-  const outcome = {
-    name,
-    total: summarised ? total! : 0,
-    passed: summarised ? passed! : 0,
-    skipped: summarised ? skipped! : 0,
-    failed,
-    ms,
-    output,
-  };
-  console.log(
-    `${failed ? '✘' : '✔'} ${name}: ${outcome.passed} passed${failed ? `, ${failed} failed` : ''} (${seconds(ms)})`,
+type Run = { output: string; ms: number; exited: boolean };
+type Worker = { run: (file: string) => Promise<Run>; alive: () => boolean; stop: () => Promise<void> };
+
+/**
+ * A worker process for slot `slot`, with the slot's own block of loopback ports. What the file's
+ * code printed comes back with its answer; what its child processes wrote to the worker's own
+ * output, and a crash's last words, are added to the file that was running.
+ */
+function startWorker(slot: number): Worker {
+  const child = fork(join(ROOT, 'test', 'worker.ts'), [], {
+    cwd: ROOT,
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, TEST_RUN_DIR: runDir, TEST_PORT_BASE: String(portBase(slot)), FORCE_COLOR: '0' },
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    // Its own process group: stopping it stops what its files started and left running.
+    detached: true,
+  });
+  let stray = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stray += chunk));
+  child.stderr!.on('data', (chunk: Buffer) => (stray += chunk));
+  const exited = new Promise<string>((resolve) =>
+    child.once('exit', (code, signal) =>
+      resolve(`\nThe worker exited (${signal ?? `code ${code}`}) while it ran this file.\n`),
+    ),
   );
+  return {
+    alive: () => child.exitCode === null && child.signalCode === null,
+    run: async (file) => {
+      const start = Date.now();
+      stray = '';
+      child.send({ file });
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<string>((resolve) => {
+        timer = setTimeout(() => {
+          killGroup(child, 'SIGKILL');
+          resolve(`\nKilled after ${seconds(FILE_TIMEOUT_MS)}: the file did not finish.\n`);
+        }, FILE_TIMEOUT_MS);
+      });
+      const answered = new Promise<string>((resolve) =>
+        child.once('message', (message) => resolve(Done.parse(message).output)),
+      );
+      const first = await Promise.race([
+        answered.then((output) => ({ output, exited: false })),
+        exited.then((why) => ({ output: why, exited: true })),
+        timedOut.then((why) => ({ output: why, exited: true })),
+      ]);
+      clearTimeout(timer);
+      return {
+        output: first.exited ? stray + first.output : first.output + stray,
+        ms: Date.now() - start,
+        exited: first.exited,
+      };
+    },
+    stop: async () => {
+      child.disconnect();
+      killGroup(child, 'SIGTERM');
+      const timer = setTimeout(() => killGroup(child, 'SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-child.pid!, signal);
+  } catch {
+    // already gone
+  }
+}
+
+/** A file's counts from uvu's summary; no summary (a crash, a hang) or a worker gone counts one failure at least. */
+function outcomeOf(name: string, run: Run): Outcome {
+  const output = run.output.replace(/\x1b\[[0-9;]*m/g, '');
+  // uvu's own summary, the last one printed.
+  const count = (label: string) => Number([...output.matchAll(new RegExp(`^ *${label}: +(\\d+)`, 'gm'))].at(-1)?.[1]);
+  const [total, passed, skipped] = ['Total', 'Passed', 'Skipped'].map(count) as [number, number, number];
+  const summarised = [total, passed, skipped].every(Number.isInteger) && total > 0;
+  const failed = summarised && !run.exited ? total - passed - skipped : Math.max(1, total - passed - skipped || 1);
+  const outcome = summarised
+    ? { name, total, passed, skipped, failed, ms: run.ms, output }
+    : { name, total: 0, passed: 0, skipped: 0, failed, ms: run.ms, output };
+  const mark = failed ? `✘ ${name}: ${outcome.passed} passed, ${failed} failed` : `✔ ${name}: ${outcome.passed} passed`;
+  console.log(`${mark} (${seconds(run.ms)})`);
   return outcome;
 }
 
 async function runCheck(name: string, args: string[]) {
-  const { code, output, ms } = await runNode(args, {});
+  const { code, output, ms } = await runNode(args);
   console.log(`${code === 0 ? '✔' : '✘'} ${name} (${seconds(ms)})`);
   return { name, ok: code === 0, output };
 }
 
-/** `node <args>` in the checkout, output kept; killed with its process group past the timeout. */
-function runNode(args: string[], env: Record<string, string>): Promise<{ code: number; output: string; ms: number }> {
+/** `node <args>` in the checkout, its output kept. */
+function runNode(args: string[]): Promise<{ code: number; output: string; ms: number }> {
   const start = Date.now();
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, detached: true });
+  const child = spawn(process.execPath, args, { cwd: ROOT });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk));
-  const timer = setTimeout(() => {
-    output += `\nKilled after ${seconds(FILE_TIMEOUT_MS)}: it did not finish.\n`;
-    try {
-      process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }, FILE_TIMEOUT_MS);
-  return new Promise((resolve) => {
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? 1, output, ms: Date.now() - start });
-    });
-  });
+  return new Promise((resolve) =>
+    child.on('close', (code) => resolve({ code: code ?? 1, output, ms: Date.now() - start })),
+  );
 }
 
-/** Each file's own block of loopback ports (below Linux's ephemeral range, which bind(0) hands out). */
+/** Each worker's own block of loopback ports, below Linux's ephemeral range (test/processes.ts hands them out). */
 function portBase(slot: number): number {
-  return 20_000 + slot * 250; // test/processes.ts hands out 250 from here
+  return 20_000 + slot * 250;
 }
 
 function seconds(ms: number): string {

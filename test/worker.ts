@@ -1,0 +1,49 @@
+// One of `npm test`'s worker processes (test/run.ts starts them): it runs the test files it is sent,
+// one at a time, each by uvu as uvu's own CLI would, and answers with what the file printed. The
+// modules every file imports (the server, the build, the OpenAPI check) load once per worker.
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { z } from 'zod';
+import { ROOT } from './processes.ts';
+
+const Message = z.object({ file: z.string().regex(/^[\w.-]+\.test\.ts$/) });
+
+declare global {
+  var UVU_DEFER: number | undefined;
+  var UVU_INDEX: number | undefined;
+  var UVU_QUEUE: unknown[][];
+}
+
+// Set before uvu loads: suites then wait for exec() instead of running on their own.
+globalThis.UVU_DEFER = 1;
+const uvu = await import('uvu');
+
+process.on('message', (message) => void runFile(Message.parse(message).file));
+
+async function runFile(file: string): Promise<void> {
+  let output = '';
+  const record = (chunk: string | Uint8Array, ...rest: unknown[]) => {
+    output += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
+    const done = rest.find((arg) => typeof arg === 'function') as (() => void) | undefined;
+    done?.();
+    return true;
+  };
+  const { stdout, stderr } = { stdout: process.stdout.write, stderr: process.stderr.write };
+  process.stdout.write = record as typeof process.stdout.write;
+  process.stderr.write = record as typeof process.stderr.write;
+  try {
+    globalThis.UVU_QUEUE.length = 0;
+    globalThis.UVU_QUEUE.push([file]);
+    globalThis.UVU_INDEX = 0;
+    await import(pathToFileURL(join(ROOT, 'test', file)).href);
+    await uvu.exec();
+  } catch (error) {
+    output += `\n${error instanceof Error ? error.stack : String(error)}\n`;
+  } finally {
+    process.stdout.write = stdout;
+    process.stderr.write = stderr;
+    // exec() sets it for uvu's CLI; this process answers per file instead.
+    process.exitCode = 0;
+  }
+  process.send!({ file, output });
+}
