@@ -21,20 +21,26 @@ import { startReceiver } from './webhook-receiver.ts';
 // out of every log line.
 
 /**
- * Every folder and file under `dir` (itself included), with its permission bits. A file gone
- * between the listing and its stat (a download journal's lock, held for a moment by a running
- * origin) is left out: it existed only while its writer held it.
+ * Every folder and file under `dir` (itself included), with its permission bits. A file or folder
+ * gone between its folder's listing and its own (a download journal's lock, held for a moment by a
+ * running origin) is left out: it existed only while its writer held it.
  */
 async function modesUnder(dir: string): Promise<{ path: string; folder: boolean; mode: number }[]> {
   const found = [{ path: dir, folder: true, mode: (await stat(dir)).mode & 0o777 }];
-  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
-    const path = join(entry.parentPath, entry.name);
-    const info = await stat(path).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return undefined;
-      throw error;
-    });
-    if (info) found.push({ path, folder: entry.isDirectory(), mode: info.mode & 0o777 });
-  }
+  const gone = (error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw error;
+  };
+  const visit = async (folder: string) => {
+    for (const entry of (await readdir(folder, { withFileTypes: true }).catch(gone)) ?? []) {
+      const path = join(folder, entry.name);
+      const info = await stat(path).catch(gone);
+      if (!info) continue;
+      found.push({ path, folder: info.isDirectory(), mode: info.mode & 0o777 });
+      if (info.isDirectory()) await visit(path);
+    }
+  };
+  await visit(dir);
   return found;
 }
 

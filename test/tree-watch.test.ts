@@ -9,11 +9,12 @@ import { followCurrentTree } from '../server/tree/follow.ts';
 import { makeWorkspace, startTestOrigin, until, type Workspace } from './helpers.ts';
 
 // server/tree/follow.ts: the origin notices a swap of dist/current from a watch event, long before its
-// poll (5 s here) would; the poll stays as the fallback.
+// poll would; the poll stays as the fallback. The poll here is 10 minutes and a swap must be served
+// within 30 s, so whatever is noticed was noticed from the watch event, however loaded the machine
+// (how fast a release is served end to end is the bench's: docs/benchmarks.md).
 
-const POLL_MS = 5000;
-/** What "at once" means here: well under POLL_MS, and under the 1 s a release may take end to end. */
-const NOTICED_WITHIN_MS = 1000;
+const POLL_MS = 10 * 60_000;
+const NOTICED_WITHIN_MS = 30_000;
 
 const ctx = {} as {
   workspace: Workspace;
@@ -53,12 +54,10 @@ async function servedTree(): Promise<string> {
   return ((await answer.json()) as { tree: string }).tree;
 }
 
-/** Swaps to `name` and returns how long until the origin answers from it. */
-async function swapAndTime(name: string): Promise<number> {
-  const started = performance.now();
+/** Swaps to `name` and waits until the origin answers from it (bounded by NOTICED_WITHIN_MS). */
+async function swapAndWait(name: string): Promise<void> {
   await pointAt(ctx.workspace.distDir, name);
-  await until(async () => (await servedTree()) === name, `the origin serves ${name}`, POLL_MS * 3);
-  return performance.now() - started;
+  await until(async () => (await servedTree()) === name, `the origin serves ${name}`, NOTICED_WITHIN_MS);
 }
 
 const watching = suite('followCurrentTree: a real origin watching a real dist/');
@@ -81,11 +80,10 @@ watching.after(async () => {
   await ctx.workspace.remove();
 });
 
-watching('a swap is answered from the new tree within 1 s, though the link is read only every 5 s', async () => {
+watching('a swap is answered from the new tree from its watch event, the link never polled', async () => {
   for (const name of ['next-1', 'next-2', 'next-3']) {
     await copyTree(name);
-    const ms = await swapAndTime(name);
-    assert.ok(ms < NOTICED_WITHIN_MS, `${name} served ${Math.round(ms)} ms after the swap`);
+    await swapAndWait(name);
   }
 });
 
@@ -95,25 +93,22 @@ watching('dist/current removed, then created again: the next swap is still notic
   await new Promise((resolve) => setTimeout(resolve, 300));
   assert.is(await servedTree(), before, 'without a link the tree served so far stays');
   await copyTree('after-removal');
-  const ms = await swapAndTime('after-removal');
-  assert.ok(ms < NOTICED_WITHIN_MS, `served ${Math.round(ms)} ms after the link came back`);
+  await swapAndWait('after-removal');
   await copyTree('after-removal-2');
-  assert.ok((await swapAndTime('after-removal-2')) < NOTICED_WITHIN_MS, 'and the swap after that');
+  await swapAndWait('after-removal-2');
 });
 
 watching('a burst of swaps ends on the last tree', async () => {
   for (const name of ['burst-1', 'burst-2', 'burst-3', 'burst-4']) await copyTree(name);
-  const started = performance.now();
   for (const name of ['burst-1', 'burst-2', 'burst-3', 'burst-4']) await pointAt(ctx.workspace.distDir, name);
-  await until(async () => (await servedTree()) === 'burst-4', 'the last tree is served', POLL_MS * 3);
-  assert.ok(performance.now() - started < NOTICED_WITHIN_MS, 'at once');
+  await until(async () => (await servedTree()) === 'burst-4', 'the last tree is served', NOTICED_WITHIN_MS);
 });
 
 watching('an invalid route answers 500 and the rest of the tree is answered', async () => {
   const dir = await copyTree('bad-route', ({ manifest }) => {
     (manifest.routes['/api/plugin-versions'] as { status: unknown }).status = 'two hundred';
   });
-  await swapAndTime('bad-route');
+  await swapAndWait('bad-route');
   const bad = await fetch(`${ctx.origin.url}/api/plugin-versions`);
   assert.is(bad.status, 500);
   assert.equal(await bad.json(), { error: 'Internal server error' });
@@ -127,8 +122,8 @@ watching('an invalid catalog.json answers 500 where the catalog is used, and a g
   await copyTree('bad-catalog', ({ catalog }) => {
     (catalog.versions[0] as { sha256: string }).sha256 = 'not hex';
   });
-  await swapAndTime('bad-catalog');
-  await until(() => ctx.warnings.length > 0, 'the invalid catalog is said a little after the swap', 3000);
+  await swapAndWait('bad-catalog');
+  await until(() => ctx.warnings.length > 0, 'the invalid catalog is said a little after the swap', NOTICED_WITHIN_MS);
   assert.match(
     ctx.warnings[0]!,
     /bad-catalog: answers that need the catalog fail until the next tree: .*versions\[0\]\.sha256/,
@@ -139,7 +134,7 @@ watching('an invalid catalog.json answers 500 where the catalog is used, and a g
   const precomputed = await fetch(`${ctx.origin.url}/api/plugin-versions/latest/papermc`);
   assert.is(precomputed.status, 200, 'answers from the manifest need no catalog');
   await copyTree('good-again');
-  await swapAndTime('good-again');
+  await swapAndWait('good-again');
   assert.is((await fetch(`${ctx.origin.url}/api/plugin-versions?page=1`)).status, 200);
 });
 
@@ -157,7 +152,7 @@ recreated.before(async () => {
 recreated.after(() => ctx.workspace.remove());
 
 recreated('the watcher moves to the new dist/ on the next poll and notices swaps in it at once', async () => {
-  const pollMs = 1000;
+  const pollMs = 4000;
   const { distDir } = ctx.workspace;
   const warnings: string[] = [];
   const follower = followCurrentTree(distDir, await openTree(ctx.first), () => {}, {
@@ -169,14 +164,15 @@ recreated('the watcher moves to the new dist/ on the next poll and notices swaps
     await rename(distDir, moved);
     await mkdir(join(distDir, TREES_DIR), { recursive: true });
     await new Promise((resolve) => setTimeout(resolve, pollMs * 1.5)); // one poll: it watches the new dist/
-    // Each swap noticed well within a poll interval: by chance from polling alone, about 1 in 300.
-    for (const name of ['new-1', 'new-2', 'new-3']) {
+    // Each swap followed within a quarter of the poll interval: by chance from polling alone, 1 in 1,024
+    // for the five (a watch event takes milliseconds; a quarter of 4 s leaves room for a loaded machine).
+    for (const name of ['new-1', 'new-2', 'new-3', 'new-4', 'new-5']) {
       await cp(ctx.first.replace(distDir, moved), join(distDir, TREES_DIR, name), { recursive: true });
       const started = performance.now();
       await pointAt(distDir, name);
       await until(() => follower.current().dir === join(distDir, TREES_DIR, name), `${name} is followed`, pollMs * 3);
       const ms = performance.now() - started;
-      assert.ok(ms < pollMs * 0.15, `${name} followed ${Math.round(ms)} ms after the swap`);
+      assert.ok(ms < pollMs / 4, `${name} followed ${Math.round(ms)} ms after the swap`);
     }
     assert.equal(warnings, []);
   } finally {
