@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { ROOT } from './processes.ts';
 
 /** What a worker answers when a file finished. */
-const Done = z.object({ file: z.string(), output: z.string() });
+const Done = z.object({ file: z.string(), output: z.string(), cpuMs: z.number() });
 
 type Outcome = {
   name: string;
@@ -19,6 +19,8 @@ type Outcome = {
   skipped: number;
   failed: number;
   ms: number;
+  /** CPU time of the worker and the processes the file started, while it ran. */
+  cpuMs: number;
   output: string;
 };
 
@@ -97,9 +99,10 @@ console.log(`  Passed:    ${sum('passed')}`);
 console.log(`  Skipped:   ${sum('skipped')}`);
 console.log(`  Failed:    ${sum('failed')}${failedChecks.length ? `, and ${failedChecks.length} check(s)` : ''}`);
 console.log(`  Duration:  ${seconds(Date.now() - started)}, ${files.length} files on ${workers} workers`);
-console.log(`\n  The ${Math.min(SLOWEST_SHOWN, outcomes.length)} slowest files:`);
+console.log(`  CPU:       ${seconds(outcomes.reduce((n, o) => n + o.cpuMs, 0))} in the files and what they started`);
+console.log(`\n  The ${Math.min(SLOWEST_SHOWN, outcomes.length)} slowest files (wall time, CPU time):`);
 for (const o of [...outcomes].sort((a, b) => b.ms - a.ms).slice(0, SLOWEST_SHOWN)) {
-  console.log(`  ${seconds(o.ms).padStart(8)}  ${o.name} (${o.total} tests)`);
+  console.log(`  ${seconds(o.ms).padStart(8)} ${seconds(o.cpuMs).padStart(8)}  ${o.name} (${o.total} tests)`);
 }
 
 await mkdir(join(TIMES_FILE, '..'), { recursive: true });
@@ -109,7 +112,7 @@ await writeFile(
 );
 process.exitCode = failedFiles.length || failedChecks.length ? 1 : 0;
 
-type Run = { output: string; ms: number; exited: boolean };
+type Run = { output: string; ms: number; cpuMs: number; exited: boolean };
 type Worker = { run: (file: string) => Promise<Run>; alive: () => boolean; stop: () => Promise<void> };
 
 /**
@@ -147,18 +150,19 @@ function startWorker(slot: number): Worker {
           resolve(`\nKilled after ${seconds(FILE_TIMEOUT_MS)}: the file did not finish.\n`);
         }, FILE_TIMEOUT_MS);
       });
-      const answered = new Promise<string>((resolve) =>
-        child.once('message', (message) => resolve(Done.parse(message).output)),
+      const answered = new Promise<z.infer<typeof Done>>((resolve) =>
+        child.once('message', (message) => resolve(Done.parse(message))),
       );
       const first = await Promise.race([
-        answered.then((output) => ({ output, exited: false })),
-        exited.then((why) => ({ output: why, exited: true })),
-        timedOut.then((why) => ({ output: why, exited: true })),
+        answered.then(({ output, cpuMs }) => ({ output, cpuMs, exited: false })),
+        exited.then((why) => ({ output: why, cpuMs: 0, exited: true })),
+        timedOut.then((why) => ({ output: why, cpuMs: 0, exited: true })),
       ]);
       clearTimeout(timer);
       return {
         output: first.exited ? stray + first.output : first.output + stray,
         ms: Date.now() - start,
+        cpuMs: first.cpuMs,
         exited: first.exited,
       };
     },
@@ -189,8 +193,8 @@ function outcomeOf(name: string, run: Run): Outcome {
   const summarised = [total, passed, skipped].every(Number.isInteger) && total > 0;
   const failed = summarised && !run.exited ? total - passed - skipped : Math.max(1, total - passed - skipped || 1);
   const outcome = summarised
-    ? { name, total, passed, skipped, failed, ms: run.ms, output }
-    : { name, total: 0, passed: 0, skipped: 0, failed, ms: run.ms, output };
+    ? { name, total, passed, skipped, failed, ms: run.ms, cpuMs: run.cpuMs, output }
+    : { name, total: 0, passed: 0, skipped: 0, failed, ms: run.ms, cpuMs: run.cpuMs, output };
   const mark = failed ? `✘ ${name}: ${outcome.passed} passed, ${failed} failed` : `✔ ${name}: ${outcome.passed} passed`;
   console.log(`${mark} (${seconds(run.ms)})`);
   return outcome;

@@ -1,6 +1,7 @@
 // One of `npm test`'s worker processes (test/run.ts starts them): it runs the test files it is sent,
 // one at a time, each by uvu as uvu's own CLI would, and answers with what the file printed. The
 // modules every file imports (the server, the build, the OpenAPI check) load once per worker.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
@@ -20,7 +21,17 @@ const uvu = await import('uvu');
 
 process.on('message', (message) => void runFile(Message.parse(message).file));
 
+/** CPU time of this process and of its children that have exited, in ms (Linux's /proc/self/stat). */
+function cpuMs(): number {
+  const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
+  // utime, stime, cutime, cstime: fields 14 to 17 of proc(5), counted from the state (field 3).
+  const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
+  return (ticks * 1000) / CLOCK_TICKS;
+}
+const CLOCK_TICKS = 100;
+
 async function runFile(file: string): Promise<void> {
+  const cpuBefore = cpuMs();
   let output = '';
   const record = (chunk: string | Uint8Array, ...rest: unknown[]) => {
     output += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
@@ -45,5 +56,5 @@ async function runFile(file: string): Promise<void> {
     // exec() sets it for uvu's CLI; this process answers per file instead.
     process.exitCode = 0;
   }
-  process.send!({ file, output });
+  process.send!({ file, output, cpuMs: cpuMs() - cpuBefore });
 }
