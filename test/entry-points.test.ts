@@ -3,8 +3,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { cp, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -17,6 +16,7 @@ import {
   type CliResult,
   type RedisServer,
   type Workspace,
+  copyProject,
 } from './helpers.ts';
 
 // The user's entry points as written: every file package.json's scripts name exists, and every
@@ -165,17 +165,6 @@ type Scratch = {
 };
 const ctx = {} as Scratch;
 
-/** The project's files (not node_modules, dist/ or state) in a temp folder, node_modules linked. */
-async function copyProject(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'depot-entry-'));
-  const skip = new Set(['node_modules', '.git', 'dist', '.storage', '.screenshots']);
-  for (const name of await readdir(ROOT)) {
-    if (!skip.has(name)) await cp(join(ROOT, name), join(dir, name), { recursive: true });
-  }
-  await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
-  return dir;
-}
-
 /** `command` through sh in the scratch copy, as an operator types it. */
 function shell(command: string, env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
   return new Promise((done) => {
@@ -215,7 +204,7 @@ const ran = new Set<string>();
 
 const readme = suite("README's and docs/' commands through npm run");
 readme.before(async () => {
-  ctx.dir = await copyProject();
+  ctx.dir = await copyProject('depot-entry-');
   ctx.redis = REDIS ? await startRedis(REDIS) : null;
   const received: IncomingHttpHeaders[] = [];
   const server = createServer((req, res) => {

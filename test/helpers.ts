@@ -129,6 +129,29 @@ async function linkBuiltTree(from: string, to: string): Promise<void> {
   }
 }
 
+/**
+ * `dir`/node_modules as a folder of its own with each of this checkout's packages linked in it: a
+ * project there runs on the same packages, and keeps its own node_modules/.cache (the CLI's bundle,
+ * whose stamp names its checkout, would otherwise be rebuilt under every other file's CLI).
+ */
+export async function linkNodeModules(dir: string): Promise<void> {
+  await mkdir(join(dir, 'node_modules'));
+  for (const name of await readdir(join(ROOT, 'node_modules'))) {
+    if (name !== '.cache') await symlink(join(ROOT, 'node_modules', name), join(dir, 'node_modules', name));
+  }
+}
+
+/** The project's files (not node_modules, dist/ or state) in a temp folder named `prefix`..., node_modules linked. */
+export async function copyProject(prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  const skip = new Set(['node_modules', '.git', 'dist', '.storage', '.screenshots']);
+  for (const name of await readdir(ROOT)) {
+    if (!skip.has(name)) await cp(join(ROOT, name), join(dir, name), { recursive: true });
+  }
+  await linkNodeModules(dir);
+  return dir;
+}
+
 /** A build of the workspace's data/ without the site, with the tests' shared build cache. */
 export const buildApi = (workspace: Pick<Workspace, 'dataDir' | 'distDir'>) =>
   runBuild({ dataDir: workspace.dataDir, distDir: workspace.distDir, cacheDir: SHARED_BUILD_CACHE, site: false });

@@ -1,11 +1,19 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ROOT, makeWorkspace, runDepot, until, workspaceEnv, type CliResult, type Workspace } from './helpers.ts';
+import {
+  ROOT,
+  copyProject,
+  makeWorkspace,
+  runDepot,
+  until,
+  workspaceEnv,
+  type CliResult,
+  type Workspace,
+} from './helpers.ts';
 
 // `npm run depot` runs build/cli/launch.mjs, which bundles depot.ts and what it imports with esbuild
 // and rebuilds that bundle when a source changed. Every run here goes through npm, as an operator
@@ -13,19 +21,6 @@ import { ROOT, makeWorkspace, runDepot, until, workspaceEnv, type CliResult, typ
 // linked), so the copy's bundle in node_modules/.cache/depot-cli/ is its own.
 
 const ctx = {} as { dir: string; workspace: Workspace };
-
-async function copyProject(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'depot-launch-'));
-  const skip = new Set(['node_modules', '.git', 'dist', '.storage', '.screenshots']);
-  for (const name of await readdir(ROOT)) {
-    if (!skip.has(name)) await cp(join(ROOT, name), join(dir, name), { recursive: true });
-  }
-  await mkdir(join(dir, 'node_modules'));
-  for (const name of await readdir(join(ROOT, 'node_modules'))) {
-    if (name !== '.cache') await symlink(join(ROOT, 'node_modules', name), join(dir, 'node_modules', name));
-  }
-  return dir;
-}
 
 /** `npm run --silent depot -- <args>` in the scratch copy, with the workspace's folders. */
 function npmDepot(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
@@ -48,7 +43,7 @@ const stampDir = async () => (JSON.parse(await readFile(join(CACHE(), 'stamp.jso
 
 const bundle = suite('npm run depot: the bundle');
 bundle.before(async () => {
-  ctx.dir = await copyProject();
+  ctx.dir = await copyProject('depot-launch-');
   ctx.workspace = await makeWorkspace({ build: false });
 });
 bundle.after(async () => {
@@ -190,7 +185,7 @@ bundle.run();
 // The same answers as the CLI run by tsx from the sources (the checkout's build/cli/depot.ts).
 const same = suite('npm run depot: the same CLI as depot.ts under tsx');
 same.before(async () => {
-  ctx.dir = await copyProject();
+  ctx.dir = await copyProject('depot-launch-');
   ctx.workspace = await makeWorkspace({ build: false });
 });
 same.after(async () => {

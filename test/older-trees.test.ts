@@ -1,6 +1,6 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, readdir, readlink, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -19,6 +19,7 @@ import {
   type RawAnswer,
   type Workspace,
   workspaceEnv,
+  linkNodeModules,
 } from './helpers.ts';
 
 // An origin of this code started on a tree built by older code of this repository (origins
@@ -110,7 +111,7 @@ async function buildOlderTree(
     process.env,
   );
   assert.is(extracted.code, 0, extracted.stderr);
-  await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  await linkNodeModules(dir);
   const workspace = {
     dir,
     dataDir: join(dir, 'data'),

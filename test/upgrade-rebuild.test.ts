@@ -1,28 +1,17 @@
 import { execFile } from 'node:child_process';
-import { cp, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Manifest } from '../server/tree/format.ts';
 import { OPENAPI_PATH } from '../server/openapi-path.ts';
-import { ROOT, makeWorkspace, workspaceEnv, type CliResult, type Workspace } from './helpers.ts';
+import { copyProject, makeWorkspace, workspaceEnv, type CliResult, type Workspace } from './helpers.ts';
 
 // `git pull && npm start`: npm start's build step (`npm run build -- --if-changed`) rebuilds when
 // the pulled code renders answers otherwise, and skips when only tests or docs changed. Run as an
 // operator types it, in a scratch copy of the project whose code the test edits.
 
 const ctx = {} as { dir: string; workspace: Workspace };
-
-async function copyProject(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'depot-upgrade-'));
-  const skip = new Set(['node_modules', '.git', 'dist', '.storage', '.screenshots']);
-  for (const name of await readdir(ROOT)) {
-    if (!skip.has(name)) await cp(join(ROOT, name), join(dir, name), { recursive: true });
-  }
-  await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
-  return dir;
-}
 
 /** `npm run build -- --if-changed` in the copy, with the workspace's data/ and dist/. */
 function buildIfChanged(): Promise<CliResult> {
@@ -56,7 +45,7 @@ const openApiDocument = async () => {
 
 const upgrade = suite('npm run build -- --if-changed across an upgrade of the code');
 upgrade.before(async () => {
-  ctx.dir = await copyProject();
+  ctx.dir = await copyProject('depot-upgrade-');
   ctx.workspace = await makeWorkspace({ build: false });
   const first = await buildIfChanged();
   assert.is(first.code, 0, first.stderr);
