@@ -197,7 +197,10 @@ held(
     const at = Math.floor(Date.now() / HOUR) * HOUR - 3 * HOUR;
     const dayFile = join(ctx.workspace.storageDir, 'samples', server.id, String(Math.floor(at / DAY)));
     await mkdir(dirname(dayFile), { recursive: true });
-    const release = await lock(dayFile, { realpath: false, stale: 2000 }); // a live holder: it keeps the lock fresh
+    // A live holder: it keeps the lock fresh, until it lets go (also when an assertion fails, so that
+    // no refresh of a removed lock throws later in this process).
+    const release = await lock(dayFile, { realpath: false, stale: 2000, onCompromised: () => {} });
+    let released = false;
     const origin = await spawnOrigin(ctx.workspace, { RATE_LIMIT: '0', INGEST_RATE_LIMIT: '0' });
     try {
       // The sample is durable in the origin's journal: the day is folded once its lock is free.
@@ -208,7 +211,9 @@ held(
       assert.match(await chart.text(), '77', 'the chart shows it before its day is written');
       await new Promise((r) => setTimeout(r, 500));
       await release();
+      released = true;
     } finally {
+      if (!released) await release();
       await stopOrigin(origin);
     }
     const day = JSON.parse(await readFile(dayFile, 'utf8')) as Record<string, number[]>;

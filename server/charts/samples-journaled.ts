@@ -148,9 +148,11 @@ function createJournal(storage: Storage, dir: string, warn: (line: string) => vo
     if (!current) return;
     const { segment, file } = current;
     current = null;
-    await file.close().catch(() => {});
+    // Among the sealed ones before anything is awaited: a chart read while the file closes still
+    // merges its samples (they were answered 204 already).
     if (segment.count > 0) sealed.push(segment);
-    else await rm(segment.path, { force: true });
+    await file.close().catch(() => {});
+    if (segment.count === 0) await rm(segment.path, { force: true });
   }
 
   /** Folds the sealed segments, oldest first; each is removed once all its days hold it. */
