@@ -196,7 +196,7 @@ function outcomeOf(name: string, run: Run): Outcome {
     ? { name, total, passed, skipped, failed, ms: run.ms, cpuMs: run.cpuMs, output }
     : { name, total: 0, passed: 0, skipped: 0, failed, ms: run.ms, cpuMs: run.cpuMs, output };
   const mark = failed ? `✘ ${name}: ${outcome.passed} passed, ${failed} failed` : `✔ ${name}: ${outcome.passed} passed`;
-  console.log(`${mark} (${seconds(run.ms)})`);
+  console.log(`${mark} (${seconds(run.ms)}, CPU ${seconds(run.cpuMs)})`);
   return outcome;
 }
 
