@@ -167,11 +167,12 @@ function startWorker(slot: number): Worker {
       };
     },
     stop: async () => {
-      child.disconnect();
-      killGroup(child, 'SIGTERM');
+      // The worker exits once disconnected; then what its files left running is stopped with its group.
       const timer = setTimeout(() => killGroup(child, 'SIGKILL'), 5_000);
+      child.disconnect();
       await exited;
       clearTimeout(timer);
+      killGroup(child, 'SIGTERM');
     },
   };
 }

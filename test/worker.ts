@@ -20,6 +20,8 @@ globalThis.UVU_DEFER = 1;
 const uvu = await import('uvu');
 
 process.on('message', (message) => void runFile(Message.parse(message).file));
+// The run is over: exit now, whatever a file left running (its processes are stopped with this group).
+process.on('disconnect', () => process.exit(0));
 
 /** CPU time of this process and of its children that have exited, in ms (Linux's /proc/self/stat). */
 function cpuMs(): number {
