@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { ROOT } from './processes.ts';
 
 /** What a worker answers when a file finished. */
-const Done = z.object({ file: z.string(), output: z.string(), cpuMs: z.number() });
+const Done = z.object({ file: z.string(), output: z.string(), cpuMs: z.number(), rss: z.number() });
 
 type Outcome = {
   name: string;
@@ -24,6 +24,12 @@ type Outcome = {
   output: string;
 };
 
+/**
+ * A worker that holds more memory than this after a file is replaced before the next: what files
+ * leave behind grows its heap, and a big process pays for it in garbage collection and in every
+ * child process it starts (fork copies its page tables).
+ */
+const WORKER_RSS_LIMIT = 1024 * 1024 * 1024;
 /** A file still running after this long is killed with its worker, and fails. */
 const FILE_TIMEOUT_MS = 10 * 60_000;
 const SLOWEST_SHOWN = 15;
@@ -80,6 +86,10 @@ await Promise.all(
       if (!worker?.alive()) worker = startWorker(slot);
       const run = await worker.run(name);
       if (run.exited) worker = null;
+      else if (run.rss > WORKER_RSS_LIMIT) {
+        await worker.stop();
+        worker = null;
+      }
       outcomes.push(outcomeOf(name, run));
     }
     await worker?.stop();
@@ -112,7 +122,7 @@ await writeFile(
 );
 process.exitCode = failedFiles.length || failedChecks.length ? 1 : 0;
 
-type Run = { output: string; ms: number; cpuMs: number; exited: boolean };
+type Run = { output: string; ms: number; cpuMs: number; rss: number; exited: boolean };
 type Worker = { run: (file: string) => Promise<Run>; alive: () => boolean; stop: () => Promise<void> };
 
 /**
@@ -154,15 +164,16 @@ function startWorker(slot: number): Worker {
         child.once('message', (message) => resolve(Done.parse(message))),
       );
       const first = await Promise.race([
-        answered.then(({ output, cpuMs }) => ({ output, cpuMs, exited: false })),
-        exited.then((why) => ({ output: why, cpuMs: 0, exited: true })),
-        timedOut.then((why) => ({ output: why, cpuMs: 0, exited: true })),
+        answered.then(({ output, cpuMs, rss }) => ({ output, cpuMs, rss, exited: false })),
+        exited.then((why) => ({ output: why, cpuMs: 0, rss: 0, exited: true })),
+        timedOut.then((why) => ({ output: why, cpuMs: 0, rss: 0, exited: true })),
       ]);
       clearTimeout(timer);
       return {
         output: first.exited ? stray + first.output : first.output + stray,
         ms: Date.now() - start,
         cpuMs: first.cpuMs,
+        rss: first.rss,
         exited: first.exited,
       };
     },

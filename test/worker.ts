@@ -58,5 +58,5 @@ async function runFile(file: string): Promise<void> {
     // exec() sets it for uvu's CLI; this process answers per file instead.
     process.exitCode = 0;
   }
-  process.send!({ file, output, cpuMs: cpuMs() - cpuBefore });
+  process.send!({ file, output, cpuMs: cpuMs() - cpuBefore, rss: process.memoryUsage().rss });
 }
