@@ -561,11 +561,15 @@ hostile('a changelog is refused with one line, or renders within its limits into
         return;
       }
       const refusal = acceptChangelog(markdown, cpu);
-      if (refusal !== undefined) assert.not.match(refusal, /\n/);
-      else accepted++;
-      const started = performance.now();
+      if (refusal !== undefined) {
+        assert.not.match(refusal, /\n/);
+        return; // never rendered for anyone: what is refused here is not released
+      }
+      accepted++;
+      // Rendered again, within the product's own clock (CPU time, not wall time) and 2.5 times its limit.
+      const started = cpu();
       const html = changelogHtml(markdown);
-      assert.ok(performance.now() - started < 5000, `${Math.round(performance.now() - started)} ms to render`);
+      assert.ok(cpu() - started < 5000, `${Math.round(cpu() - started)} ms of CPU to render`);
       assert.not.match(html, /<script|onerror|javascript:/i);
       const [first, ...rest] = catalog.versions;
       const feed = releaseFeed(
