@@ -1,4 +1,4 @@
-import { mkdirSync, type Stats } from 'node:fs';
+import fs, { mkdirSync, type Stats } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Redis } from 'ioredis';
@@ -57,6 +57,16 @@ export const CACHE_PREFIX = 'cache';
  * secrets sign their deliveries): its folders are made for the owner alone, its files likewise.
  */
 export const PRIVATE_FOLDER = 0o700;
+
+/**
+ * The file system proper-lockfile uses, but for one call: its lock folders are made owner-only
+ * from the start (its own mkdir takes the default mode, and a lock lives inside STORAGE_DIR).
+ */
+export const PRIVATE_LOCK_FS = {
+  ...fs,
+  mkdir: (path: string, done: (error: NodeJS.ErrnoException | null) => void) =>
+    fs.mkdir(path, { mode: PRIVATE_FOLDER }, done),
+};
 export const PRIVATE_FILE = 0o600;
 
 /**
@@ -126,6 +136,7 @@ function atomicFileDriver(base: string): LockingDriver {
       await mkdir(dirname(path), { recursive: true, mode: PRIVATE_FOLDER });
       const release = await lock(path, {
         realpath: false,
+        fs: PRIVATE_LOCK_FS,
         stale: STALE_LOCK_MS,
         retries: wait ? { retries: Math.ceil(LOCK_WAIT_MS / 50), minTimeout: 5, maxTimeout: 50, factor: 1.5 } : 0,
         // A lock that could not be kept fresh (the disk stalled): the write under it goes on; log, never throw from a timer.

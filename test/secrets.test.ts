@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { redactUrl } from '../server/redis.ts';
+import { createFileStorage, withKeyLock } from '../server/storage.ts';
 import { shownWebhookUrl } from '../server/webhooks/shown-url.ts';
 import {
   makeWorkspace,
@@ -66,6 +67,17 @@ const depot = async (args: string[]) => {
   assert.is(result.code, 0, `depot ${args.join(' ')}: ${result.stderr}`);
   return JSON.parse(result.stdout);
 };
+
+storage("a record's lock folder is its owner's alone for as long as it is held", async () => {
+  const dir = join(ctx.workspace.dir, 'locks');
+  await mkdir(dir, { mode: 0o700 });
+  const store = createFileStorage(dir);
+  // proper-lockfile makes the folder beside the record; its own mkdir would take the default 0755.
+  const mode = await withKeyLock(store, 'downloads:journal:20789', async () =>
+    octal((await stat(join(dir, 'downloads', 'journal', '20789.lock'))).mode & 0o777),
+  );
+  assert.is(mode, '0700');
+});
 
 storage('the CLI and an origin make a fresh STORAGE_DIR 0700 and every record in it 0600', async () => {
   const { workspace } = ctx;

@@ -1,9 +1,9 @@
 import type { FileHandle } from 'node:fs/promises';
-import { chmod, mkdir, rm, statfs } from 'node:fs/promises';
+import { mkdir, rm, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { lock } from 'proper-lockfile';
-import { PRIVATE_FOLDER, filesFolderOf, type Storage } from '../storage.ts';
+import { PRIVATE_FOLDER, PRIVATE_LOCK_FS, filesFolderOf, type Storage } from '../storage.ts';
 import {
   appendAll,
   createSegment,
@@ -65,6 +65,7 @@ export async function openJournaledSampleStore(
   // A killed owner's lock is taken over once stale (2 s): a restart right after a kill waits for it.
   const release = await lock(dir, {
     realpath: false,
+    fs: PRIVATE_LOCK_FS,
     stale: 2000,
     retries: { retries: 40, minTimeout: 100, maxTimeout: 100 },
     onCompromised: (error) => warn(`[samples] lock on the journal lost: ${error.message}`),
@@ -73,8 +74,6 @@ export async function openJournaledSampleStore(
     warn(`[samples] another origin holds the journal in ${dir}: this one writes each sample's day directly`);
     return null;
   }
-  // proper-lockfile makes its lock folder with the default mode: STORAGE_DIR is its owner's alone.
-  await chmod(`${dir}.lock`, PRIVATE_FOLDER);
   const journal = createJournal(storage, dir, warn, now);
   // What a previous process journaled and did not fold (killed, or its disk full) is folded before any answer.
   for (const left of await leftSegments(dir)) journal.sealed.push(await readSegment(left, warn));
