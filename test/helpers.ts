@@ -20,9 +20,9 @@ import { DataError } from '../server/data-files.ts';
 import { startOrigin, type OriginOptions, type RunningOrigin } from '../server/origin.ts';
 import { createMemoryStorage } from '../server/storage.ts';
 import { checkEveryAnswer } from './openapi-conformance.ts';
-import { ROOT, findProgram, freePort, stopProcess } from './processes.ts';
+import { DEPOT_CLI, ROOT, findProgram, freePort, stopProcess } from './processes.ts';
 
-export { ROOT, findProgram, freePort, startRedis, type RedisServer } from './processes.ts';
+export { DEPOT_CLI, ROOT, findProgram, freePort, startRedis, type RedisServer } from './processes.ts';
 
 // Every answer any test receives over HTTP must be what the OpenAPI document promises.
 checkEveryAnswer();
@@ -211,9 +211,6 @@ export async function startTestOrigin(
 }
 
 export type CliResult = { code: number; stdout: string; stderr: string };
-
-/** What `npm run depot` runs: the CLI, bundled once and reused until a source changes. */
-export const DEPOT_CLI = 'build/cli/launch.mjs';
 
 /** Runs the operator CLI as an operator would, in a child process. */
 export function runDepot(args: string[], workspace: Workspace, env: Record<string, string> = {}): Promise<CliResult> {

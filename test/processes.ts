@@ -22,6 +22,12 @@ export function findProgram(name: string): string | null {
 // kernel hands another file's bind(0) or outgoing connection before the program binds it.
 const PORT_BLOCK = 250;
 const portBase = Number(process.env.TEST_PORT_BASE ?? 0);
+
+/** Where worker `slot`'s block of ports starts (test/run.ts passes it on as TEST_PORT_BASE). */
+export const portBlockOf = (slot: number) => 20_000 + slot * PORT_BLOCK;
+
+/** What `npm run depot` runs: the CLI, bundled once and reused until a source changes. */
+export const DEPOT_CLI = 'build/cli/launch.mjs';
 let portsHanded = 0;
 
 /** A free loopback port for a program to bind: the next free one of this worker's block, or one the kernel hands out. */

@@ -7,7 +7,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ROOT } from './processes.ts';
+import { DEPOT_CLI, ROOT, portBlockOf } from './processes.ts';
 
 /** What a worker answers when a file finished. */
 const Done = z.object({ file: z.string(), output: z.string(), cpuMs: z.number(), rss: z.number() });
@@ -90,7 +90,7 @@ const runDir = join(tmpdir(), `depot-test-run-${process.pid}`);
 await mkdir(runDir, { recursive: true });
 
 // The CLI the tests run (`npm run depot`) is bundled on its first start: once here, not by several files at once.
-await runNode(['build/cli/launch.mjs', 'help']);
+await runNode([DEPOT_CLI, 'help']);
 
 console.log(`${files.length} test files on ${workers} workers${patterns.length ? ', no checks' : ', and the checks'}`);
 const started = Date.now();
@@ -147,7 +147,7 @@ type Run = { output: string; ms: number; cpuMs: number; rss: number; exited: boo
 type Worker = { run: (file: string) => Promise<Run>; alive: () => boolean; stop: () => Promise<void> };
 
 /**
- * A worker process for slot `slot`, with the slot's own block of loopback ports. What the file's
+ * A worker process for slot `slot`, with the slot's own block of loopback ports (test/processes.ts). What the file's
  * code printed comes back with its answer; what its child processes wrote to the worker's own
  * output, and a crash's last words, are added to the file that was running.
  */
@@ -155,7 +155,7 @@ function startWorker(slot: number): Worker {
   const child = fork(join(ROOT, 'test', 'worker.ts'), [], {
     cwd: ROOT,
     execArgv: ['--import', 'tsx'],
-    env: { ...process.env, TEST_RUN_DIR: runDir, TEST_PORT_BASE: String(portBase(slot)), FORCE_COLOR: '0' },
+    env: { ...process.env, TEST_RUN_DIR: runDir, TEST_PORT_BASE: String(portBlockOf(slot)), FORCE_COLOR: '0' },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     // Its own process group: stopping it stops what its files started and left running.
     detached: true,
@@ -224,10 +224,10 @@ function outcomeOf(name: string, run: Run): Outcome {
   const count = (label: string) => Number([...output.matchAll(new RegExp(`^ *${label}: +(\\d+)`, 'gm'))].at(-1)?.[1]);
   const [total, passed, skipped] = ['Total', 'Passed', 'Skipped'].map(count) as [number, number, number];
   const summarised = [total, passed, skipped].every(Number.isInteger) && total > 0;
-  const failed = summarised && !run.exited ? total - passed - skipped : Math.max(1, total - passed - skipped || 1);
-  const outcome = summarised
-    ? { name, total, passed, skipped, failed, ms: run.ms, cpuMs: run.cpuMs, output }
-    : { name, total: 0, passed: 0, skipped: 0, failed, ms: run.ms, cpuMs: run.cpuMs, output };
+  const counts = summarised ? { total, passed, skipped } : { total: 0, passed: 0, skipped: 0 };
+  const unfinished = counts.total - counts.passed - counts.skipped;
+  const failed = summarised && !run.exited ? unfinished : Math.max(1, unfinished);
+  const outcome = { name, ...counts, failed, ms: run.ms, cpuMs: run.cpuMs, output };
   const mark = failed ? `✘ ${name}: ${outcome.passed} passed, ${failed} failed` : `✔ ${name}: ${outcome.passed} passed`;
   console.log(`${mark} (${seconds(run.ms)}, CPU ${seconds(run.cpuMs)})`);
   return outcome;
@@ -249,11 +249,6 @@ function runNode(args: string[]): Promise<{ code: number; output: string; ms: nu
   return new Promise((resolve) =>
     child.on('close', (code) => resolve({ code: code ?? 1, output, ms: Date.now() - start })),
   );
-}
-
-/** Each worker's own block of loopback ports, below Linux's ephemeral range (test/processes.ts hands them out). */
-function portBase(slot: number): number {
-  return 20_000 + slot * 250;
 }
 
 function seconds(ms: number): string {
