@@ -5,7 +5,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { runBuild } from '../build/build.ts';
-import { releaseJar } from '../build/cli/release.ts';
+import { releaseJar } from '../build/changes/release.ts';
 import { makePluginJar } from '../build/plugin-jar.ts';
 import { findProgram } from '../test/processes.ts';
 

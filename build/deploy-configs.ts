@@ -1,7 +1,7 @@
 import { NGINX_LOG_FORMAT } from '../server/downloads/access-log.ts';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DEFAULT_PUBLISH_MAX_BYTES, type DeployOptions } from '../server/config.ts';
+import { DEFAULT_PUBLISH_MAX_BYTES, ORIGIN_KEEP_ALIVE_MS, type DeployOptions } from '../server/config.ts';
 import type { RateLimitPolicy } from '../server/http/rate-limit-policy.ts';
 import { CACHE_CONTROL } from '../server/http/cache.ts';
 import { FILES_DIR, NOT_FOUND_PAGE, type RouteEntry } from '../server/tree/format.ts';
@@ -107,10 +107,14 @@ ${serverBlock(options, limit, perMinute ? Math.ceil(60 / perMinute) : 0, locatio
  */
 const mapHashSize = (keys: number) => Math.max(65_536, 2 ** Math.ceil(Math.log2(Math.max(keys, 1) * 3)));
 
+/** nginx closes an idle connection to an origin a second before the origin would (ORIGIN_KEEP_ALIVE_MS). */
+const UPSTREAM_IDLE_S = ORIGIN_KEEP_ALIVE_MS / 1000 - 1;
+
 function upstreamBlock(origins: readonly string[]): string {
   return `upstream depot_origins {
 ${origins.map((origin) => `  server ${origin} max_fails=1 fail_timeout=10s;`).join('\n')}
   keepalive 32;
+  keepalive_timeout ${UPSTREAM_IDLE_S}s;
 }`;
 }
 
@@ -119,6 +123,7 @@ function publishUpstreamBlock(origin: string): string {
   return `upstream depot_publish {
   server ${origin};
   keepalive 8;
+  keepalive_timeout ${UPSTREAM_IDLE_S}s;
 }`;
 }
 

@@ -2,7 +2,7 @@ import { copyFile, link, lstat, mkdir, readdir, readlink, rename, rm, symlink } 
 import { basename, dirname, join, resolve } from 'node:path';
 import { currentTreeDir, openTree } from '../server/tree/open.ts';
 import { NOT_FOUND_PAGE, type RouteEntry } from '../server/tree/format.ts';
-import { RefusedError } from './cli/refused.ts';
+import { RefusedError } from './changes/refused.ts';
 import { writeFileAtomic } from '../server/write-atomic.ts';
 import { staticLayoutConfigs, staticLayoutRuleCounts, type RuleCounts } from './static-layout-configs.ts';
 

@@ -34,8 +34,15 @@ const addressList = () =>
     error: 'must be a comma-separated list of IP addresses or CIDR ranges',
   });
 
-/** An origin as nginx's `server` line names it: NGINX_ORIGINS' entries and NGINX_PUBLISH_ORIGIN. */
-const HOST_PORT = /^(?:[\w.-]+|\[[0-9a-fA-F:.]+\]):\d{1,5}$/;
+/**
+ * An address as nginx's `server` and `listen` lines name it: host:port or [v6]:port (the host at
+ * most 253 characters), or for `listen` a port alone; the port 1 to 65535, which nginx -t checks.
+ */
+function isHostPort(text: string, portAlone = false): boolean {
+  const match = /^(?:([\w.-]{1,253}|\[[0-9a-fA-F:.]{2,45}\]):)?(\d{1,5})$/.exec(text);
+  const port = Number(match?.[2]);
+  return match !== null && (portAlone || match[1] !== undefined) && port >= 1 && port <= 65_535;
+}
 
 /** An optional setting, trimmed: unset, empty or blank is absent. */
 const optionalText = () =>
@@ -82,17 +89,17 @@ const Env = z
       .optional()
       .or(z.literal('').transform(() => undefined)),
     NGINX_ORIGINS: commaList('127.0.0.1:3000').refine(
-      (entries) => entries.length > 0 && entries.every((entry) => HOST_PORT.test(entry)),
+      (entries) => entries.length > 0 && entries.every((entry) => isHostPort(entry)),
       { error: 'must be a comma-separated list of host:port, e.g. 10.0.0.5:3000,10.0.0.6:3000' },
     ),
     NGINX_LISTEN: z
       .string()
-      .regex(/^(?:[\w.-]+:|\[[0-9a-fA-F:]+\]:)?\d{1,5}$/, {
-        error: 'must be a port or address:port, e.g. 8080 or 127.0.0.1:8080',
+      .refine((listen) => isHostPort(listen, true), {
+        error: 'must be a port or address:port (the port 1 to 65535), e.g. 8080 or 127.0.0.1:8080',
       })
       .default('8080'),
     NGINX_REAL_IP_FROM: addressList(),
-    NGINX_PUBLISH_ORIGIN: optionalText().refine((origin) => origin === undefined || HOST_PORT.test(origin), {
+    NGINX_PUBLISH_ORIGIN: optionalText().refine((origin) => origin === undefined || isHostPort(origin), {
       error: 'must be one host:port from where nginx sends publishing requests, e.g. 10.0.0.5:3000',
     }),
     PUBLISH: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
@@ -108,7 +115,9 @@ const Env = z
     AFTER_SWAP: optionalText(),
     DEPLOY_DIST_DIR: z
       .string()
-      .regex(/^\/[^\s;{}"'$]*$/, { error: 'must be an absolute path without spaces or quotes' })
+      .regex(/^\/[^\s;{}"'$\p{Cc}\p{Zl}\p{Zp}]{0,4094}$/u, {
+        error: 'must be an absolute path of at most 4095 characters without spaces, quotes or control characters',
+      })
       .optional(),
     ORIGIN_URL: z
       .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
@@ -322,6 +331,14 @@ export const DEFAULT_RATE_LIMIT: RateLimitPolicy | null = DEFAULTS.rateLimit;
 export const DEFAULT_CACHE_MAX_BYTES: number = DEFAULTS.cacheMaxBytes;
 export const DEFAULT_PUBLIC_URL: string = DEFAULTS.publicUrl;
 export const DEFAULT_PUBLISH_MAX_BYTES: number = DEFAULTS.publish.maxBytes;
+/**
+ * How long an origin keeps an idle connection open (Node's own default, made explicit). A proxy in
+ * front must close its idle connections first (the generated nginx.conf: a second sooner): a
+ * request sent on a connection the origin is closing at that moment is lost, and nginx answers
+ * 502 for a POST, which it never retries.
+ */
+export const ORIGIN_KEEP_ALIVE_MS = 5_000;
+
 export const DEFAULT_CONNECTION_LIMITS: Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs' | 'maxConnections'> = {
   headersTimeoutMs: DEFAULTS.headersTimeoutMs,
   requestTimeoutMs: DEFAULTS.requestTimeoutMs,

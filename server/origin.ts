@@ -11,7 +11,12 @@ import { logRequests, type RequestLog } from './http/request-log.ts';
 import { createAppContext, type AppContext } from './context.ts';
 import { createRateLimiter, type RateLimitPolicy } from './http/rate-limit.ts';
 import { createCacheBudget, type CacheBudget } from './byte-cache.ts';
-import { DEFAULT_CACHE_MAX_BYTES, DEFAULT_CONNECTION_LIMITS, DEFAULT_PUBLIC_URL } from './config.ts';
+import {
+  DEFAULT_CACHE_MAX_BYTES,
+  DEFAULT_CONNECTION_LIMITS,
+  DEFAULT_PUBLIC_URL,
+  ORIGIN_KEEP_ALIVE_MS,
+} from './config.ts';
 import { throttledLog } from './throttled-log.ts';
 import { redisReady } from './redis.ts';
 import { createFileStorage, createRedisStorage, storageDirExposure, type StateStore, type Storage } from './storage.ts';
@@ -107,7 +112,11 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
     url: serverUrl(server),
     server,
     close: () =>
-      closeOrigin({ follower, cacheBudget, server, deliveries, downloads: context.downloads, samples, store }),
+      closeOrigin({
+        ...{ follower, cacheBudget, server, deliveries, samples, store },
+        downloads: context.downloads,
+        publishing: context.publishing,
+      }),
   };
 }
 
@@ -172,7 +181,10 @@ function createOriginContext(
     chartUrlKeys: options.chartUrlKeys ?? [],
     countDownloads: options.downloadCounts ?? true,
     publishing: options.publishing
-      ? createPublishing(options.publishing, { servedTree, storage, redis, logs, now: now ?? Date.now })
+      ? createPublishing(options.publishing, {
+          ...{ servedTree, storage, redis, logs, now: now ?? Date.now },
+          nextTree: follower.next,
+        })
       : null,
   });
 }
@@ -194,6 +206,7 @@ function createOriginServer(
       headersTimeout: limits.headersTimeoutMs,
       requestTimeout: limits.requestTimeoutMs,
       connectionsCheckingInterval: Math.max(50, Math.min(1000, limits.headersTimeoutMs / 4)),
+      keepAliveTimeout: ORIGIN_KEEP_ALIVE_MS,
     },
     (req, res) => answerNodeRequest(app, logRequest, req, res),
   );
@@ -261,11 +274,14 @@ async function closeOrigin(parts: {
   downloads: AppContext['downloads'];
   samples: JournaledSampleStore | null;
   store: OriginStore;
+  publishing: AppContext['publishing'];
 }): Promise<void> {
   const { redis, storage } = parts.store;
   parts.follower.stop();
   parts.cacheBudget?.stop();
   await Promise.all([closeServer(parts.server), parts.deliveries.stop()]);
+  // The build worker makes the changes it was given (the answers are sent), then exits.
+  parts.publishing?.changes.stop();
   // The downloads counted last are stored before the store is let go of.
   await parts.downloads.close();
   // The journaled player counts are folded into their days, as far as the disk lets them.

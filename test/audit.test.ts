@@ -267,7 +267,11 @@ async function assertTokenChangesRecorded(
   assert.equal(
     records.map(({ action, actor, changes }) => ({ action, actor, changes })),
     [
-      { action: 'token add', actor: 'dave', changes: { username: 'olivia', name: 'ci', expiresAt: added.expiresAt } },
+      {
+        action: 'token add',
+        actor: 'dave',
+        changes: { username: 'olivia', name: 'ci', expiresAt: added.expiresAt, scopes: ['publish'], anyVersion: false },
+      },
       { action: 'token revoke', actor: 'erin', changes: { username: 'olivia', name: 'ci' } },
     ],
   );

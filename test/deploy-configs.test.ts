@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -11,7 +12,7 @@ import { nginxFiles, type nginxConfig } from '../build/deploy-configs.ts';
 import { ROUTES_FILE } from '../build/nginx-routes.ts';
 import { staticLayoutConfigs } from '../build/static-layout-configs.ts';
 import { startStaticHost } from './static-host.ts';
-import { DEFAULT_DEPLOY, readConfig } from '../server/config.ts';
+import { DEFAULT_DEPLOY, ORIGIN_KEEP_ALIVE_MS, readConfig } from '../server/config.ts';
 import { NOT_FOUND_PAGE } from '../server/tree/format.ts';
 import { Manifest } from '../server/tree/format.ts';
 import { currentTreeDir } from '../server/tree/open.ts';
@@ -160,6 +161,25 @@ nginx(
     );
   },
 );
+nginx('nginx closes an idle connection to an origin before the origin does (a POST on it would be a 502)', async () => {
+  const text = await readFile(join(ctx.treeDir, 'nginx.conf'), 'utf8');
+  const upstreams = [...text.matchAll(/^upstream (\w+) \{([^}]*)\}/gm)];
+  assert.equal(
+    upstreams.map(([, name]) => name),
+    ['depot_origins', 'depot_publish'],
+  );
+  for (const [, name, body] of upstreams) {
+    const idle = Number(/keepalive_timeout (\d+)s;/.exec(body!)?.[1]);
+    assert.ok(idle * 1000 < ORIGIN_KEEP_ALIVE_MS, `${name}: ${idle} s, the origin ${ORIGIN_KEEP_ALIVE_MS} ms`);
+  }
+  const origin = await startTestOrigin(ctx.workspace);
+  try {
+    assert.is(origin.server.keepAliveTimeout, ORIGIN_KEEP_ALIVE_MS, 'the origin keeps idle connections that long');
+  } finally {
+    await origin.close();
+  }
+});
+
 nginx('nginx.conf does not grow with versions: more routes of the same kinds, the same locations', () => {
   const options = { ...DEFAULT_DEPLOY, treeDir: '/srv/t', rateLimit: { limit: 100, windowSeconds: 900 } };
   const routes = ctx.manifest.routes;
@@ -235,6 +255,50 @@ for (const [name, options, site] of variants.flatMap(([name, options]) => [
     await assertNginxAccepts(text, included);
   });
 }
+nginx('a hostile deployment setting is refused by its name, or reaches nginx.conf as written', async () => {
+  const fragments = ['/srv', ';', '{', '}', '$var', '#', '\\', ']]>]]>', '\n', '\u0001', '\u007f', '\u202e', '\u2028'];
+  const hostile = fc
+    .array(
+      fc.oneof(fc.constantFrom(...fragments), fc.string({ maxLength: 8 }), fc.constantFrom(':0', ':99999', ':443')),
+      {
+        maxLength: 6,
+      },
+    )
+    .map((parts) => parts.join(''));
+  const settings = ['DEPLOY_DIST_DIR', 'NGINX_LISTEN', 'NGINX_ORIGINS', 'NGINX_PUBLISH_ORIGIN'] as const;
+  let accepted = 0;
+  fc.assert(
+    fc.property(fc.constantFrom(...settings), hostile, (name, value) => {
+      let config: ReturnType<typeof readConfig>;
+      try {
+        config = readConfig({ [name]: value, DIST_DIR: '/srv/d' });
+      } catch (error) {
+        assert.match(String(error), new RegExp(`${name}: must be`));
+        return;
+      }
+      accepted++;
+      const { conf } = nginxFiles(ctx.manifest.routes, {
+        ...config.deploy,
+        treeDir: `${config.deploy.distDir ?? '/srv/d'}/trees/t`,
+        rateLimit: null,
+      });
+      const written = value.trim().split(',')[0]!.trim();
+      if (written) assert.ok(conf.includes(written), `${name}=${JSON.stringify(value)} is in nginx.conf as written`);
+    }),
+    { numRuns: 400 },
+  );
+  assert.ok(accepted > 10, `${accepted} hostile values were accepted: the property tried the generator too`);
+  // The bounds nginx -t would refuse later, refused when the setting is read.
+  for (const [env, message] of [
+    [{ DEPLOY_DIST_DIR: `/srv/${'a'.repeat(1_000_000)}` }, /DEPLOY_DIST_DIR: must be an absolute path of at most/],
+    [{ DEPLOY_DIST_DIR: '/srv/a\u0001b' }, /DEPLOY_DIST_DIR: .*control characters/],
+    [{ NGINX_LISTEN: '99999' }, /NGINX_LISTEN: must be a port or address:port \(the port 1 to 65535\)/],
+    [{ NGINX_ORIGINS: '10.0.0.5:0' }, /NGINX_ORIGINS: must be/],
+    [{ NGINX_PUBLISH_ORIGIN: `${'a'.repeat(254)}:3000` }, /NGINX_PUBLISH_ORIGIN: must be/],
+  ] as const)
+    assert.throws(() => readConfig(env), message);
+});
+
 nginx('the deployment settings are checked like every other setting', () => {
   const refusals: [Record<string, string>, RegExp][] = [
     [{ NGINX_ORIGINS: 'origin-without-port' }, /NGINX_ORIGINS: must be a comma-separated list of host:port/],

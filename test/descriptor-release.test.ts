@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { makePluginJar } from '../build/plugin-jar.ts';
+import { RefusedError } from '../build/changes/refused.ts';
+import { releaseJar } from '../build/changes/release.ts';
 import { versionPagePath } from '../server/page-paths.ts';
 import type { PluginVersion } from '../server/versions/schema.ts';
 import { makeWorkspace, runDepot, snapshotFiles, startTestOrigin, type Workspace } from './helpers.ts';
@@ -16,6 +18,7 @@ const BUNGEE_YML = 'name: Checked\nversion: 2.0.0\nmain: org.example.CheckedBung
 const VELOCITY_JSON = JSON.stringify({ id: 'checked', main: 'org.example.CheckedVelocity' });
 
 const ctx = {} as { workspace: Workspace; count: number };
+const SILENT = { log: () => {}, written: () => {} };
 
 async function release(files: Record<string, string>, software: string, ...more: string[]) {
   const jar = join(ctx.workspace.dir, `Checked-${++ctx.count}.jar`);
@@ -114,6 +117,18 @@ const HOSTILE: [string, Record<string, string>, RegExp][] = [
     /^depot release: plugin\.yml: nests \[ and \{ deeper than 64 levels; fix the file/,
   ],
   [
+    '27,000 keys (the YAML library checks them for duplicates pair by pair)',
+    { 'plugin.yml': `${PLUGIN_YML}${Array.from({ length: 27_000 }, (_, i) => `k${i.toString(36)}: 0\n`).join('')}` },
+    /^depot release: plugin\.yml: holds 2700\d keys or more; a descriptor may hold at most 5000; fix the file/,
+  ],
+  [
+    '27,000 keys in one flow mapping',
+    {
+      'plugin.yml': `${PLUGIN_YML}x: {${Array.from({ length: 27_000 }, (_, i) => `${i.toString(36)}: 0`).join(', ')}}\n`,
+    },
+    /^depot release: plugin\.yml: holds 2700\d keys or more; a descriptor may hold at most 5000; fix the file/,
+  ],
+  [
     'depend as a string',
     { 'plugin.yml': `${PLUGIN_YML}depend: Vault\n` },
     /^depot release: plugin\.yml: depend: Invalid input: expected array, received string; fix the file/,
@@ -175,16 +190,23 @@ for (const [name, files, message] of HOSTILE)
     assert.equal(await snapshotFiles(ctx.workspace.dataDir), before);
   });
 
-refused('the refusal as the publishing API asks for it: JSON naming serverSoftware (its 400)', async () => {
-  const jar = join(ctx.workspace.dir, 'Api.jar');
-  await writeFile(jar, makePluginJar({ files: { 'plugin.yml': PLUGIN_YML } }));
-  const args = ['release', jar, '--version', '2.1.0', '--java', '21', '--software', 'Folia'];
-  const result = await runDepot(args, ctx.workspace, { DEPOT_REFUSALS: 'json' });
-  assert.is(result.code, 1);
-  const { refused: message, refusal } = JSON.parse(result.stderr.trim()) as { refused: string; refusal: unknown };
-  assert.match(message, /^--software Folia: plugin\.yml lacks "folia-supported: true"/);
-  assert.equal(refusal, { kind: 'field', field: 'serverSoftware' });
-});
+refused(
+  'the refusal as the publishing API gets it from the release: its message and serverSoftware (its 400)',
+  async () => {
+    const jar = join(ctx.workspace.dir, 'Api.jar');
+    await writeFile(jar, makePluginJar({ files: { 'plugin.yml': PLUGIN_YML } }));
+    const request = { file: jar, version: '2.1.0', java: '21' as const, software: ['Folia' as const] };
+    const before = await snapshotFiles(ctx.workspace.dataDir);
+    const error = await releaseJar(request, ctx.workspace, new Date(), SILENT).then(
+      () => assert.unreachable('released'),
+      (refused: unknown) => refused,
+    );
+    assert.instance(error, RefusedError);
+    assert.match((error as RefusedError).message, /^--software Folia: plugin\.yml lacks "folia-supported: true"/);
+    assert.equal((error as RefusedError).refusal, { kind: 'field', field: 'serverSoftware' });
+    assert.equal(await snapshotFiles(ctx.workspace.dataDir), before);
+  },
+);
 
 /** A truthful JAR for each descriptor kind, and what its record stores. */
 const TRUTHFUL: [string, Record<string, string>, string, Record<string, unknown>][] = [

@@ -2,9 +2,9 @@ import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { stringify } from 'yaml';
-import { checkDescriptors } from '../build/cli/release-descriptors.ts';
+import { checkDescriptors } from '../build/changes/descriptors.ts';
 import { makePluginJar } from '../build/plugin-jar.ts';
-import { RefusedError } from '../build/cli/refused.ts';
+import { RefusedError } from '../build/changes/refused.ts';
 import { PluginVersionRecord } from '../server/versions/schema.ts';
 import { SERVER_SOFTWARE, type ServerSoftware } from '../server/versions/software.ts';
 

@@ -469,7 +469,10 @@ export async function spawnOrigin(
 /** A copy of the demo data served by a spawned origin, with a publishing token of alice's made as an operator makes one. */
 export async function startPublishing(): Promise<{ workspace: Workspace; origin: OriginProcess; token: string }> {
   const workspace = await makeWorkspace();
-  const added = await runDepot(['token', 'add', 'alice', '--name', 'ci'], workspace);
+  const added = await runDepot(
+    ['token', 'add', 'alice', '--name', 'ci', '--scopes', 'publish,edit,withdraw', '--any-version'],
+    workspace,
+  );
   assert.is(added.code, 0, added.stderr);
   const token = (JSON.parse(added.stdout) as { token: string }).token;
   return { workspace, origin: await spawnOrigin(workspace), token };
@@ -580,11 +583,15 @@ export async function startNginx(
   };
 }
 
-/** Polls `condition` every 50 ms until it holds; fails the test after `ms`. */
-export async function until(condition: () => boolean | Promise<boolean>, what: string, ms = 15_000): Promise<void> {
+/** Polls `condition` every 50 ms until it holds; fails the test after `ms`, saying `what` (computed then, when a function). */
+export async function until(
+  condition: () => boolean | Promise<boolean>,
+  what: string | (() => string),
+  ms = 15_000,
+): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await condition())) {
-    if (Date.now() > deadline) assert.unreachable(`${what}: not within ${ms} ms`);
+    if (Date.now() > deadline) assert.unreachable(`${typeof what === 'function' ? what() : what}: not within ${ms} ms`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }

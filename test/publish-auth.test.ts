@@ -115,7 +115,7 @@ function publisherSuite(name: string, openBackend: (workspace: Workspace) => Pro
     assert.match(added.token, /^dpp_[A-Za-z0-9_-]{43}$/);
     const ok = await publish(ctx.app.url, bearer(added.token));
     assert.is(ok.status, 200, ok.body.toString());
-    assert.equal(body(ok), { username: 'alice', tokenId: added.id });
+    assert.equal(body(ok), { username: 'alice', tokenId: added.id, scopes: ['publish'], anyVersion: false });
 
     const revoked = await depot(workspace, backend.env, ['token', 'add', 'alice', '--expires', 'never']);
     assert.is((await publish(ctx.app.url, bearer(revoked.token))).status, 200);

@@ -55,7 +55,10 @@ async function patch(id: string, changes: unknown, headers: Record<string, strin
 const published = suite('POST and PATCH /api/plugin-versions with a publishing token');
 published.before(async () => {
   ctx.workspace = await makeWorkspace();
-  const added = await runDepot(['token', 'add', 'alice', '--name', 'ci'], ctx.workspace);
+  const added = await runDepot(
+    ['token', 'add', 'alice', '--name', 'ci', '--scopes', 'publish,edit,withdraw', '--any-version'],
+    ctx.workspace,
+  );
   assert.is(added.code, 0, added.stderr);
   ({ token: ctx.token, id: ctx.tokenId } = JSON.parse(added.stdout) as { token: string; id: string });
   ctx.origin = await spawnOrigin(ctx.workspace);
@@ -344,7 +347,7 @@ limited('failed authentications count like any request; publishes do not', async
 const deployed = suite('AFTER_SWAP on a publish');
 deployed.before(async () => {
   ctx.workspace = await makeWorkspace();
-  const added = await runDepot(['token', 'add', 'carol'], ctx.workspace);
+  const added = await runDepot(['token', 'add', 'carol', '--scopes', 'publish,edit'], ctx.workspace);
   ({ token: ctx.token } = JSON.parse(added.stdout) as { token: string });
   const marker = join(ctx.workspace.dir, 'deployed.txt');
   // Fails on the second run: the answer says so.

@@ -21,7 +21,7 @@ import {
 
 // Issue 30 item 5: a kill -9 during an upload or a build leaves data/ as it was or with the version
 // complete, never half. The origin is server/main.ts in a process group of its own, as systemd runs
-// it; its `depot release` child (server/publish/run-depot.ts, not detached) is in that group, so
+// it; its build worker (server/publish/build-worker.ts, forked, not detached) is in that group, so
 // killing the group kills both, as a machine's crash or `systemctl kill -s KILL` would.
 
 const MiB = 1024 * 1024;

@@ -38,7 +38,11 @@ if (REDIS)
     const env = { REDIS_URL: redis.url };
     const origins: OriginProcess[] = [];
     try {
-      const added = await runDepot(['token', 'add', 'alice', '--name', 'ci'], workspace, env);
+      const added = await runDepot(
+        ['token', 'add', 'alice', '--name', 'ci', '--scopes', 'publish,edit,withdraw', '--any-version'],
+        workspace,
+        env,
+      );
       assert.is(added.code, 0, added.stderr);
       const { id, token } = JSON.parse(added.stdout) as { id: string; token: string };
       // The token is on Redis, not in STORAGE_DIR's files: neither origin could read it otherwise.

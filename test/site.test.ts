@@ -304,9 +304,12 @@ else {
       await page.getByLabel('Width in px').fill('600');
       await page.getByLabel("Your server's id").fill('4f9c2a7e-1b2d-4c3e-8f90-a1b2c3d4e5f6');
       const chart = page.locator('#cp-chart');
+      // The form redraws 300 ms after the last input: under load the chart can be redrawn between two
+      // fills, before the id is typed, so wait for the embed code to carry the id as well.
       await page.waitForFunction(() => {
         const img = document.getElementById('cp-chart') as HTMLImageElement;
-        return img.src.includes('days=30') && img.complete && img.naturalWidth === 600;
+        const embed = document.getElementById('cp-svg')?.textContent ?? '';
+        return img.src.includes('days=30') && img.complete && img.naturalWidth === 600 && embed.includes('4f9c2a7e');
       });
       const src = (await chart.getAttribute('src'))!;
       assert.is(src, '/api/charts/example?days=30&width=600&theme=dark');
@@ -322,7 +325,9 @@ else {
       // theme=auto carries both palettes in one SVG; a transparent background leaves the page showing.
       await page.getByLabel('auto').check();
       await page.getByLabel('transparent').check();
-      await page.waitForFunction(() => (document.getElementById('cp-chart') as HTMLImageElement).src.includes('auto'));
+      await page.waitForFunction(() =>
+        (document.getElementById('cp-chart') as HTMLImageElement).src.includes('background=transparent'),
+      );
       const auto = (await chart.getAttribute('src'))!;
       assert.is(auto, '/api/charts/example?days=30&width=600&theme=auto&background=transparent');
       assert.match(await (await fetch(url(auto))).text(), /@media \(prefers-color-scheme: ?dark\)/);

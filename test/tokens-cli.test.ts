@@ -27,7 +27,8 @@ const snapshot = async () => ({
 test('add prints the token once; list shows it without the token; revoke removes it', async () => {
   const before = Date.now();
   const added = await depot(['token', 'add', 'alice', '--name', 'ci', '--by', 'bob']);
-  assert.equal(Object.keys(added), ['id', 'username', 'name', 'expiresAt', 'token']);
+  assert.equal(Object.keys(added), ['id', 'username', 'name', 'expiresAt', 'scopes', 'anyVersion', 'token']);
+  assert.equal([added.scopes, added.anyVersion], [['publish'], false], 'POST only, its own versions, by default');
   assert.match(added.id, /^tok_[0-9a-f]{12}$/);
   assert.match(added.token, /^dpp_[A-Za-z0-9_-]{43}$/);
   assert.is(added.username, 'alice');
@@ -48,7 +49,7 @@ test('add prints the token once; list shows it without the token; revoke removes
   const { tokens } = JSON.parse(listed.stdout);
   assert.equal(
     tokens.map((t: Record<string, unknown>) => Object.keys(t)),
-    Array(3).fill(['id', 'username', 'name', 'createdAt', 'expiresAt', 'lastUsedAt']),
+    Array(3).fill(['id', 'username', 'name', 'createdAt', 'expiresAt', 'lastUsedAt', 'scopes', 'anyVersion']),
   );
   assert.equal(
     tokens.map((t: { id: string; username: string; lastUsedAt: null }) => [t.id, t.username, t.lastUsedAt]),
@@ -95,6 +96,13 @@ const REFUSALS: [string[], RegExp][] = [
   [['token', 'add', 'alice', '--name', 'a\u202eb'], /^depot token: --name: /],
   [['token', 'add', 'alice', '--by', ''], /^depot token: --by: must be 1 to 64 characters$/],
   [['token', 'add', 'alice', '--scope', 'x'], /^depot token: Unknown option '--scope'/],
+  // Issue 41: --scopes, hostile: refused in one line that never repeats what was typed.
+  ...[']]>]]>', '$var', 'publish,\u0007edit', 'publish\u202e', 'publish,,edit', '', 'x'.repeat(100_000)].map(
+    (scopes): [string[], RegExp] => [
+      ['token', 'add', 'alice', '--scopes', scopes],
+      /^depot token: --scopes: must be a comma list of publish, edit, withdraw, e\.g\. --scopes publish,edit$/,
+    ],
+  ),
   [
     ['token', 'revoke', 'tok_0123456789ab'],
     /^depot token: no token with id tok_0123456789ab; see them with: depot token list$/,

@@ -116,7 +116,8 @@ for (const [kind, dead] of CASES) {
             sent.push((await store.enqueue(hook.id, { event: 'ping', webhookId: hook.id }, Date.now())).id);
         await until(
           () => live.every((r) => r.succeeded.length === LIVE_DELIVERIES),
-          `every live delivery arrived (${live.map((r) => r.succeeded.length).join(' and ')} of ${LIVE_DELIVERIES})`,
+          () =>
+            `every live delivery arrived (${live.map((r) => r.succeeded.length).join(' and ')} of ${LIVE_DELIVERIES})`,
           PROMPTLY_MS,
         );
         const waited = Date.now() - startedAt;
@@ -129,7 +130,18 @@ for (const [kind, dead] of CASES) {
         // The dead receiver's deliveries are all still in the outbox, waiting for their retries.
         const { pending, finished } = await store.deliveries(deadHook!.id);
         assert.equal([pending.length, finished.length], [DEAD_BACKLOG, 0]);
-        for (const hook of liveHooks) assert.is((await store.deliveries(hook.id)).pending.length, 0);
+        // A receiver has its request before the origin writes the outcome: each live delivery leaves
+        // the outbox just after it arrived (under load, after this test looked: once in a full run).
+        const livePending = async () =>
+          (await Promise.all(liveHooks.map(async (hook) => (await store.deliveries(hook.id)).pending.length))).reduce(
+            (sum, n) => sum + n,
+          );
+        await until(async () => (await livePending()) === 0, 'the live deliveries leave the outbox');
+        assert.is(
+          live[0]!.succeeded.length + live[1]!.succeeded.length,
+          2 * LIVE_DELIVERIES,
+          'and none was sent twice',
+        );
       } finally {
         await origin?.close();
         if (state.redis) await state.redis.quit();

@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { enqueueWebhooks } from '../build/cli/announce.ts';
+import { enqueueWebhooks } from '../build/changes/announce.ts';
 import type { RunningOrigin } from '../server/origin.ts';
 import { createCatalog, loadCatalog, versionsDir } from '../server/versions/catalog.ts';
 import { presentVersion } from '../server/versions/present.ts';

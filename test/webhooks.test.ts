@@ -360,16 +360,19 @@ retries(
     );
     assert.is(retryCtx.json.received.length, 0);
 
+    const warnings: string[] = [];
     retryCtx.origin = await startTestOrigin(workspace, {
       storage: undefined,
       storageDir: workspace.storageDir,
+      warn: (line) => warnings.push(line),
       publicUrl: 'https://depot.example.org',
       webhookRetryBaseMs: 300,
       webhookTimeoutMs: 1000,
     });
     await until(
       () => retryCtx.json.succeeded.length === 1 && retryCtx.discord.succeeded.length === 1,
-      'both delivered',
+      () =>
+        `both delivered (the JSON receiver had ${retryCtx.json.received.length} requests and ${retryCtx.json.succeeded.length} answered 2xx, Discord's ${retryCtx.discord.received.length} and ${retryCtx.discord.succeeded.length}; the origin warned: ${warnings.join(' | ') || 'nothing'})`,
     );
     const attempts = retryCtx.json.received;
     assert.is(attempts.length, 3, 'one request per attempt: 503, the hang, 200');

@@ -13,9 +13,9 @@ import { createCatalog, loadUsers, type Catalog } from '../../server/versions/ca
 import { UserProfile, UserProfiles } from '../../server/versions/schema.ts';
 import { runBuild } from '../build.ts';
 import { writeFileAtomic } from '../../server/write-atomic.ts';
-import { actorOf, auditChange, recordQuietly } from './audit.ts';
-import { RefusedError } from './refused.ts';
-import { withState } from './state.ts';
+import { actorOf, auditChange, recordQuietly } from '../changes/audit.ts';
+import { RefusedError } from '../changes/refused.ts';
+import { withState } from '../changes/state.ts';
 import { freeTextProblem } from '../../server/free-text.ts';
 
 /**

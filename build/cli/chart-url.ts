@@ -3,8 +3,8 @@ import { ServerId } from '../../server/charts/schema.ts';
 import { serverStore } from '../../server/charts/servers.ts';
 import { ChartUrlBody, chartUrlKeys, mintChartUrl } from '../../server/charts/signed-url.ts';
 import type { Config } from '../../server/config.ts';
-import { RefusedError } from './refused.ts';
-import { withState } from './state.ts';
+import { RefusedError } from '../changes/refused.ts';
+import { withState } from '../changes/state.ts';
 
 const NUMBERS = ['days', 'width', 'height'] as const;
 

@@ -10,8 +10,8 @@ import { currentTreeDir, openTree } from '../../server/tree/open.ts';
 import { countedOf, type Counted, type Download } from '../../server/downloads/counted.ts';
 import { downloadStore, isCountable, SEEN_DAYS } from '../../server/downloads/store.ts';
 import type { Catalog } from '../../server/versions/catalog.ts';
-import { RefusedError } from './refused.ts';
-import { withState } from './state.ts';
+import { RefusedError } from '../changes/refused.ts';
+import { withState } from '../changes/state.ts';
 
 /** Why a download read from a log is left out (the tally it goes to), or null when it counts. */
 function notCountable({ day, versionId, software }: Download, catalog: Catalog, today: number) {

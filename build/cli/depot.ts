@@ -2,11 +2,11 @@ import { readConfig, type Config } from '../../server/config.ts';
 import { DataError } from '../../server/data-files.ts';
 import { sweepLeftovers } from '../../server/sweep-leftovers.ts';
 import { BuildLockTimeoutError } from '../build-lock.ts';
-import { RefusedError } from './refused.ts';
+import { RefusedError } from '../changes/refused.ts';
 
 // Each command imports what it runs when it runs: the release's build loads the whole app (about
 // 250 modules), which `depot help` or `stats add` should not wait for.
-const release = () => import('./release.ts');
+const release = () => Promise.all([import('./release.ts'), import('../changes/release.ts')]);
 const accounts = () => import('./accounts.ts');
 const userAdmin = () => import('./user-admin.ts');
 const serverAdmin = () => import('./server-admin.ts');
@@ -15,7 +15,7 @@ const webhooks = () => import('./webhooks.ts');
 const counts = () => import('./counts.ts');
 const chartUrls = () => import('./chart-url.ts');
 const audit = () => import('./audit.ts');
-const lifecycle = () => import('./lifecycle.ts');
+const lifecycle = () => import('./revise.ts');
 const tokens = () => import('./tokens.ts');
 const publish = () => import('./publish.ts');
 const staticExport = () => import('../static-export.ts');
@@ -35,7 +35,7 @@ const USAGE = `usage: npm run depot -- <command>
   migrate [--to redis://host:6379]      (STORAGE_DIR's servers, tokens and samples into Redis)
   webhook add <url> [--format json|discord] [--events release,withdraw] [--owner <username>] [--by alice]
   webhook list | webhook remove <id> [--by alice] | webhook test <id>
-  token add <username> [--name ci] [--expires 90d|never] [--by alice]   (a publishing token, printed once; expires in 90d unless told)
+  token add <username> [--name ci] [--expires 90d|never] [--scopes publish,edit,withdraw] [--any-version] [--by alice]   (a publishing token, printed once; publish only and 90d unless told)
   token list | token revoke <id> [--by alice]
   audit [--since 7d] [--target <id>]    (the changes made, one JSON line each, newest last; --by defaults to the OS user)
   counts import <access.log>             (JAR downloads nginx served, from its log, into the download counts)
@@ -60,7 +60,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     switch (command) {
       case 'release': {
-        const { parseReleaseArgs, releaseJar } = await release();
+        const [{ parseReleaseArgs }, { releaseJar }] = await release();
         return print(await releaseJar(parseReleaseArgs(args), config, new Date()));
       }
       case 'withdraw':
@@ -130,10 +130,7 @@ function printRefusal(command: string | undefined, error: unknown): number {
     error instanceof BuildLockTimeoutError ||
     String((error as NodeJS.ErrnoException).code).startsWith('ERR_PARSE_ARGS')
   ) {
-    // The publishing API runs this CLI and answers its refusals: it asks for them as JSON.
-    if (process.env.DEPOT_REFUSALS === 'json')
-      console.error(JSON.stringify({ refused: (error as Error).message, refusal: (error as RefusedError).refusal }));
-    else console.error(`depot ${command}: ${(error as Error).message}`);
+    console.error(`depot ${command}: ${(error as Error).message}`);
     return 1;
   }
   throw error;

@@ -11,8 +11,8 @@ import { CACHE_PREFIX, createFileStorage, redisKey, type Storage } from '../../s
 import { TokenRecord } from '../../server/users.ts';
 import { PublishTokenRecord } from '../../server/publish-tokens/schema.ts';
 import { Delivery, WebhookRecord } from '../../server/webhooks/schema.ts';
-import { RefusedError } from './refused.ts';
-import { withState } from './state.ts';
+import { RefusedError } from '../changes/refused.ts';
+import { withState } from '../changes/state.ts';
 
 /** What the embedded store holds that Redis must get; caches (charts, brand images) fill again by themselves. */
 const KINDS: {

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { jsonOrUndefined } from '../../server/data-files.ts';
 import { escapeForbidden } from '../../server/free-text.ts';
 import { PublishMetadata } from '../../server/publish/metadata.ts';
-import { RefusedError } from './refused.ts';
+import { RefusedError } from '../changes/refused.ts';
 
 // Issue 30 item 6: `depot publish` releases through a depot's HTTP API from any machine with the
 // repository (a CI runner, a laptop): no data/, no configuration, no build lock; the depot checks

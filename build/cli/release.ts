@@ -1,40 +1,12 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, readFile } from 'node:fs/promises';
-import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { describeIssues } from '../../server/describe-issues.ts';
-import { DataError } from '../../server/data-files.ts';
-import { createCatalog, jarsDir, readChangelog, versionsDir, type Catalog } from '../../server/versions/catalog.ts';
-import { catalogVersion, jarDigests, type JarDigests } from '../../server/versions/catalog-version.ts';
-import { inspectJar } from '../../server/versions/jar.ts';
-import {
-  CHANGELOG_MAX_BYTES,
-  Channel,
-  ChangelogMarkdown,
-  JavaVersion,
-  PluginVersionRecord,
-  SemVer,
-  ServerSoftwareName,
-} from '../../server/versions/schema.ts';
-import { runBuild } from '../build.ts';
-import { commitVersionChange } from '../version-commit.ts';
 import { Actor } from '../../server/audit/schema.ts';
-import { PublishTokenId } from '../../server/publish-tokens/schema.ts';
-import { actorOf, auditChange } from './audit.ts';
-import { RefusedError } from './refused.ts';
-import { checkDescriptors, type DescriptorFields } from './release-descriptors.ts';
-import { checkJava } from './release-java.ts';
-import { enqueueWebhooks } from './announce.ts';
-import { presentVersion } from '../../server/versions/present.ts';
-import { highestMinecraft, type MinecraftRange } from '../../server/versions/minecraft.ts';
-import { acceptChangelog } from '../../server/versions/changelog.ts';
-import { describeCharacter, escapeForbidden, forbiddenCharacter, shownLine } from '../../server/free-text.ts';
+import type { ReleaseRequest } from '../../server/publish/change-requests.ts';
 import { MinecraftOption, ProxyOption } from '../../server/publish/metadata.ts';
+import { Channel, JavaVersion, SemVer, ServerSoftwareName } from '../../server/versions/schema.ts';
+import { RefusedError } from '../changes/refused.ts';
 
-// Also the HTTP API's metadata fields (issue 30): defined beside it, since server/ never imports build/.
-export { MinecraftOption, ProxyOption };
-
+/** `depot release`'s flags, checked, as the release's typed request (build/changes/release.ts). */
 const ReleaseOptions = z.object({
   file: z.string({
     error: 'missing the JAR file: depot release <file.jar> --version X.Y.Z --java 21 --software PaperMC',
@@ -59,27 +31,11 @@ const ReleaseOptions = z.object({
   changelog: z.string().min(1).optional(),
   /** Absent: a release. */
   channel: Channel.optional(),
-  /** The name the JAR is stored and served under (the publishing API passes its upload's); absent, the file's own. */
-  fileName: z.string().min(1).optional(),
-  /** The publishing token the release came with (the API): the audit log names it beside its user. */
-  tokenId: PublishTokenId.optional(),
   /** `--no-descriptor-check` (issue 31): release even when the JAR's descriptors do not back --software. */
   noDescriptorCheck: z.boolean().optional(),
-  /** `--metadata`: asked through the publishing API, whose refusals name its metadata's fields. */
-  metadata: z.boolean().optional(),
 });
-export type ReleaseOptions = z.output<typeof ReleaseOptions>;
 
-/** What a release takes: the CLI's options, or the HTTP API's upload and metadata (issue 30), which go the same way. */
-export type ReleaseInput = Omit<ReleaseOptions, 'changelog'> & {
-  /** `--changelog`'s Markdown file, or the Markdown itself (the API's metadata). */
-  changelog?: string | { markdown: string };
-};
-
-/** Said on stderr once a change's record is in data/ (then its delta tree is swapped in): `<line> <id>`. */
-export const WRITTEN_LINE = '[depot] record written:';
-
-export function parseReleaseArgs(args: string[]): ReleaseOptions {
+export function parseReleaseArgs(args: string[]): ReleaseRequest {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
@@ -92,14 +48,11 @@ export function parseReleaseArgs(args: string[]): ReleaseOptions {
       by: { type: 'string' },
       changelog: { type: 'string' },
       channel: { type: 'string' },
-      'file-name': { type: 'string' },
-      'token-id': { type: 'string' },
       'no-descriptor-check': { type: 'boolean' },
-      metadata: { type: 'boolean' },
     },
   });
-  const { 'file-name': fileName, 'token-id': tokenId, 'no-descriptor-check': noDescriptorCheck, ...rest } = values;
-  const parsed = ReleaseOptions.safeParse({ ...rest, fileName, tokenId, noDescriptorCheck, file: positionals[0] });
+  const { 'no-descriptor-check': noDescriptorCheck, ...rest } = values;
+  const parsed = ReleaseOptions.safeParse({ ...rest, noDescriptorCheck, file: positionals[0] });
   if (!parsed.success) throw optionsRefused(parsed.error.issues, 'file');
   return parsed.data;
 }
@@ -111,212 +64,4 @@ export function optionsRefused(issues: readonly z.core.$ZodIssue[], positional: 
     return option === positional ? issue.message : `--${option}: ${issue.message}`;
   });
   return new RefusedError(reasons.join('; '));
-}
-
-/**
- * `--changelog <file>`: checked as the build checks data/versions/<id>.md, then rendered once within
- * the render limits (acceptChangelog), all before anything is written.
- */
-export async function readChangelogOption(file: string): Promise<string> {
-  const markdown = await readChangelog(file).catch((error: NodeJS.ErrnoException) => {
-    if (error instanceof DataError) throw new RefusedError(`--changelog: ${escapeForbidden(error.message)}`, CHANGELOG);
-    throw new RefusedError(`--changelog: cannot read ${shownLine(file)}: ${error.code ?? error.message}`, CHANGELOG);
-  });
-  const problem = acceptChangelog(markdown, cpuMilliseconds);
-  if (problem) throw new RefusedError(`--changelog: ${shownLine(file)}: ${problem}`, CHANGELOG);
-  return markdown;
-}
-
-const CHANGELOG = { kind: 'field', field: 'changelog' } as const;
-
-/**
- * The API's `changelog`: what a --changelog file is checked for (readChangelog, then
- * acceptChangelog), on the text itself.
- */
-export function acceptChangelogText(markdown: string): string {
-  const refuse = (problem: string) => new RefusedError(`changelog: ${escapeForbidden(problem)}`, CHANGELOG);
-  // A JSON string can hold a lone surrogate, which no UTF-8 file can.
-  if (Buffer.from(markdown, 'utf8').toString('utf8') !== markdown) throw refuse('not valid UTF-8');
-  const size = Buffer.byteLength(markdown);
-  if (size > CHANGELOG_MAX_BYTES) throw refuse(`${size} bytes; a changelog holds at most ${CHANGELOG_MAX_BYTES} bytes`);
-  const parsed = ChangelogMarkdown.safeParse(markdown);
-  if (!parsed.success) throw refuse(parsed.error.issues.map((issue) => issue.message).join('; '));
-  const problem = acceptChangelog(markdown, cpuMilliseconds);
-  if (problem) throw refuse(problem);
-  return markdown;
-}
-
-function releaseChangelog(changelog: ReleaseInput['changelog']): Promise<string | undefined> | string | undefined {
-  if (changelog === undefined) return undefined;
-  return typeof changelog === 'string' ? readChangelogOption(changelog) : acceptChangelogText(changelog.markdown);
-}
-
-/** This process's CPU time: a render's cost, whatever else the machine runs meanwhile. */
-function cpuMilliseconds(): number {
-  const { user, system } = process.cpuUsage();
-  return (user + system) / 1000;
-}
-
-/**
- * Adds a JAR, its changelog and its record to data/ and rebuilds. The record is the commit point
- * (commitVersionChange): a kill leaves data/ as it was or with the version whole.
- */
-export async function releaseJar(
-  options: ReleaseInput,
-  dirs: {
-    dataDir: string;
-    distDir: string;
-    buildCacheDir?: string;
-    site?: boolean;
-    storageDir?: string;
-    redisUrl?: string | undefined;
-  },
-  now: Date,
-) {
-  const jar = await readReleaseJar(options.file, options.fileName);
-  const java = checkJava(jar.bytes, options.java, { jar: jar.shown, fix: 'compile', metadata: options.metadata });
-  const declared = checkDescriptors(jar.bytes, options.software, options.noDescriptorCheck === true, (line) =>
-    console.error(line),
-  );
-  const changelog = await releaseChangelog(options.changelog);
-  let released: { record: PluginVersionRecord; told: number } | undefined;
-  // Checked and written under the build lock, against data/ as the build loads it: two releases of
-  // the same JAR at once cannot both pass the duplicate check, and data/ is read once.
-  const change = async (catalog: Catalog): Promise<Catalog> => {
-    const record = newRecord({ ...options, ...java }, catalog, jar, now, declared);
-    // As loadCatalog makes it (sha512 included): the tree's catalog.json and its answers carry it.
-    const next = createCatalog(
-      [...catalog.versions, catalogVersion(record, jar.sha512, changelog)],
-      [...catalog.users.values()],
-    );
-    // Announcements first: sent once the version is served, they are never lost to a crash after its record.
-    const announced = dirs.storageDir
-      ? await enqueueWebhooks(
-          { storageDir: dirs.storageDir, redisUrl: dirs.redisUrl },
-          { event: 'release', version: presentVersion(next, next.byId.get(record.id)!, true) },
-          now.getTime(),
-        )
-      : { told: 0, cancel: async () => {} };
-    try {
-      await mkdir(jarsDir(dirs.dataDir), { recursive: true });
-      await mkdir(versionsDir(dirs.dataDir), { recursive: true });
-      const recordText = `${JSON.stringify(record, null, 2)}\n`;
-      await commitVersionChange(dirs.dataDir, { id: record.id, recordText, jar: jar.bytes, changelog });
-    } catch (error) {
-      await announced.cancel();
-      throw error;
-    }
-    released = { record, told: announced.told };
-    // The publishing API waits for this line, then for its origin to serve the id.
-    console.error(`${WRITTEN_LINE} ${record.id}`);
-    return next;
-  };
-  await runBuild({ ...dirs, cacheDir: dirs.buildCacheDir, change, log: (line) => console.error(line) });
-  const { record, told } = released!;
-  if (told > 0)
-    console.error(
-      `[webhooks] ${told} deliveries written to the outbox, sent by the origins once they serve ${record.id}`,
-    );
-  if (dirs.storageDir) {
-    const { id, createdAt: _createdAt, updatedAt: _updatedAt, ...changes } = record;
-    const state = { storageDir: dirs.storageDir, redisUrl: dirs.redisUrl };
-    await auditChange(state, { action: 'release', target: id, actor: actorOf(options.by, options.tokenId), changes });
-  }
-  return record;
-}
-
-type ReleaseJar = { shown: string; name: string; bytes: Uint8Array } & JarDigests;
-
-/**
- * The JAR of a release, read and checked before anything is written: its name (the character
- * rule), its bytes (a plugin JAR) and their digests. `shown` names it in refusals: an upload's
- * temporary path means nothing to its sender, its file name does.
- */
-async function readReleaseJar(path: string, fileName?: string): Promise<ReleaseJar> {
-  const shown = shownLine(fileName ?? path);
-  // The name is served in Content-Disposition, feeds, pages and nginx.conf, and written to logs:
-  // refuse it (the character rule) before reading anything.
-  const name = fileName ?? basename(path);
-  const forbidden = forbiddenCharacter(name);
-  if (forbidden !== undefined || name.includes(']]>')) {
-    const what = forbidden === undefined ? '"]]>"' : describeCharacter(forbidden);
-    throw new RefusedError(`the JAR's file name ${shownLine(name)} contains ${what}; rename the file`, {
-      kind: 'field',
-      field: 'fileName',
-    });
-  }
-  const bytes = await readFile(path).catch((error: NodeJS.ErrnoException) => {
-    throw new RefusedError(`cannot read ${shown}: ${error.code ?? error.message}`);
-  });
-  try {
-    inspectJar(bytes);
-  } catch (error) {
-    throw new RefusedError(`${shown} is ${(error as Error).message}`, { kind: 'not-a-jar' });
-  }
-  return { shown, name, bytes, ...jarDigests(bytes) };
-}
-
-/** The record of a release, refused when data/ already has the same bytes or the same version, Java and softwares. */
-function newRecord(
-  options: ReleaseInput & { java: NonNullable<ReleaseInput['java']>; classFileVersion?: number },
-  catalog: Catalog,
-  jar: ReleaseJar,
-  now: Date,
-  declared: DescriptorFields,
-): PluginVersionRecord {
-  const { shown, bytes, sha256 } = jar;
-  const sameBytes = catalog.versions.find((v) => v.sha256 === sha256);
-  if (sameBytes)
-    throw new RefusedError(`${shown} is already released as ${sameBytes.id} (same sha256)`, {
-      kind: 'duplicate',
-      existingId: sameBytes.id,
-    });
-  const sameRelease = catalog.versions.find(
-    (v) =>
-      v.pluginVersion === options.version &&
-      v.javaVersion === options.java &&
-      [...v.serverSoftware].sort().join() === [...options.software].sort().join(),
-  );
-  if (sameRelease) {
-    throw new RefusedError(
-      `version ${options.version} for Java ${options.java} and ${options.software.join(', ')} is already released as ${sameRelease.id}`,
-      { kind: 'duplicate', existingId: sameRelease.id },
-    );
-  }
-  const at = now.toISOString();
-  const parsed = PluginVersionRecord.safeParse({
-    id: `plugin-${now.getTime()}-${randomBytes(6).toString('hex')}`,
-    serverSoftware: options.software,
-    pluginVersion: options.version,
-    javaVersion: options.java,
-    ...(options.classFileVersion === undefined ? {} : { classFileVersion: options.classFileVersion }),
-    ...minecraftFields(options.minecraft),
-    proxyVersion: options.proxy ?? null,
-    fileName: jar.name,
-    fileSize: bytes.length,
-    sha256,
-    createdAt: at,
-    updatedAt: at,
-    createdBy: options.by ?? 'operator',
-    channel: options.channel ?? 'release',
-    ...declared,
-  });
-  if (!parsed.success)
-    throw new RefusedError(`cannot release ${shown}: ${describeIssues(parsed.error.issues)}`, {
-      kind: 'field',
-      field: String(parsed.error.issues[0]!.path[0] ?? 'fileName'),
-    });
-  return parsed.data;
-}
-
-/**
- * Issue 15: one version stays SPEC's `minecraftVersion` alone, as before; a range or list adds
- * `minecraftVersions`, and `minecraftVersion` holds its highest version for clients reading only SPEC's field.
- */
-export function minecraftFields(ranges: MinecraftRange[] | string | undefined) {
-  if (ranges === undefined) return {};
-  if (typeof ranges === 'string') return { minecraftVersion: ranges };
-  const [only] = ranges;
-  if (ranges.length === 1 && only!.from === only!.to) return { minecraftVersion: only!.from };
-  return { minecraftVersion: highestMinecraft(ranges), minecraftVersions: ranges };
 }

@@ -6,9 +6,9 @@ import type { Config } from '../../server/config.ts';
 import { hashSecret, newSecret } from '../../server/http/auth.ts';
 import type { StateStore } from '../../server/storage.ts';
 import { loadUsers } from '../../server/versions/catalog.ts';
-import { actorOf, recordQuietly } from './audit.ts';
-import { RefusedError } from './refused.ts';
-import { withState } from './state.ts';
+import { actorOf, recordQuietly } from '../changes/audit.ts';
+import { RefusedError } from '../changes/refused.ts';
+import { withState } from '../changes/state.ts';
 
 /** What `server list` shows of a server: never its ingest key or the key's digest. */
 async function shownServer(state: StateStore, server: ServerRecord) {

@@ -1,21 +1,30 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { z } from 'zod';
 import type { Config } from '../../server/config.ts';
 import { DAY, parseDuration } from '../../server/duration.ts';
 import { hashSecret, newSecret } from '../../server/http/auth.ts';
-import { PublishTokenId, PublishTokenName, type PublishTokenRecord } from '../../server/publish-tokens/schema.ts';
+import {
+  PUBLISH_SCOPES,
+  PublishScope,
+  PublishTokenId,
+  PublishTokenName,
+  scopesOf,
+  type PublishTokenRecord,
+} from '../../server/publish-tokens/schema.ts';
 import { publishTokenStore } from '../../server/publish-tokens/store.ts';
-import { actorOf, recordQuietly } from './audit.ts';
-import { RefusedError } from './refused.ts';
+import { actorOf, recordQuietly } from '../changes/audit.ts';
+import { RefusedError } from '../changes/refused.ts';
 import { requireUser } from './accounts.ts';
-import { withState } from './state.ts';
+import { withState } from '../changes/state.ts';
 
 /** A token lives 90 days unless `--expires` says otherwise: a leaked CI secret stops working by itself. */
 const DEFAULT_EXPIRES = '90d';
 /** The longest `--expires` short of `never`: ten years. */
 const MAX_EXPIRES_MS = 3650 * DAY;
 
-const ADD_USAGE = 'depot token add <username> [--name ci] [--expires 90d|never] [--by alice]';
+const ADD_USAGE =
+  'depot token add <username> [--name ci] [--expires 90d|never] [--scopes publish,edit,withdraw] [--any-version] [--by alice]';
 
 /** `--expires`: a duration from now (90d by default), or `never`; null means no expiry. */
 function expiresAt(text: string, now: Date): string | null {
@@ -26,8 +35,30 @@ function expiresAt(text: string, now: Date): string | null {
   return new Date(now.getTime() + ms).toISOString();
 }
 
-/** What `token list` and `token revoke` show of a token: never the token or its digest. */
-const shown = ({ tokenHash: _digest, ...record }: PublishTokenRecord) => record;
+/** `--scopes`: a comma list of publish, edit and withdraw; `publish` (POST only) when absent. */
+function parseScopes(text: string | undefined): PublishScope[] {
+  if (text === undefined) return ['publish'];
+  const names = text.split(',').map((name) => name.trim());
+  const parsed = z.array(PublishScope).min(1).safeParse(names);
+  if (!parsed.success)
+    throw new RefusedError(
+      `--scopes: must be a comma list of ${PUBLISH_SCOPES.join(', ')}, e.g. --scopes publish,edit`,
+    );
+  return PUBLISH_SCOPES.filter((scope) => parsed.data.includes(scope));
+}
+
+/**
+ * What `token list` and `token revoke` show of a token: never the token or its digest; its scopes
+ * (a token made before scopes is said to keep what it could do).
+ */
+const shown = ({ tokenHash: _digest, scopes, anyVersion, ...record }: PublishTokenRecord) => ({
+  ...record,
+  scopes: scopesOf({ scopes }),
+  anyVersion: anyVersion === true,
+  ...(scopes === undefined
+    ? { scopesNote: "made before scopes: it keeps publish, edit and withdraw on its user's versions" }
+    : {}),
+});
 
 /**
  * `token add <username> [--name ci] [--expires 90d] [--by alice]`: a publishing token acting as
@@ -37,9 +68,17 @@ export async function addToken(args: string[], config: Config, now: Date) {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { name: { type: 'string' }, expires: { type: 'string' }, by: { type: 'string' } },
+    options: {
+      name: { type: 'string' },
+      expires: { type: 'string' },
+      scopes: { type: 'string' },
+      'any-version': { type: 'boolean' },
+      by: { type: 'string' },
+    },
   });
   const actor = actorOf(values.by);
+  const scopes = parseScopes(values.scopes);
+  const anyVersion = values['any-version'] === true;
   const [username, extra] = positionals;
   if (username === undefined) throw new RefusedError(`missing the username: ${ADD_USAGE}`);
   if (extra !== undefined) throw new RefusedError(`one username only: ${ADD_USAGE}`);
@@ -56,14 +95,16 @@ export async function addToken(args: string[], config: Config, now: Date) {
     expiresAt: expires,
     lastUsedAt: null,
     tokenHash: hashSecret(token),
+    scopes,
+    anyVersion,
   };
   await withState(config, async (state) => {
     await publishTokenStore(state.storage, state.redis).add(record);
     // The record names the token by its id, never by the token or its digest.
-    const changes = { username, name: record.name, expiresAt: expires };
+    const changes = { username, name: record.name, expiresAt: expires, scopes, anyVersion };
     await recordQuietly(state, { action: 'token add', target: record.id, actor, changes });
   });
-  return { id: record.id, username, name: record.name, expiresAt: expires, token };
+  return { id: record.id, username, name: record.name, expiresAt: expires, scopes, anyVersion, token };
 }
 
 /** `token list`: every publishing token, oldest first, with when it expires and was last used. */

@@ -10,10 +10,10 @@ import { UserProfiles } from '../../server/versions/schema.ts';
 import { webhookStore } from '../../server/webhooks/store.ts';
 import { writeFileAtomic } from '../../server/write-atomic.ts';
 import { runBuild } from '../build.ts';
-import { actorOf, auditChange } from './audit.ts';
-import { RefusedError } from './refused.ts';
+import { actorOf, auditChange } from '../changes/audit.ts';
+import { RefusedError } from '../changes/refused.ts';
 import { publishTokenStore } from '../../server/publish-tokens/store.ts';
-import { withState } from './state.ts';
+import { withState } from '../changes/state.ts';
 
 /** The servers and webhooks of the state store, by owner. */
 async function ownership(state: StateStore) {

@@ -15,9 +15,9 @@ import {
 import { requireUser } from './accounts.ts';
 import { shownWebhookUrl } from '../../server/webhooks/shown-url.ts';
 import { outboxKey, webhookStore } from '../../server/webhooks/store.ts';
-import { actorOf, recordQuietly } from './audit.ts';
-import { RefusedError } from './refused.ts';
-import { withState } from './state.ts';
+import { actorOf, recordQuietly } from '../changes/audit.ts';
+import { RefusedError } from '../changes/refused.ts';
+import { withState } from '../changes/state.ts';
 
 const AddOptions = z.object({
   url: WebhookUrl,

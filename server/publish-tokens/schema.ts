@@ -16,6 +16,14 @@ export const PublishTokenName = z
   .max(64, { error: 'must be 1 to 64 characters' })
   .superRefine(refuseForbiddenText());
 
+/**
+ * Issue 41: what a token may do, as crates.io's and npm's granular tokens say it: `publish` (POST a
+ * release), `edit` (PATCH what the JAR does not fix), `withdraw` (PATCH `withdrawn`, either way).
+ */
+export const PUBLISH_SCOPES = ['publish', 'edit', 'withdraw'] as const;
+export const PublishScope = z.enum(PUBLISH_SCOPES, { error: `must be one of ${PUBLISH_SCOPES.join(', ')}` });
+export type PublishScope = z.infer<typeof PublishScope>;
+
 /** A publishing token as stored: its sha256 digest only, never the token (DESIGN: secrets are stored hashed). */
 export const PublishTokenRecord = z.strictObject({
   id: PublishTokenId,
@@ -27,8 +35,17 @@ export const PublishTokenRecord = z.strictObject({
   expiresAt: z.iso.datetime().nullable(),
   lastUsedAt: z.iso.datetime().nullable(),
   tokenHash: z.string().regex(/^[0-9a-f]{64}$/),
+  /** Absent: a token made before scopes, which keeps what it could do (scopesOf). */
+  scopes: z.array(PublishScope).min(1).max(PUBLISH_SCOPES.length).optional(),
+  /** True: it changes any version; otherwise only those its user released. */
+  anyVersion: z.boolean().optional(),
 });
 export type PublishTokenRecord = z.infer<typeof PublishTokenRecord>;
+
+/** What a token may do: a token made before scopes keeps what it could, publish, edit and withdraw (on its user's versions). */
+export const scopesOf = (record: Pick<PublishTokenRecord, 'scopes'>): PublishScope[] => [
+  ...(record.scopes ?? PUBLISH_SCOPES),
+];
 
 /**
  * lastUsedAt is written at most this often per token: a write on every publishing request would

@@ -20,7 +20,9 @@ const UNAUTHORIZED: ZodOpenApiResponseObject = {
   headers: { 'WWW-Authenticate': { description: 'Bearer', schema: { type: 'string' } } },
 };
 const NOT_PUBLISHING: ZodOpenApiResponseObject = {
-  ...errorAnswer('This origin does not publish (PUBLISH=off): send it to the origin that holds data/'),
+  ...errorAnswer(
+    'This origin does not publish (PUBLISH=off): send it to the origin that holds data/; or it makes 16 changes already, its disk is full, or another build holds the build lock too long: try again after Retry-After',
+  ),
   headers: { 'Retry-After': { description: 'Seconds', schema: { type: 'string' } } },
 };
 const COMMON = {
@@ -85,6 +87,7 @@ const publish: ZodOpenApiOperationObject = {
     },
     '400': errorAnswer('Bad metadata (the error and `field` name it), a missing part, or a token in the URL'),
     '401': UNAUTHORIZED,
+    '403': errorAnswer('The token lacks the scope `publish` (`scope` names it)'),
     '409': errorAnswer(
       'Already released (`existingId` names the version with the same bytes or version), or a publish with this Idempotency-Key still running (Retry-After)',
     ),
@@ -104,7 +107,7 @@ const patch: ZodOpenApiOperationObject = {
   ...COMMON,
   summary: 'Edit, withdraw or restore a version',
   description:
-    "`depot edit`, `withdraw` and `restore` over HTTP: `withdrawn: {reason}` withdraws, `null` restores. The JAR's fields never change. Answered once this origin serves the change.",
+    "`depot edit`, `withdraw` and `restore` over HTTP, as one change: `withdrawn: {reason}` withdraws, `null` restores; every field is checked before anything changes. The JAR's fields never change. Answered once this origin serves the change.",
   requestParams: { path: VersionPath },
   requestBody: { required: true, content: { 'application/json': { schema: PublishPatch } } },
   responses: {
@@ -115,8 +118,11 @@ const patch: ZodOpenApiOperationObject = {
     },
     '400': errorAnswer('A field breaks its rule (the error and `field` name it), or a token in the URL'),
     '401': UNAUTHORIZED,
+    '403': errorAnswer(
+      "The token lacks the scope the change needs (`scope`: `edit` for fields, `withdraw` for `withdrawn`), or the version is another user's and the token was not made with --any-version",
+    ),
     '404': errorAnswer('No version with this id'),
-    '409': errorAnswer('Restoring a version that is not withdrawn'),
+    '409': errorAnswer('Restoring a version that is not withdrawn: nothing of the PATCH is changed'),
     '415': errorAnswer('The body is not JSON'),
     '503': NOT_PUBLISHING,
     ...LIMITED_ANSWERS,

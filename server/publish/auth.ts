@@ -1,10 +1,13 @@
 import { HTTPError, type H3Event } from 'h3';
 import { bearerToken, hashSecret, secretMatches, unauthorized } from '../http/auth.ts';
 import type { PublishTokenStore } from '../publish-tokens/contract.ts';
-import { LAST_USED_EVERY_MS, PUBLISH_TOKEN } from '../publish-tokens/schema.ts';
+import { LAST_USED_EVERY_MS, PUBLISH_TOKEN, scopesOf, type PublishScope } from '../publish-tokens/schema.ts';
 
-/** Who a publishing request acts as: the token's user (its records' createdBy) and the token's id (the audit log's). */
-export type Publisher = { username: string; tokenId: string };
+/**
+ * Who a publishing request acts as: the token's user (its records' createdBy), the token's id (the
+ * audit log's), what it may do, and whether it changes versions other users released.
+ */
+export type Publisher = { username: string; tokenId: string; scopes: PublishScope[]; anyVersion: boolean };
 
 /**
  * Issue 30 item 4: one wording for a missing, unknown, expired or revoked token (and for a user
@@ -31,7 +34,12 @@ export async function authenticatePublisher(store: PublishTokenStore, event: H3E
   if (record.lastUsedAt === null || now - Date.parse(record.lastUsedAt) >= LAST_USED_EVERY_MS)
     // A figure for `depot token list`: a store that cannot take it now must not fail the publish.
     await store.markUsed(record.tokenHash, now).catch(() => {});
-  return { username: record.username, tokenId: record.id };
+  return {
+    username: record.username,
+    tokenId: record.id,
+    scopes: scopesOf(record),
+    anyVersion: record.anyVersion === true,
+  };
 }
 
 /**
@@ -49,4 +57,14 @@ function refuseTokenInQuery(query: URLSearchParams): void {
       headers: { 'cache-control': 'no-store' },
     });
   }
+}
+
+/** 403 unless the token has `scope`, naming it and how to make a token that has it. */
+export function requireScope(publisher: Publisher, scope: PublishScope): void {
+  if (publisher.scopes.includes(scope)) return;
+  throw new HTTPError({
+    status: 403,
+    message: `This token lacks the scope "${scope}" (it has ${publisher.scopes.join(', ')}); an operator makes one that has it with depot token add ${publisher.username} --scopes ${[...publisher.scopes, scope].join(',')}`,
+    data: { scope },
+  });
 }

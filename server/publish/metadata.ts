@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { freeTextProblem, refuseForbiddenText } from '../free-text.ts';
 import { isMinecraftListText, parseMinecraftList, type MinecraftRange } from '../versions/minecraft.ts';
 import { Channel, JavaVersion, SemVer, ServerSoftwareName } from '../versions/schema.ts';
+import { SERVER_SOFTWARE } from '../versions/software.ts';
+import type { ReleaseRequest } from './change-requests.ts';
 
 /**
  * `--minecraft` and `minecraftVersions` (issue 15): `1.21.4`, `1.20.6-1.21.4`, `1.21.x` or a comma
@@ -56,7 +58,8 @@ const METADATA_FIELDS = {
           ? 'is required, e.g. ["PaperMC", "Folia"]'
           : 'must be an array of server software names, e.g. ["PaperMC", "Folia"]',
     })
-    .min(1, { error: 'must name at least one server software' }),
+    .min(1, { error: 'must name at least one server software' })
+    .max(SERVER_SOFTWARE.length, { error: `must name at most the ${SERVER_SOFTWARE.length} server softwares` }),
   minecraftVersions: text('"1.20.6-1.21.4"').pipe(MinecraftOption).optional(),
   proxyVersion: text('"3.4"').pipe(ProxyOption).optional(),
   channel: Channel.optional(),
@@ -75,7 +78,7 @@ export const PublishMetadata = z
   .strictObject(METADATA_FIELDS, {
     error: (issue) => (issue.code === 'unrecognized_keys' ? unknownFields(issue.keys) : 'must be a JSON object'),
   })
-  .transform((metadata) => ({
+  .transform((metadata): Omit<ReleaseRequest, 'file' | 'fileName' | 'by' | 'tokenId'> => ({
     version: metadata.pluginVersion,
     java: metadata.javaVersion,
     software: metadata.serverSoftware,
@@ -83,6 +86,7 @@ export const PublishMetadata = z
     proxy: metadata.proxyVersion,
     channel: metadata.channel,
     changelog: metadata.changelog === undefined ? undefined : { markdown: metadata.changelog },
+    noDescriptorCheck: metadata.descriptorCheck === false,
     // Refusals name these fields (a missing javaVersion the JAR's classes cannot stand in for).
     metadata: true,
   }));

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { auditStore } from '../audit/store.ts';
 import type { Storage } from '../storage.ts';
 import type { Logs } from './after-swap.ts';
+import { createBuildWorker, type BuildWorker } from './build-worker.ts';
 import { createDeploys, type Deploys } from './deploys.ts';
 
 /** Where this origin publishes (PUBLISH=on): its upload limit, the folder uploads stream into, and AFTER_SWAP's queue. */
@@ -11,6 +12,10 @@ export type Publishing = {
   /** null: AFTER_SWAP is not set. */
   deploys: Deploys | null;
   logs: Logs;
+  /** Makes the changes (issue 41): a build worker, forked when a change comes. */
+  changes: BuildWorker;
+  /** Resolves when this origin serves its next tree: a change waits on it, not on a poll. */
+  nextTree: () => Promise<void>;
 };
 
 /** PUBLISH=on as configured (server/config.ts). */
@@ -28,6 +33,7 @@ export function createPublishing(
     redis?: Redis | undefined;
     logs: Logs;
     now: () => number;
+    nextTree: () => Promise<void>;
   },
 ): Publishing {
   const { maxBytes, uploadsDir, afterSwap } = settings;
@@ -40,5 +46,6 @@ export function createPublishing(
         now: parts.now,
       })
     : null;
-  return { maxBytes, uploadsDir, deploys, logs: parts.logs };
+  const changes = createBuildWorker(parts.logs);
+  return { maxBytes, uploadsDir, deploys, logs: parts.logs, changes, nextTree: parts.nextTree };
 }

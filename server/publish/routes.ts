@@ -1,19 +1,19 @@
-import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { randomInt } from 'node:crypto';
-import { join } from 'node:path';
+import { mkdir } from 'node:fs/promises';
 import { chargeLimit } from '../http/rate-limit.ts';
 import { refuseUnrouted } from '../http/endpoints.ts';
 import { ENDPOINTS } from '../endpoints.ts';
 import { H3, HTTPError, getRouterParam, type H3Event } from 'h3';
 import { readValidatedJsonBody } from '../http/json.ts';
 import type { Catalog } from '../versions/catalog.ts';
+import type { CatalogVersion } from '../versions/schema.ts';
 import { VERSION_RULES } from '../versions/paths.ts';
 import { presentVersion } from '../versions/present.ts';
-import { ChangelogMarkdown, PLUGIN_VERSION_ID } from '../versions/schema.ts';
+import { PLUGIN_VERSION_ID } from '../versions/schema.ts';
 import type { PublishTokenStore } from '../publish-tokens/contract.ts';
-import { authenticatePublisher, type Publisher } from './auth.ts';
-import { parsePublishMetadata } from './metadata.ts';
-import { runDepot, type Written } from './run-depot.ts';
+import { authenticatePublisher, requireScope, type Publisher } from './auth.ts';
+import { MinecraftOption, parsePublishMetadata } from './metadata.ts';
+import type { Written } from './build-worker.ts';
+import type { ReviseRequest } from './change-requests.ts';
 import { receiveUpload } from './upload.ts';
 import { PublishPatch } from './patch.ts';
 import type { Publishing } from './publishing.ts';
@@ -37,47 +37,48 @@ const SERVED_WITHIN_MS = 30_000;
 
 /**
  * Issue 30: `POST /api/plugin-versions` (a release) and `PATCH /api/plugin-versions/<id>` (edit,
- * withdraw, restore), each answered once this origin serves the change. Both run the operator CLI
- * (run-depot.ts) with the token's user as `--by`: the same code path and the same refusals.
+ * withdraw, restore), each answered once this origin serves the change. Both make the change as the
+ * CLI does (build/changes/, in the build worker) with the token's user as its author: the same code
+ * and the same refusals.
  */
 export function publishRoutes(deps: PublishRouteDeps): H3 {
   const app = new H3();
   app.post(VERSION_RULES.list.pattern, async (event) => {
     const { publishing, publisher } = await admit(deps, event);
+    requireScope(publisher, 'publish');
     const idempotencyKey = idempotencyKeyOf(event);
     await mkdir(publishing.uploadsDir, { recursive: true, mode: 0o700 });
     const upload = await receiveUpload(event, { maxBytes: publishing.maxBytes, dir: publishing.uploadsDir });
-    const notes = changelogFile(publishing);
     try {
-      parsePublishMetadata(upload.metadata);
-      const raw = upload.metadata as Record<string, unknown>;
-      if (typeof raw.changelog === 'string') await writeChangelog(notes, raw.changelog);
-      const args = ['release', upload.path, `--file-name=${upload.fileName}`, ...releaseOptions(raw, notes)];
+      const metadata = parsePublishMetadata(upload.metadata);
+      const request = { ...metadata, file: upload.path, fileName: upload.fileName, ...requester(publisher) };
       let written: Written | null = null;
       let finished: Promise<unknown> | undefined;
       const release = async () => {
-        const run = runDepot([...args, ...actorOptions(publisher)], publishing.logs);
+        const run = publishing.changes.run({ command: 'release', request });
         finished = run.finished;
         written = await run.written;
       };
+      let replayed = false;
       if (idempotencyKey === null) await release();
       else {
         // A retry after a lost answer (same key, same file and metadata) answers the release it made.
-        const request = `${upload.sha256} ${JSON.stringify(raw)}`;
+        const key = `${upload.sha256} ${JSON.stringify(upload.metadata)}`;
         const scope = `publish:${publisher.username}`;
-        const outcome = await deps.idempotency.once(scope, idempotencyKey, request, release, deps.now());
-        if (outcome === 'replayed') {
-          event.res.headers.set('idempotent-replayed', 'true');
-          written = releasedBefore(deps, upload.sha256);
-        } else if (outcome !== 'stored') throw idempotencyRefusal(outcome);
+        const outcome = await deps.idempotency.once(scope, idempotencyKey, key, release, deps.now());
+        if (outcome !== 'stored' && outcome !== 'replayed') throw idempotencyRefusal(outcome);
+        replayed = outcome === 'replayed';
+        if (replayed) event.res.headers.set('idempotent-replayed', 'true');
       }
-      const { catalog, version } = await served(deps, written!);
+      const { catalog, version } = replayed
+        ? await releasedBefore(deps, publishing, upload.sha256)
+        : await served(deps, publishing, written!);
       const deploy = await deployServed(publishing, publisher, finished ? [finished] : []);
       event.res.status = 201;
       event.res.headers.set('location', VERSION_RULES.version.build({ id: version.id }));
       return { version: presentVersion(catalog, version, true), ...deploy };
     } finally {
-      await Promise.all([upload.remove(), rm(notes, { force: true })]);
+      await upload.remove();
     }
   });
   app.patch(VERSION_RULES.version.pattern, async (event) => {
@@ -86,15 +87,12 @@ export function publishRoutes(deps: PublishRouteDeps): H3 {
     if (!PLUGIN_VERSION_ID.test(id)) refuseUnrouted(ENDPOINTS, event);
     const { publishing, publisher } = await admit(deps, event);
     const patch = await readPatch(event);
-    let last: Written | null = null;
-    const finished: Promise<unknown>[] = [];
-    for (const args of patchCommands(id, patch, changelogFile(publishing))) {
-      const run = await runCommand(args.command, [...args.args, ...actorOptions(publisher)], publishing, args.notes);
-      finished.push(run.finished);
-      last = run.written ?? last;
-    }
-    const { catalog, version } = last ? await served(deps, last) : current(deps, id);
-    const deploy = last ? await deployServed(publishing, publisher, finished) : {};
+    mayChange(deps, publisher, id, patch);
+    // Every field and the withdrawn state are decided before anything is written, and written as one change.
+    const run = publishing.changes.run({ command: 'revise', request: reviseRequest(id, patch, publisher) });
+    const written = await run.written;
+    const { catalog, version } = written ? await served(deps, publishing, written) : current(deps, id);
+    const deploy = written ? await deployServed(publishing, publisher, [run.finished]) : {};
     return { version: presentVersion(catalog, version, true), ...deploy };
   });
   return app;
@@ -140,30 +138,27 @@ async function admit(deps: PublishRouteDeps, event: H3Event) {
   }
 }
 
+/** Who asks: the token's user (records carry it), and the token and its scopes (the audit log names them). */
+const requester = (publisher: Publisher) => ({
+  by: publisher.username,
+  tokenId: publisher.tokenId,
+  tokenScopes: publisher.scopes,
+});
+
 /**
- * The CLI's `--changelog` file: a name the leftover sweep knows (writeFileAtomic's `.tmp-<pid>-<n>`,
- * as the upload's), so a kill -9 before it is removed leaves nothing once this pid is gone.
+ * 403 unless the token may make this PATCH: `edit` for what the JAR does not fix, `withdraw` for
+ * `withdrawn`, and a version its user released unless it was made with --any-version.
  */
-const changelogFile = (publishing: Publishing) =>
-  join(publishing.uploadsDir, `changelog.md.tmp-${process.pid}-${randomInt(2 ** 47)}`);
-
-/** `--by` and `--token-id`: records carry the token's user, the audit log names the token too. */
-const actorOptions = (publisher: Publisher) => [`--by=${publisher.username}`, `--token-id=${publisher.tokenId}`];
-
-/** The release's options from metadata that parsePublishMetadata accepted (`--x=value`: a value may start with `-`). */
-function releaseOptions(raw: Record<string, unknown>, notes: string): string[] {
-  const options = [
-    '--metadata',
-    `--version=${String(raw.pluginVersion)}`,
-    `--software=${(raw.serverSoftware as string[]).join(',')}`,
-  ];
-  if (raw.javaVersion !== undefined) options.push(`--java=${String(raw.javaVersion)}`);
-  if (typeof raw.minecraftVersions === 'string') options.push(`--minecraft=${raw.minecraftVersions}`);
-  if (typeof raw.proxyVersion === 'string') options.push(`--proxy=${raw.proxyVersion}`);
-  if (typeof raw.channel === 'string') options.push(`--channel=${raw.channel}`);
-  if (typeof raw.changelog === 'string') options.push(`--changelog=${notes}`);
-  if (raw.descriptorCheck === false) options.push('--no-descriptor-check');
-  return options;
+function mayChange(deps: PublishRouteDeps, publisher: Publisher, id: string, patch: PublishPatch): void {
+  const { withdrawn, ...edits } = patch;
+  if (Object.keys(edits).length > 0) requireScope(publisher, 'edit');
+  if (withdrawn !== undefined) requireScope(publisher, 'withdraw');
+  const version = deps.tree().catalog.byId.get(id);
+  if (!version || publisher.anyVersion || version.createdBy === publisher.username) return;
+  throw new HTTPError({
+    status: 403,
+    message: `This token changes only the versions ${publisher.username} released, and ${id} is not one; an operator makes a token that changes any with depot token add ${publisher.username} --any-version`,
+  });
 }
 
 /** A PATCH body: JSON (415 otherwise), checked (400 naming the field). */
@@ -179,76 +174,52 @@ async function readPatch(event: H3Event): Promise<PublishPatch> {
   );
 }
 
-type Command = { command: string; args: string[]; notes?: { path: string; text: string } };
-
-/** The CLI commands a PATCH asks for: an edit of what it names, then a withdrawal or a restore. */
-function patchCommands(id: string, patch: PublishPatch, notes: string): Command[] {
-  const commands: Command[] = [];
-  const edit = [
-    ...(patch.channel === undefined ? [] : [`--channel=${patch.channel}`]),
-    ...(patch.minecraftVersions === undefined ? [] : [`--minecraft=${patch.minecraftVersions}`]),
-    ...(patch.proxyVersion === undefined ? [] : [`--proxy=${patch.proxyVersion}`]),
-    ...(patch.javaVersion === undefined ? [] : [`--java=${patch.javaVersion}`]),
-    ...(patch.changelog === undefined ? [] : [`--changelog=${notes}`]),
-  ];
-  if (edit.length > 0)
-    commands.push({
-      command: 'edit',
-      args: [id, ...edit],
-      ...(patch.changelog === undefined ? {} : { notes: { path: notes, text: patch.changelog } }),
-    });
-  if (patch.withdrawn === null) commands.push({ command: 'restore', args: [id] });
-  else if (patch.withdrawn) commands.push({ command: 'withdraw', args: [id, `--reason=${patch.withdrawn.reason}`] });
-  return commands;
+/** A PATCH as the revision it asks for: the fields it names, parsed, and its withdrawn state. */
+function reviseRequest(id: string, patch: PublishPatch, publisher: Publisher): ReviseRequest {
+  const { minecraftVersions, proxyVersion, javaVersion, changelog, ...rest } = patch;
+  return {
+    id,
+    ...rest,
+    ...(changelog === undefined ? {} : { changelog: { markdown: changelog } }),
+    ...(minecraftVersions === undefined ? {} : { minecraft: MinecraftOption.parse(minecraftVersions) }),
+    ...(proxyVersion === undefined ? {} : { proxy: proxyVersion }),
+    ...(javaVersion === undefined ? {} : { java: javaVersion }),
+    ...requester(publisher),
+  };
 }
 
-/**
- * One command run to its written record (null: it changed nothing) and its whole run, its changelog
- * file written first and removed once the record is written.
- */
-async function runCommand(command: string, args: string[], publishing: Publishing, notes?: Command['notes']) {
-  if (notes) {
-    await mkdir(publishing.uploadsDir, { recursive: true, mode: 0o700 });
-    await writeChangelog(notes.path, notes.text);
-  }
-  try {
-    const run = runDepot([command, ...args], publishing.logs);
-    return { written: await run.written, finished: run.finished };
-  } finally {
-    if (notes) await rm(notes.path, { force: true });
-  }
+/** The version as this origin serves it once it shows what was written (told by its tree follower); 500 if it does not in time. */
+function served(deps: PublishRouteDeps, publishing: Publishing, written: Written) {
+  const notServed = new HTTPError({
+    status: 500,
+    message: `${written.id} is written to data/, but this origin does not serve it yet; see the origin's log`,
+  });
+  return servedWhen(deps, publishing, notServed, (catalog) => {
+    const version = catalog.byId.get(written.id);
+    return version && (written.updatedAt === undefined || version.updatedAt === written.updatedAt)
+      ? version
+      : undefined;
+  });
 }
 
-/**
- * A changelog handed to the CLI as its `--changelog` file, checked first as the CLI checks one (400
- * naming `changelog`): a JSON string may hold a lone surrogate, which writing it as UTF-8 would
- * silently turn into U+FFFD.
- */
-async function writeChangelog(path: string, markdown: string): Promise<void> {
-  const parsed = ChangelogMarkdown.safeParse(markdown);
-  if (!parsed.success)
-    throw new HTTPError({
-      status: 400,
-      message: `changelog: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`,
-      data: { field: 'changelog' },
-    });
-  await writeFile(path, markdown, { mode: 0o600 });
-}
-
-/** The version as this origin serves it once it shows what was written; 500 if it does not in time. */
-async function served(deps: PublishRouteDeps, written: Written) {
+/** The catalog and the version `find` picks from it, once a tree this origin serves has it; `notServed` when none does in time. */
+async function servedWhen(
+  deps: PublishRouteDeps,
+  publishing: Publishing,
+  notServed: HTTPError,
+  find: (catalog: Catalog) => CatalogVersion | undefined,
+) {
   const deadline = Date.now() + SERVED_WITHIN_MS;
   for (;;) {
+    const moved = publishing.nextTree();
     const { catalog } = deps.tree();
-    const version = catalog.byId.get(written.id);
-    if (version && (written.updatedAt === undefined || version.updatedAt === written.updatedAt))
-      return { catalog, version };
-    if (Date.now() > deadline)
-      throw new HTTPError({
-        status: 500,
-        message: `${written.id} is written to data/, but this origin does not serve it yet; see the origin's log`,
-      });
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    const version = find(catalog);
+    if (version) return { catalog, version };
+    const left = deadline - Date.now();
+    if (left <= 0) throw notServed;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([moved, new Promise((resolve) => (timer = setTimeout(resolve, left)))]);
+    clearTimeout(timer);
   }
 }
 
@@ -265,12 +236,10 @@ async function deployServed(publishing: Publishing, publisher: Publisher, finish
   return { deploy };
 }
 
-/** The version a replayed Idempotency-Key released: the one with these bytes. */
-function releasedBefore(deps: PublishRouteDeps, sha256: string): Written {
-  const version = deps.tree().catalog.versions.find((v) => v.sha256 === sha256);
-  if (!version)
-    throw new HTTPError({ status: 404, message: 'The release this Idempotency-Key made is no longer served' });
-  return { id: version.id, updatedAt: undefined };
+/** The version a replayed Idempotency-Key released (the one with these bytes), once served: the first request may still be building. */
+function releasedBefore(deps: PublishRouteDeps, publishing: Publishing, sha256: string) {
+  const gone = new HTTPError({ status: 404, message: 'The release this Idempotency-Key made is no longer served' });
+  return servedWhen(deps, publishing, gone, (catalog) => catalog.versions.find((v) => v.sha256 === sha256));
 }
 
 /** Why a keyed publish did not run now: the key came with another upload, is still running, or the day's keys are used up. */

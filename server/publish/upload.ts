@@ -86,8 +86,10 @@ function readParts(body: Readable, type: string, target: { maxBytes: number; pat
       parser.destroy();
       void Promise.allSettled(reading).then(() => reject(error));
     };
+    // busboy parses the rest of the chunk it holds after a failure destroys it: later parts are ignored.
     parser.on('file', (name, stream, info) => {
-      if (name === 'file' && !file && !info.filename) {
+      if (failed) discard(stream);
+      else if (name === 'file' && !file && !info.filename) {
         discard(stream);
         fail(noFileName());
       } else if (name === 'file' && !file) {
@@ -104,6 +106,7 @@ function readParts(body: Readable, type: string, target: { maxBytes: number; pat
     });
     parser.on('field', (name, value, info) => {
       // busboy makes a part without a filename a field: the JAR's name is its filename, so it is required.
+      if (failed) return;
       if (name === 'file') fail(noFileName());
       else if (name !== 'metadata' || metadata !== undefined) fail(unexpectedPart(name));
       else if (info.valueTruncated) fail(metadataTooLong());

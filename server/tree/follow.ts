@@ -35,6 +35,7 @@ export function followCurrentTree(
   const retries = retryPlan(intervalMs, options.now ?? Date.now);
   let tree = initial;
   let stopped = false;
+  let moved: (() => void)[] = [];
 
   async function look() {
     let dir: string | null = null;
@@ -45,6 +46,8 @@ export function followCurrentTree(
       retries.clear();
       if (stopped) return;
       tree = opened;
+      for (const resolve of moved) resolve();
+      moved = [];
       prepareCatalog(opened, () => tree, warn);
     } catch (error) {
       const failed = dir ?? distDir;
@@ -61,6 +64,8 @@ export function followCurrentTree(
   prepareCatalog(initial, () => tree, warn);
   return {
     current: () => tree,
+    /** Resolves once the next tree is served. */
+    next: () => new Promise<void>((resolve) => moved.push(resolve)),
     stop: () => {
       stopped = true;
       watching.stop();

@@ -30,6 +30,13 @@ const MAX_ALIASES = 50;
 /** No descriptor nests lists in lists that deep; the parser recurses per level, for seconds at 200,000. */
 const MAX_FLOW_DEPTH = 64;
 
+/**
+ * Issue 41: the YAML library checks a mapping's keys for duplicates pair by pair (27,000 keys took
+ * 16 s of CPU). Every key is followed by a `:`, so their count bounds the keys (colons in strings
+ * count too); the largest real plugin.yml files (permissions and commands) hold a few hundred.
+ */
+const MAX_COLONS = 5_000;
+
 /** The deepest run of unclosed `[` and `{`: an upper bound on YAML's flow nesting (brackets in strings count too). */
 function flowDepth(text: string): number {
   let depth = 0;
@@ -132,6 +139,8 @@ function parseJson(text: string): unknown {
  */
 function parseYaml(text: string): unknown {
   if (flowDepth(text) > MAX_FLOW_DEPTH) return `nests [ and { deeper than ${MAX_FLOW_DEPTH} levels`;
+  const colons = text.split(':').length - 1;
+  if (colons > MAX_COLONS) return `holds ${colons} keys or more; a descriptor may hold at most ${MAX_COLONS}`;
   try {
     const document = parseDocument(text, { version: '1.1', uniqueKeys: true, prettyErrors: false });
     const [error] = document.errors;

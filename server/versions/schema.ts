@@ -7,7 +7,7 @@ import { MINECRAFT_NAME, highestMinecraft, isValidRange } from './minecraft.ts';
 import { refuseForbiddenText } from '../free-text.ts';
 
 /** Issue 15: the Minecraft versions a build runs on, as inclusive ranges. */
-const MinecraftRanges = z
+export const MinecraftRanges = z
   .array(
     z
       .strictObject({ from: z.string(), to: z.string() })

@@ -1,0 +1,8 @@
+/** A change's record is in data/: its id, and for a revision its new updatedAt (the served tree shows it soon after). */
+type Written = { id: string; updatedAt?: string | undefined };
+
+/** What a change says while it runs: its build's progress lines, and the moment its record is committed. */
+export type Progress = { log: (line: string) => void; written: (written: Written) => void };
+
+/** The CLI's: progress on stderr; the commit is said by the command's answer. */
+export const ON_STDERR: Progress = { log: (line) => console.error(line), written: () => {} };

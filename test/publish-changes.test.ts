@@ -1,0 +1,295 @@
+import { readFile, readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { FormData, fetch } from 'undici';
+import { acquireBuildLock } from '../build/build-lock.ts';
+import { makePluginJar } from '../build/plugin-jar.ts';
+import type { PluginVersion } from '../server/versions/schema.ts';
+import {
+  addPaperVersion,
+  makeWorkspace,
+  runDepot,
+  spawnOrigin,
+  until,
+  type OriginProcess,
+  type Workspace,
+} from './helpers.ts';
+
+// Issue 41: the HTTP door makes its changes through the typed actions, in one build worker: a 2xx is
+// audited before it is sent, a PATCH is whole or not at all, publishes are bounded, and refusals
+// name neither the server's disk nor a CLI flag.
+
+const ctx = {} as { workspace: Workspace; origin: OriginProcess; token: string };
+
+const jar = (version: string) =>
+  makePluginJar({
+    files: { 'plugin.yml': `name: Changed\nversion: ${version}\nmain: org.example.Changed\n` },
+  });
+
+function form(version: string, metadata: Record<string, unknown> = {}) {
+  const body = new FormData();
+  body.set('file', new Blob([Buffer.from(jar(version))]), `Changed-${version}.jar`);
+  body.set(
+    'metadata',
+    JSON.stringify({ pluginVersion: version, javaVersion: 21, serverSoftware: ['PaperMC'], ...metadata }),
+  );
+  return body;
+}
+
+type Answer = { status: number; headers: Headers; body: { version: PluginVersion; error?: string; field?: string } };
+
+async function send(path: string, init: { method: string; body: FormData | string }): Promise<Answer> {
+  const json = typeof init.body === 'string' ? { 'content-type': 'application/json' } : {};
+  const response = await fetch(`${ctx.origin.url}${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${ctx.token}`, ...json },
+  });
+  return { status: response.status, headers: response.headers, body: (await response.json()) as Answer['body'] };
+}
+
+const publish = (body: FormData) => send('/api/plugin-versions', { method: 'POST', body });
+const patch = (id: string, changes: unknown) =>
+  send(`/api/plugin-versions/${id}`, { method: 'PATCH', body: JSON.stringify(changes) });
+
+/** The pids of a process's children (Linux's /proc). */
+async function childrenOf(pid: number): Promise<number[]> {
+  const tasks = await readdir(`/proc/${pid}/task`);
+  const lists = await Promise.all(
+    tasks.map((task) => readFile(`/proc/${pid}/task/${task}/children`, 'utf8').catch(() => '')),
+  );
+  return lists.flatMap((list) => list.split(' ').filter(Boolean).map(Number));
+}
+
+const rssMiB = async (pid: number) =>
+  Number(/VmRSS:\s+(\d+) kB/.exec(await readFile(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+
+async function start() {
+  ctx.origin = await spawnOrigin(ctx.workspace);
+}
+
+async function stop() {
+  await until(
+    async () => (await readdir(ctx.workspace.distDir)).every((name) => name !== '.build.lock'),
+    'the last build',
+    120_000,
+  );
+  ctx.origin.child.kill('SIGTERM');
+  await ctx.origin.exited;
+}
+
+const changes = suite('publishing through the typed changes');
+changes.before(async () => {
+  ctx.workspace = await makeWorkspace();
+  const added = await runDepot(
+    ['token', 'add', 'alice', '--name', 'ci', '--scopes', 'publish,edit,withdraw', '--any-version'],
+    ctx.workspace,
+  );
+  assert.is(added.code, 0, added.stderr);
+  ctx.token = (JSON.parse(added.stdout) as { token: string }).token;
+  await start();
+});
+changes.after(async () => {
+  await stop();
+  await ctx.workspace.remove();
+});
+
+changes('a PATCH refused in part changes nothing: the channel stays, in data/ and served', async () => {
+  const released = await publish(form('41.0.0'));
+  assert.is(released.status, 201, released.body.error);
+  const { id } = released.body.version;
+  const record = join(ctx.workspace.dataDir, 'versions', `${id}.json`);
+  const before = await readFile(record, 'utf8');
+  const refused = await patch(id, { channel: 'alpha', withdrawn: null });
+  assert.is(refused.status, 409, refused.body.error);
+  assert.match(refused.body.error!, /is not withdrawn; nothing to restore/);
+  assert.is(await readFile(record, 'utf8'), before, 'the record in data/');
+  const served = await fetch(`${ctx.origin.url}/api/plugin-versions/${id}`);
+  assert.is(((await served.json()) as { version: PluginVersion }).version.channel, 'release');
+  // Both parts that can be made are made as one change: one record, both fields.
+  const both = await patch(id, { channel: 'beta', withdrawn: { reason: 'both at once' } });
+  assert.is(both.status, 200, both.body.error);
+  assert.is(both.body.version.channel, 'beta');
+  assert.is(both.body.version.withdrawn?.reason, 'both at once');
+});
+
+changes('refusals name the field, never a path of the server or a CLI flag', async () => {
+  const many = await publish(form('41.1.0', { serverSoftware: Array.from({ length: 20_000 }, () => 'PaperMC') }));
+  assert.is(many.status, 400);
+  assert.is(many.body.field, 'serverSoftware');
+  const unknown = await patch('plugin-1-ffffffffff', { channel: 'beta' });
+  assert.is(unknown.status, 404);
+  const badChangelog = await patch('plugin-1-ffffffffff', { changelog: '\ud800 lone' });
+  for (const answer of [many, unknown, badChangelog]) {
+    assert.not.match(answer.body.error!, ctx.workspace.dir);
+    assert.not.match(answer.body.error!, /--[a-z]/);
+  }
+});
+
+changes("a token does only what its scopes say, on its user's versions unless made with --any-version", async () => {
+  const tokenOf = async (...args: string[]) => {
+    const added = await runDepot(['token', 'add', 'alice', ...args], ctx.workspace);
+    assert.is(added.code, 0, added.stderr);
+    return (JSON.parse(added.stdout) as { token: string }).token;
+  };
+  const as = (token: string) => ({ authorization: `Bearer ${token}` });
+  const patchAs = async (token: string, id: string, body: unknown) => {
+    const response = await fetch(`${ctx.origin.url}/api/plugin-versions/${id}`, {
+      method: 'PATCH',
+      body: JSON.stringify(body),
+      headers: { ...as(token), 'content-type': 'application/json' },
+    });
+    return { status: response.status, body: (await response.json()) as { error?: string; scope?: string } };
+  };
+  const publishOnly = await tokenOf('--name', 'publish-only');
+  const posted = await fetch(`${ctx.origin.url}/api/plugin-versions`, {
+    method: 'POST',
+    body: form('41.4.0'),
+    headers: as(publishOnly),
+  });
+  assert.is(posted.status, 201);
+  const { id } = ((await posted.json()) as { version: PluginVersion }).version;
+  const noEdit = await patchAs(publishOnly, id, { channel: 'beta' });
+  assert.is(noEdit.status, 403);
+  assert.is(noEdit.body.scope, 'edit');
+  assert.match(noEdit.body.error!, /lacks the scope "edit" \(it has publish\).*--scopes publish,edit$/);
+  const editor = await tokenOf('--scopes', 'publish,edit');
+  assert.is((await patchAs(editor, id, { channel: 'beta' })).status, 200);
+  const noWithdraw = await patchAs(editor, id, { channel: 'alpha', withdrawn: { reason: 'no' } });
+  assert.is(noWithdraw.status, 403);
+  assert.is(noWithdraw.body.scope, 'withdraw');
+  // A demo version bob released.
+  const bobs = 'plugin-1768910400000-7df86bd75d';
+  const foreign = await patchAs(editor, bobs, { channel: 'beta' });
+  assert.is(foreign.status, 403);
+  assert.match(foreign.body.error!, /only the versions alice released.*--any-version/);
+  // A token made before scopes keeps publish, edit and withdraw on alice's versions, and says so.
+  const legacy = await tokenOf('--name', 'legacy');
+  const folder = join(ctx.workspace.storageDir, 'publish-tokens');
+  for (const name of await readdir(folder)) {
+    const record = JSON.parse(await readFile(join(folder, name), 'utf8')) as Record<string, unknown>;
+    if (record.name !== 'legacy') continue;
+    delete record.scopes;
+    delete record.anyVersion;
+    await writeFile(join(folder, name), JSON.stringify(record));
+  }
+  const listed = await runDepot(['token', 'list'], ctx.workspace);
+  const tokens = (JSON.parse(listed.stdout) as { tokens: Record<string, unknown>[] }).tokens;
+  const byName = Object.fromEntries(tokens.map((token) => [token.name, token]));
+  assert.equal(byName['publish-only']!.scopes, ['publish']);
+  assert.equal(byName['legacy']!.scopes, ['publish', 'edit', 'withdraw']);
+  assert.match(String(byName['legacy']!.scopesNote), /made before scopes/);
+  assert.is((await patchAs(legacy, id, { withdrawn: { reason: 'legacy can' } })).status, 200);
+  assert.is((await patchAs(legacy, bobs, { withdrawn: { reason: 'not bob' } })).status, 403);
+  const audit = await runDepot(['audit', '--target', id], ctx.workspace);
+  const edit = audit.stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { action: string; changes: Record<string, unknown> })
+    .find((record) => record.action === 'edit');
+  assert.equal(edit?.changes.tokenScopes, ['publish', 'edit'], 'the audit names the scopes');
+});
+
+changes(
+  'a record committed but never served (the build failed after it) is a duplicate for the same JAR, never a new id',
+  async () => {
+    const bytes = jar('41.5.0');
+    // What a release leaves when the disk fills after its commit: the record and JAR in data/, no tree.
+    const sha256 = await addPaperVersion(ctx.workspace.dataDir, '41.5.0', bytes);
+    const committed = (await readdir(join(ctx.workspace.dataDir, 'versions'))).find((name) =>
+      name.includes(sha256.slice(0, 12)),
+    )!;
+    const body = new FormData();
+    body.set('file', new Blob([Buffer.from(bytes)]), 'Changed-41.5.0.jar');
+    body.set('metadata', JSON.stringify({ pluginVersion: '41.5.0', javaVersion: 21, serverSoftware: ['PaperMC'] }));
+    const retried = await publish(body);
+    assert.is(retried.status, 409, retried.body.error);
+    assert.is((retried.body as { existingId?: string }).existingId, committed.replace(/\.json$/, ''));
+    // The next release is served first from the served catalog, then the build loads data/: the
+    // committed record is served too, once, by its id.
+    const next = await publish(form('41.5.1'));
+    assert.is(next.status, 201, next.body.error);
+    const served = async () => {
+      const list = await fetch(`${ctx.origin.url}/api/plugin-versions`);
+      const versions = ((await list.json()) as { versions: PluginVersion[] }).versions;
+      return versions.filter((version) => version.pluginVersion === '41.5.0').map((version) => version.id);
+    };
+    await until(async () => (await served()).length > 0, 'the committed record served', 120_000);
+    assert.equal(await served(), [committed.replace(/\.json$/, '')]);
+  },
+);
+
+changes(
+  'a release answered 201 is in the audit log, even when the origin and its worker are killed right after',
+  async () => {
+    const released = await publish(form('41.2.0'));
+    assert.is(released.status, 201, released.body.error);
+    // The worker is the origin's child: both are killed, as a machine's crash would.
+    const workers = await childrenOf(ctx.origin.child.pid!);
+    for (const pid of workers) process.kill(pid, 'SIGKILL');
+    ctx.origin.child.kill('SIGKILL');
+    await ctx.origin.exited;
+    const audit = await runDepot(['audit', '--target', released.body.version.id], ctx.workspace);
+    assert.is(audit.code, 0, audit.stderr);
+    const records = audit.stdout
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { action: string; actor: string });
+    assert.equal(
+      records.map((record) => record.action),
+      ['release'],
+    );
+    assert.match(records[0]!.actor, /^alice \(token tok_[0-9a-f]{12}\)$/);
+    // The kill may have left the build lock; the next start takes it over. The release is served.
+    await start();
+    const served = await fetch(`${ctx.origin.url}/api/plugin-versions/${released.body.version.id}`);
+    assert.is(served.status, 200, 'served after the restart');
+  },
+);
+
+changes(
+  'publishes at once are bounded: one build worker, those beyond 16 refused 503 with Retry-After, every 201 served',
+  async () => {
+    // Another build holds the lock, so that every publish below is waiting at once.
+    const release = await acquireBuildLock(join(ctx.workspace.distDir, '.build.lock'));
+    let answers: Answer[];
+    try {
+      let settled = 0;
+      const sent = Array.from({ length: 18 }, (_, i) => publish(form(`41.3.${i}`)).finally(() => settled++));
+      // Each is awaited below; a failure meanwhile is not an unhandled rejection.
+      for (const answer of sent) answer.catch(() => {});
+      // Sixteen are taken (one made, fifteen waiting behind it), so two are answered at once.
+      await until(
+        () => settled >= 2,
+        () => `2 of 18 answered at once, not ${settled}`,
+        60_000,
+      );
+      const children = await childrenOf(ctx.origin.child.pid!);
+      assert.is(children.length, 1, 'one build worker for every publish');
+      const memory = await rssMiB(children[0]!);
+      assert.ok(memory < 400, `the worker holds ${memory.toFixed(0)} MiB`);
+      await release();
+      answers = await Promise.all(sent);
+    } catch (error) {
+      await release().catch(() => {});
+      throw error;
+    }
+    const statuses = answers.map((answer) => answer.status).sort();
+    assert.equal(
+      statuses,
+      [...Array(16).fill(201), ...Array(2).fill(503)],
+      JSON.stringify(answers.map((a) => a.body.error)),
+    );
+    for (const answer of answers.filter((a) => a.status === 503)) {
+      assert.ok(Number(answer.headers.get('retry-after')) > 0);
+      assert.match(answer.body.error!, /try again after Retry-After seconds/);
+    }
+    for (const answer of answers.filter((a) => a.status === 201)) {
+      const served = await fetch(`${ctx.origin.url}/api/plugin-versions/${answer.body.version.id}`);
+      assert.is(served.status, 200);
+    }
+  },
+);
+
+changes.run();
