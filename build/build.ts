@@ -4,7 +4,7 @@ import { ENCODER_REVISION } from '../server/brands/formats.ts';
 import { DEFAULT_DEPLOY, DEFAULT_PUBLIC_URL, DEFAULT_RATE_LIMIT, type DeployOptions } from '../server/config.ts';
 import type { RateLimitPolicy } from '../server/http/rate-limit.ts';
 import { createCatalog, loadCatalog, type Catalog } from '../server/versions/catalog.ts';
-import { sha256Hex } from '../server/digest.ts';
+import { sha256Hex } from '../server/helpers/digest.ts';
 import { brandMap } from '../server/tree/format.ts';
 import { deltaHead } from '../server/tree/delta.ts';
 import { NO_ROUTES, RouteTable } from '../server/tree/routes.ts';
@@ -16,7 +16,7 @@ import { loadBrandSources, type LoadedBrandSource } from '../server/brands/sourc
 import { loadProject, type LoadedProject } from '../server/project/load.ts';
 import { listProjectPaths } from '../server/project/paths.ts';
 import type { AppContext } from '../server/context.ts';
-import { OPENAPI_PATH } from '../server/openapi-path.ts';
+import { OPENAPI_PATH } from '../server/helpers/openapi-path.ts';
 import { listBrandPaths, listVersionPaths } from './paths.ts';
 import { acquireBuildLock } from './build-lock.ts';
 import { recoverInterruptedChanges } from './version-commit.ts';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { readConfig } from '../server/config.ts';
 import { changelogPath, jarPath, jarsDir, recordPath, versionsDir } from '../server/versions/catalog.ts';
 import type { Channel } from '../server/versions/channels.ts';
-import { sha256Hex } from '../server/digest.ts';
+import { sha256Hex } from '../server/helpers/digest.ts';
 import { PluginVersionRecord, UserProfiles } from '../server/versions/schema.ts';
 import { isProxy, type ServerSoftware } from '../server/versions/software.ts';
 import { writeDemoBrands } from './demo-brands.ts';

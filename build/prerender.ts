@@ -8,7 +8,7 @@ import { isCompressible } from '../server/http/compress.ts';
 import { extensionFor } from '../server/http/media-types.ts';
 import { storedTreeFile, writeTreeFile } from './tree-file.ts';
 import type { FileStore } from './file-store.ts';
-import { allOrFirstError } from '../server/settle.ts';
+import { allOrFirstError } from '../server/helpers/settle.ts';
 import { defaultChannelTwin } from './paths.ts';
 
 /** Headers the static server computes per request rather than stores. */

@@ -12,10 +12,10 @@ import { writeTreeFile } from './tree-file.ts';
 import type { EntryOrText } from '../server/tree/manifest-text.ts';
 import type { SiteRender } from '../site/src/lib/tree.ts';
 import type { FileStore } from './file-store.ts';
-import { sha256Hex } from '../server/digest.ts';
+import { sha256Hex } from '../server/helpers/digest.ts';
 import type { DataFileMemory } from '../server/data-file-memory.ts';
 import { MEDIA_TYPES } from '../server/http/media-types.ts';
-import { allOrFirstError } from '../server/settle.ts';
+import { allOrFirstError } from '../server/helpers/settle.ts';
 
 const SITE_DIR = join(ROOT, 'site');
 /** What the pages are rendered from besides the tree's catalog: their own sources, and the server code and packages they import. */

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
-import { sha256Hex } from '../server/digest.ts';
+import { sha256Hex } from '../server/helpers/digest.ts';
 import type { DataFileMemory } from '../server/data-file-memory.ts';
 
 // The operator CLI runs from a bundle kept outside the sources (build/cli/launch.mjs), whose own

@@ -8,7 +8,7 @@ import type { CatalogFile } from '../server/tree/format.ts';
 import type { FileStore } from './file-store.ts';
 import type { LoadedProject } from '../server/project/load.ts';
 import type { ProjectRecord } from '../server/project/schema.ts';
-import { allOrFirstError } from '../server/settle.ts';
+import { allOrFirstError } from '../server/helpers/settle.ts';
 
 /**
  * Starts a new tree: its `files` linked to dist/'s store, every JAR and brand source put there

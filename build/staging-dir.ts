@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DeployOptions } from '../server/config.ts';
-import { sha256Hex } from '../server/digest.ts';
+import { sha256Hex } from '../server/helpers/digest.ts';
 import type { RateLimitPolicy } from '../server/http/rate-limit.ts';
 import { TREES_DIR, type ManifestHead, type RouteEntry } from '../server/tree/format.ts';
 import { manifestText, type EntryOrText } from '../server/tree/manifest-text.ts';

@@ -6,7 +6,7 @@ import {
   type Encoding,
 } from '../server/http/compress.ts';
 import { FILES_DIR, type RouteEntry } from '../server/tree/format.ts';
-import { sha256Hex } from '../server/digest.ts';
+import { sha256Hex } from '../server/helpers/digest.ts';
 import type { FileStore } from './file-store.ts';
 
 /**

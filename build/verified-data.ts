@@ -1,7 +1,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
-import { sha256Hex } from '../server/digest.ts';
+import { sha256Hex } from '../server/helpers/digest.ts';
 import type { DataFileMemory, RememberedKind, RememberedValues } from '../server/data-file-memory.ts';
 import { writeFileAtomic } from '../server/write-atomic.ts';
 

@@ -3,7 +3,7 @@ import pLimit from 'p-limit';
 import { z } from 'zod';
 import { prefixStorage } from 'unstorage';
 import { CACHE_PREFIX, type Storage } from './storage.ts';
-import { throttledLog } from './throttled-log.ts';
+import { throttledLog } from './helpers/throttled-log.ts';
 
 /**
  * A stored entry: a 4-byte mark, its expiry (a float64, ms since the epoch; -1: never), then the

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { describeIssues } from './describe-issues.ts';
+import { describeIssues } from './helpers/describe-issues.ts';
 import { isAddressOrRange } from './http/addresses.ts';
 import { parseRateLimit, type RateLimitPolicy } from './http/rate-limit-policy.ts';
 

@@ -66,7 +66,7 @@ type StateOptions = {
   warn?: (line: string) => void;
   /** INGEST_RATE_LIMIT; null or absent: ingestion is not limited. */
   ingestRateLimit?: RateLimitPolicy | null | undefined;
-  /** The origin's journaled samples (charts/samples-journaled.ts); absent: sampleStore over the storage. */
+  /** The origin's journaled samples (charts/samples/journaled.ts); absent: sampleStore over the storage. */
   samples?: SampleStore | undefined;
 };
 

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { z } from 'zod';
-import { describeIssues } from './describe-issues.ts';
+import { describeIssues } from './helpers/describe-issues.ts';
 
 /** A file of data/ (or of a built tree) that is not what its schema says; the message names the file and the field. */
 export class DataError extends Error {}

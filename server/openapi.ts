@@ -9,7 +9,7 @@ import { VERSION_PATHS } from './versions/api-doc.ts';
 import { PUBLISH_OPERATIONS } from './publish/api-doc.ts';
 import { PROJECT_PATHS } from './project/api-doc.ts';
 
-import { OPENAPI_PATH } from './openapi-path.ts';
+import { OPENAPI_PATH } from './helpers/openapi-path.ts';
 
 /** GET /healthz: the process answers and which tree it serves. */
 const Health = z

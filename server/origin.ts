@@ -4,7 +4,7 @@ import { NodeRequest, sendNodeResponse } from 'srvx/node';
 import type { ServerRequest } from 'srvx';
 import type { H3 } from 'h3';
 import { createOrigin } from './app.ts';
-import { openJournaledSampleStore, type JournaledSampleStore } from './charts/samples-journaled.ts';
+import { openJournaledSampleStore, type JournaledSampleStore } from './charts/samples/journaled.ts';
 import type { SampleStore } from './charts/samples.ts';
 import { guarded } from './http/after-response.ts';
 import { logRequests, type RequestLog } from './http/request-log.ts';
@@ -17,7 +17,7 @@ import {
   DEFAULT_PUBLIC_URL,
   ORIGIN_KEEP_ALIVE_MS,
 } from './config.ts';
-import { throttledLog } from './throttled-log.ts';
+import { throttledLog } from './helpers/throttled-log.ts';
 import { redisReady } from './redis.ts';
 import { createFileStorage, createRedisStorage, storageDirExposure, type StateStore, type Storage } from './storage.ts';
 import { currentTreeDir, openTree } from './tree/open.ts';

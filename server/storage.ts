@@ -98,7 +98,7 @@ type LockingDriver = Driver & { lockKey(key: string, wait?: boolean): Promise<((
 
 /** fs-lite's layout (`a:b:c` -> `a/b/c`), with atomic writes and a lock per key across processes. */
 function atomicFileDriver(base: string): LockingDriver {
-  // The player-count journal's segments are no records (charts/journal-segment.ts).
+  // The player-count journal's segments are no records (charts/samples/journal-segment.ts).
   const ignore = (path: string) =>
     TEMPORARY_FILE.test(path) || path.endsWith('.lock') || path.endsWith('.samples-journal');
   const files = fsLiteDriver({ base, ignore });

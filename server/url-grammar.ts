@@ -1,5 +1,5 @@
 import { pathRule, type PathRule } from './http/path-rule.ts';
-import { OPENAPI_PATH } from './openapi-path.ts';
+import { OPENAPI_PATH } from './helpers/openapi-path.ts';
 import { BADGE_RULES } from './badges/paths.ts';
 import { BRAND_RULES } from './brands/paths.ts';
 import { CHART_RULES } from './charts/paths.ts';

@@ -6,7 +6,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { AuditRecord } from '../server/audit/schema.ts';
 import { auditStore } from '../server/audit/store.ts';
-import { DAY } from '../server/duration.ts';
+import { DAY } from '../server/helpers/duration.ts';
 import { hashSecret } from '../server/http/auth.ts';
 import { redisReady } from '../server/redis.ts';
 import { createFileStorage, createRedisStorage } from '../server/storage.ts';

@@ -4,7 +4,7 @@ import { lock } from 'proper-lockfile';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DayRecord } from '../server/charts/samples.ts';
-import { DAY, HOUR } from '../server/duration.ts';
+import { DAY, HOUR } from '../server/helpers/duration.ts';
 import { ServerRecord } from '../server/charts/servers.ts';
 import { createFileStorage } from '../server/storage.ts';
 import { TokenRecord } from '../server/users.ts';

@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { sampleStore } from '../server/charts/samples.ts';
-import { HOUR } from '../server/duration.ts';
+import { HOUR } from '../server/helpers/duration.ts';
 import { createFileStorage } from '../server/storage.ts';
 import { makeAccounts, makeWorkspace, runDepot, spawnOrigin, type OriginProcess, type Workspace } from './helpers.ts';
 

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { JOURNAL_FOLDER, openJournaledSampleStore } from '../server/charts/samples-journaled.ts';
-import { SEGMENT_SUFFIX } from '../server/charts/journal-segment.ts';
-import { DAY, HOUR } from '../server/duration.ts';
+import { JOURNAL_FOLDER, openJournaledSampleStore } from '../server/charts/samples/journaled.ts';
+import { SEGMENT_SUFFIX } from '../server/charts/samples/journal-segment.ts';
+import { DAY, HOUR } from '../server/helpers/duration.ts';
 import { createFileStorage } from '../server/storage.ts';
 
 // Issue 32 item 4: the embedded store's journal, over real files. A segment left by a killed

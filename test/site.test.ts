@@ -7,7 +7,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { RunningOrigin } from '../server/origin.ts';
 import { jarPath } from '../server/versions/catalog.ts';
-import { sha256Hex } from '../server/digest.ts';
+import { sha256Hex } from '../server/helpers/digest.ts';
 import { pickLatest } from '../server/versions/latest.ts';
 import { currentTreeDir, openTree, type Tree } from '../server/tree/open.ts';
 import { SERVER_SOFTWARE } from '../server/versions/software.ts';

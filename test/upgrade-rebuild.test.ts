@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Manifest } from '../server/tree/format.ts';
-import { OPENAPI_PATH } from '../server/openapi-path.ts';
+import { OPENAPI_PATH } from '../server/helpers/openapi-path.ts';
 import { copyProject, makeWorkspace, workspaceEnv, type CliResult, type Workspace } from './helpers.ts';
 
 // `git pull && npm start`: npm start's build step (`npm run build -- --if-changed`) rebuilds when

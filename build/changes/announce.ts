@@ -1,4 +1,4 @@
-import { describeIssues } from '../../server/describe-issues.ts';
+import { describeIssues } from '../../server/helpers/describe-issues.ts';
 import { DeliveryEvent, type Announcement, type Delivery } from '../../server/webhooks/schema.ts';
 import { webhookStore } from '../../server/webhooks/store.ts';
 import { RefusedError } from './refused.ts';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, readdir } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { describeIssues } from '../../server/describe-issues.ts';
+import { describeIssues } from '../../server/helpers/describe-issues.ts';
 import { DataError, readJsonFile } from '../../server/data-files.ts';
 import {
   createCatalog,

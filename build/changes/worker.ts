@@ -1,5 +1,5 @@
 import { readConfig } from '../../server/config.ts';
-import { describeIssues } from '../../server/describe-issues.ts';
+import { describeIssues } from '../../server/helpers/describe-issues.ts';
 import { sweepLeftovers } from '../../server/sweep-leftovers.ts';
 import { FromWorker, ToWorker, type ChangeCommand } from '../../server/publish/worker-messages.ts';
 import { BuildLockTimeoutError } from '../build-lock.ts';

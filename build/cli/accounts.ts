@@ -6,7 +6,7 @@ import { sampleStore } from '../../server/charts/samples.ts';
 import { ServerId } from '../../server/charts/schema.ts';
 import { serverStore } from '../../server/charts/servers.ts';
 import type { Config } from '../../server/config.ts';
-import { describeIssues } from '../../server/describe-issues.ts';
+import { describeIssues } from '../../server/helpers/describe-issues.ts';
 import { hashSecret, newSecret } from '../../server/http/auth.ts';
 import { userTokenStore } from '../../server/users.ts';
 import { createCatalog, loadUsers, type Catalog } from '../../server/versions/catalog.ts';

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { auditStore } from '../../server/audit/store.ts';
 import type { Config } from '../../server/config.ts';
-import { parseDuration } from '../../server/duration.ts';
+import { parseDuration } from '../../server/helpers/duration.ts';
 import { RefusedError } from '../changes/refused.ts';
 import { withState } from '../changes/state.ts';
 

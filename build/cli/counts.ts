@@ -2,7 +2,7 @@ import { constants, createReadStream } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { DAY } from '../../server/duration.ts';
+import { DAY } from '../../server/helpers/duration.ts';
 import type { Config } from '../../server/config.ts';
 import { readLogLine } from '../../server/downloads/access-log.ts';
 import { repairJournals } from '../../server/downloads/repair.ts';

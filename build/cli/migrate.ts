@@ -5,7 +5,7 @@ import { DayRecord, dayExpiresAt } from '../../server/charts/samples.ts';
 import { ServerRecord } from '../../server/charts/servers.ts';
 import type { Config } from '../../server/config.ts';
 import { copyAuditLog } from '../../server/audit/store.ts';
-import { AUDIT_KEY } from '../../server/audit/store-file.ts';
+import { AUDIT_KEY } from '../../server/audit/store/file.ts';
 import { redactUrl } from '../../server/redis.ts';
 import { CACHE_PREFIX, createFileStorage, redisKey, type Storage } from '../../server/storage.ts';
 import { TokenRecord } from '../../server/users.ts';

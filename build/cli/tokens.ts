@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import type { Config } from '../../server/config.ts';
-import { DAY, parseDuration } from '../../server/duration.ts';
+import { DAY, parseDuration } from '../../server/helpers/duration.ts';
 import { hashSecret, newSecret } from '../../server/http/auth.ts';
 import {
   PUBLISH_SCOPES,

@@ -1,5 +1,5 @@
 import { AuditRecord } from './schema.ts';
-import type { AuditLog } from './contract.ts';
+import type { AuditLog } from './store/contract.ts';
 
 /**
  * A record as one line of ASCII JSON: every character past `~` written as a `\u` escape, so the

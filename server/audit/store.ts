@@ -1,9 +1,9 @@
 import type { Redis } from 'ioredis';
 import type { Storage } from '../storage.ts';
-import type { AuditStore } from './contract.ts';
+import type { AuditStore } from './store/contract.ts';
 import { auditLine } from './lines.ts';
-import { fileAuditLog } from './store-file.ts';
-import { redisAuditLog } from './store-redis.ts';
+import { fileAuditLog } from './store/file.ts';
+import { redisAuditLog } from './store/redis.ts';
 
 /**
  * Records kept in Redis's stream; older ones are trimmed as new ones come (an exact MAXLEN: a
@@ -13,8 +13,8 @@ import { redisAuditLog } from './store-redis.ts';
 const AUDIT_MAX_RECORDS = 100_000;
 
 /**
- * The audit log of the configured backend: a stream in Redis (REDIS_URL, store-redis.ts), else an
- * append-only JSON-lines file in the embedded store (store-file.ts); one contract
+ * The audit log of the configured backend: a stream in Redis (REDIS_URL, store/redis.ts), else an
+ * append-only JSON-lines file in the embedded store (store/file.ts); one contract
  * (test/store-contract.test.ts).
  */
 export function auditStore(storage: Storage, redis?: Redis, options: { maxRecords?: number } = {}): AuditStore {

@@ -14,7 +14,7 @@ import { CONTENT_TYPES, ENCODER_REVISION, type OutputFormat } from './formats.ts
 import { isOriginal, type ImageRenderer, type ImageRequest } from './render.ts';
 import { BrandPath, BrandQuery, MAX_SIZE, SizedLinkPath, VariantLinkPath } from './schema.ts';
 import { brandKey, sourceFile, type BrandSourceRecord } from './source-record.ts';
-import { sha256Hex } from '../digest.ts';
+import { sha256Hex } from '../helpers/digest.ts';
 import { dispositionHeader } from '../http/disposition.ts';
 
 type ImageAnswer = { brand: BrandName; variant: string; size?: number; format?: OutputFormat; download: boolean };

@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DataError } from '../data-files.ts';
-import { sha256Hex } from '../digest.ts';
+import { sha256Hex } from '../helpers/digest.ts';
 import type { DataFileMemory } from '../data-file-memory.ts';
 import { BRANDS, BRAND_NAMES, type VariantSpec } from './brands.ts';
 import type { BrandSourceRecord, CheckedBrandSource } from './source-record.ts';

@@ -1,4 +1,4 @@
-import { DAY, HOUR } from '../duration.ts';
+import { DAY, HOUR } from '../helpers/duration.ts';
 
 /** One hour of samples, as storage keeps them: the highest count, and sum and number for the mean. */
 export type HourBucket = { hour: number; max: number; sum: number; count: number };

@@ -1,8 +1,8 @@
 import type { ChartPoint, Series } from './aggregate.ts';
 import { THEMES } from './themes.ts';
 import type { ChartQuery } from './schema.ts';
-import { sha256Hex } from '../digest.ts';
-import { escapeXml } from '../escape-xml.ts';
+import { sha256Hex } from '../helpers/digest.ts';
+import { escapeXml } from '../helpers/escape-xml.ts';
 
 export type DrawOptions = {
   width: number;

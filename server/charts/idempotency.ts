@@ -2,11 +2,11 @@ import type { Redis } from 'ioredis';
 import { HTTPError, type H3Event } from 'h3';
 import { z } from 'zod';
 import type { Storage } from '../storage.ts';
-import { fileIdempotencyStore } from './idempotency-file.ts';
-import { redisIdempotencyStore } from './idempotency-redis.ts';
-import type { IdempotencyStore } from './stored-idempotency.ts';
+import { fileIdempotencyStore } from './idempotency/file.ts';
+import { redisIdempotencyStore } from './idempotency/redis.ts';
+import type { IdempotencyStore } from './idempotency/contract.ts';
 
-export type { IdempotencyStore } from './stored-idempotency.ts';
+export type { IdempotencyStore } from './idempotency/contract.ts';
 
 /**
  * New Idempotency-Keys a server may store per UTC day (one keyed request every 8.6 s all day): past
@@ -21,7 +21,7 @@ const IdempotencyKey = z
 
 /**
  * Runs an ingestion at most once per server and Idempotency-Key within 24 hours, in the configured
- * backend: Redis (idempotency-redis.ts) or the embedded store (idempotency-file.ts), behind the
+ * backend: Redis (idempotency/redis.ts) or the embedded store (idempotency/file.ts), behind the
  * same contract (test/store-contract.ts). One small record per key either way. The samples are
  * written first and the key after, so a crash between the two can at worst count a retry twice;
  * it never loses an answered sample. `maxKeysPerDay`: tests lower the cap.

@@ -1,7 +1,7 @@
-import { describeIssues } from '../describe-issues.ts';
+import { describeIssues } from '../helpers/describe-issues.ts';
 import { RETENTION_DAYS, type Sample } from './samples.ts';
 import { PlayersBody, SamplesBody } from './schema.ts';
-import { DAY } from '../duration.ts';
+import { DAY } from '../helpers/duration.ts';
 
 /** Clocks drift: a sample may be stamped a little ahead of ours. */
 const FUTURE_SLACK_MS = 5 * 60_000;

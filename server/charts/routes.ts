@@ -4,7 +4,7 @@ import { bearerToken, forbidden, secretMatches, unauthorized } from '../http/aut
 import { CACHE_CONTROL, PRIVATE_HEADERS, PUBLIC_HEADERS, SVG_SECURITY_POLICY } from '../http/cache.ts';
 import { requestClient } from '../http/client-address.ts';
 import { chargeKey, chargeLimit, type RateLimiter } from '../http/rate-limit.ts';
-import { throttledLog } from '../throttled-log.ts';
+import { throttledLog } from '../helpers/throttled-log.ts';
 import { notFound } from '../http/errors.ts';
 import { sendRepresentation } from '../http/send.ts';
 import { strongEtag } from '../http/etag.ts';
@@ -21,11 +21,11 @@ import { MEDIA_TYPES } from '../http/media-types.ts';
 import { ChartQuery, ServerPath } from './schema.ts';
 import { CHART_RULES } from './paths.ts';
 import type { Sample, SampleStore } from './samples.ts';
-import type { Outcome } from './stored-idempotency.ts';
+import type { Outcome } from './idempotency/contract.ts';
 import type { ServerRecord, ServerStore } from './servers.ts';
 import type { UserTokenStore } from '../users.ts';
 import { chartCacheKey } from './server-state.ts';
-import { DAY } from '../duration.ts';
+import { DAY } from '../helpers/duration.ts';
 
 /** SPEC 8: charts are cached for 5 minutes. */
 const CHART_TTL_SECONDS = 300;

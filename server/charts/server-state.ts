@@ -1,5 +1,5 @@
 import pLimit from 'p-limit';
-import { sha256Hex } from '../digest.ts';
+import { sha256Hex } from '../helpers/digest.ts';
 import { CACHE_PREFIX, type Storage } from '../storage.ts';
 import { serverKey } from './servers.ts';
 

@@ -3,10 +3,10 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { parseFile } from '../data-files.ts';
 import type { Storage } from '../storage.ts';
-import { SECONDS_PER, parseDuration } from '../duration.ts';
+import { SECONDS_PER, parseDuration } from '../helpers/duration.ts';
 import { playersChartPath } from './paths.ts';
-import { fileUrlKey } from './url-key-file.ts';
-import { redisUrlKey } from './url-key-redis.ts';
+import { fileUrlKey } from './url-key/file.ts';
+import { redisUrlKey } from './url-key/redis.ts';
 import { CHART_BACKGROUNDS, CHART_FORMATS, CHART_RANGES, CHART_THEMES, ChartQuery } from './schema.ts';
 
 const ranged = (name: keyof typeof CHART_RANGES) => {
@@ -157,7 +157,7 @@ const StoredKey = z
   .regex(/^[A-Za-z0-9_-]{43}$/, { error: 'is not a generated key (43 base64url characters)' });
 
 /**
- * Where the generated key is kept (url-key-file.ts, url-key-redis.ts): `keepFirst` stores `fresh`
+ * Where the generated key is kept (url-key/file.ts, url-key/redis.ts): `keepFirst` stores `fresh`
  * only if no key is stored yet, atomically for every process sharing the store, and resolves the
  * stored value (parsed by the caller).
  */

@@ -1,6 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
-import { DAY } from '../duration.ts';
+import { DAY } from '../helpers/duration.ts';
 import { clientKey } from '../http/client-address.ts';
 import { findSoftware } from '../versions/software.ts';
 import { locationId, matchJarRoute } from './counter.ts';

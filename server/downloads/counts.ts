@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import 'zod-openapi';
-import { DAY } from '../duration.ts';
+import { DAY } from '../helpers/duration.ts';
 import { PLUGIN_VERSION_ID } from '../versions/schema.ts';
 import { SERVER_SOFTWARE, type ServerSoftware } from '../versions/software.ts';
 import type { DayCount } from './store.ts';

@@ -1,4 +1,4 @@
-import { DAY } from '../duration.ts';
+import { DAY } from '../helpers/duration.ts';
 import { withKeyLock, type Storage } from '../storage.ts';
 import { digestHex } from './digest-set.ts';
 import { journalOf } from './journal.ts';

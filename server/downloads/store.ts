@@ -1,16 +1,16 @@
 import type { Redis } from 'ioredis';
-import { DAY } from '../duration.ts';
+import { DAY } from '../helpers/duration.ts';
 import type { Storage } from '../storage.ts';
 import type { Counted } from './counted.ts';
 import type { Digest } from './digest-set.ts';
 import { countField } from './journal-lines.ts';
 import { EXACT_CLIENTS } from './seen-clients.ts';
-import { fileDayCounter } from './store-file.ts';
-import { redisDayCounter } from './store-redis.ts';
-import type { DayCount, DayCounter } from './stored-days.ts';
+import { fileDayCounter } from './store/file.ts';
+import { redisDayCounter } from './store/redis.ts';
+import type { DayCount, DayCounter } from './store/contract.ts';
 
 export { countField };
-export { SEEN_DAYS, countedDays, isCountable, journalKey, type DayCount } from './stored-days.ts';
+export { SEEN_DAYS, countedDays, isCountable, journalKey, type DayCount } from './store/contract.ts';
 
 /** How long the total (the downloads badge) is kept before the counts are summed again, unless this process counted meanwhile. */
 const TOTAL_TTL_MS = 5000;
@@ -40,8 +40,8 @@ export type DownloadStore = {
 };
 
 /**
- * The download store of the configured backend: Redis (REDIS_URL, store-redis.ts) or the embedded
- * store's journals and records (store-file.ts), behind the same contract (test/store-contract.ts).
+ * The download store of the configured backend: Redis (REDIS_URL, store/redis.ts) or the embedded
+ * store's journals and records (store/file.ts), behind the same contract (test/store-contract.ts).
  */
 export function downloadStore(
   storage: Storage,

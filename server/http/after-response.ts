@@ -1,4 +1,4 @@
-import { throttledLog } from '../throttled-log.ts';
+import { throttledLog } from '../helpers/throttled-log.ts';
 
 const reporters = new Map<string, (line: string) => void>();
 

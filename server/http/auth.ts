@@ -1,6 +1,6 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { HTTPError, type H3Event } from 'h3';
-import { sha256Hex } from '../digest.ts';
+import { sha256Hex } from '../helpers/digest.ts';
 
 /**
  * A new secret, shown once: a prefix naming its kind and 32 random bytes (base64url, 43 characters).

@@ -4,7 +4,7 @@ import type { H3Event } from 'h3';
 import type { ServerRequest } from 'srvx';
 import ipaddr from 'ipaddr.js';
 import { IPV4, addressAllowList } from './addresses.ts';
-import { sha256Hex } from '../digest.ts';
+import { sha256Hex } from '../helpers/digest.ts';
 
 /**
  * The client's address: the socket's peer, unless that peer is a trusted proxy (TRUST_PROXY); then

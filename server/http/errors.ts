@@ -2,7 +2,7 @@ import { loggedPath } from './request-log.ts';
 import { HTTPError, type H3Event } from 'h3';
 import type { ServerRequest } from 'srvx';
 import { StorageUnavailableError } from '../storage.ts';
-import { throttledLog } from '../throttled-log.ts';
+import { throttledLog } from '../helpers/throttled-log.ts';
 import { isJsonObject } from '../data-files.ts';
 import { PRIVATE_HEADERS, PUBLIC_HEADERS } from './cache.ts';
 import type { EndpointTable } from './endpoints.ts';

@@ -1,4 +1,4 @@
-import { sha256Hex } from '../digest.ts';
+import { sha256Hex } from '../helpers/digest.ts';
 
 /** Our strong ETag: the sha256 of the bytes, quoted. */
 export function strongEtag(bytes: Uint8Array | string): string {

@@ -1,6 +1,6 @@
 import { HTTPError, assertBodySize, type H3Event } from 'h3';
 import type { z } from 'zod';
-import { describeIssues } from '../describe-issues.ts';
+import { describeIssues } from '../helpers/describe-issues.ts';
 import { PUBLIC_HEADERS } from './cache.ts';
 import { sendRepresentation } from './send.ts';
 import { strongEtag } from './etag.ts';

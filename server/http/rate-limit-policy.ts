@@ -1,4 +1,4 @@
-import { SECONDS_PER, type DurationUnit } from '../duration.ts';
+import { SECONDS_PER, type DurationUnit } from '../helpers/duration.ts';
 
 /** SPEC 8: 100 requests per 15 minutes per client address. */
 export type RateLimitPolicy = { limit: number; windowSeconds: number };

@@ -2,7 +2,7 @@ import { HTTPError, type H3Event, type Middleware } from 'h3';
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { requestClient } from './client-address.ts';
-import { throttledLog } from '../throttled-log.ts';
+import { throttledLog } from '../helpers/throttled-log.ts';
 import type { EndpointTable } from './endpoints.ts';
 import type { RateLimitPolicy } from './rate-limit-policy.ts';
 import type { RequestLimit } from './event-context.ts';

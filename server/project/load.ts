@@ -2,7 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DataError, parseFile, readJsonFile } from '../data-files.ts';
 import type { DataFileMemory } from '../data-file-memory.ts';
-import { sha256Hex } from '../digest.ts';
+import { sha256Hex } from '../helpers/digest.ts';
 import { loadSharp } from '../brands/sharp.ts';
 import { changelogLimitProblem } from '../versions/changelog.ts';
 import { ICON_SIZES, ProjectFile, type ProjectIcon, type ProjectRecord } from './schema.ts';

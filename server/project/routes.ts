@@ -8,7 +8,7 @@ import type { FileCache } from '../http/file-cache.ts';
 import { CONTENT_TYPES, ENCODER_REVISION } from '../brands/formats.ts';
 import type { ImageRenderer } from '../brands/render.ts';
 import { sourceFile } from '../brands/source-record.ts';
-import { sha256Hex } from '../digest.ts';
+import { sha256Hex } from '../helpers/digest.ts';
 import { PROJECT_RULES, projectIconPath } from './paths.ts';
 import { presentProject } from './present.ts';
 import { ICON_SIZES, type IconSize, type ProjectIcon, type ProjectRecord } from './schema.ts';

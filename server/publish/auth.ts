@@ -1,6 +1,6 @@
 import { HTTPError, type H3Event } from 'h3';
 import { bearerToken, hashSecret, secretMatches, unauthorized } from '../http/auth.ts';
-import type { PublishTokenStore } from '../publish-tokens/contract.ts';
+import type { PublishTokenStore } from '../publish-tokens/store/contract.ts';
 import { LAST_USED_EVERY_MS, PUBLISH_TOKEN, scopesOf, type PublishScope } from '../publish-tokens/schema.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { basename } from 'node:path';
-import type { AuditStore } from '../audit/contract.ts';
+import type { AuditStore } from '../audit/store/contract.ts';
 import { runAfterSwap, type AfterSwapResult, type Logs } from './after-swap.ts';
 
 /**

@@ -9,7 +9,7 @@ import type { CatalogVersion } from '../versions/schema.ts';
 import { VERSION_RULES } from '../versions/paths.ts';
 import { presentVersion } from '../versions/present.ts';
 import { PLUGIN_VERSION_ID } from '../versions/schema.ts';
-import type { PublishTokenStore } from '../publish-tokens/contract.ts';
+import type { PublishTokenStore } from '../publish-tokens/store/contract.ts';
 import { authenticatePublisher, requireScope, type Publisher } from './auth.ts';
 import { MinecraftOption, parsePublishMetadata } from './metadata.ts';
 import type { Written } from './build-worker.ts';

@@ -5,7 +5,7 @@ import { indexLatest, pickLatest, type LatestIndex } from '../versions/latest.ts
 import type { CatalogVersion } from '../versions/schema.ts';
 import { SERVER_SOFTWARE, findSoftware, platformOf } from '../versions/software.ts';
 import { JAVA_VERSIONS, runsOnJava } from '../versions/java.ts';
-import { OPENAPI_PATH } from '../openapi-path.ts';
+import { OPENAPI_PATH } from '../helpers/openapi-path.ts';
 import { findByHash } from '../versions/integrity.ts';
 import { VERSION_RULES, type HashAlgorithm } from '../versions/paths.ts';
 import { BADGE_RULES } from '../badges/paths.ts';

@@ -1,6 +1,6 @@
 import { basename, dirname, join } from 'node:path';
 import { DataError } from '../data-files.ts';
-import { sha256Hex } from '../digest.ts';
+import { sha256Hex } from '../helpers/digest.ts';
 import { createCatalog, type Catalog } from '../versions/catalog.ts';
 import type { CatalogVersion } from '../versions/schema.ts';
 import { changeSets, isSitePath, readsChange, type AnswerChanges } from './answer-inputs.ts';

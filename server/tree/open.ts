@@ -3,7 +3,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { createCatalog, type Catalog } from '../versions/catalog.ts';
 import { parseFile, readJsonFile, DataError, isJsonObject } from '../data-files.ts';
-import { describeIssues } from '../describe-issues.ts';
+import { describeIssues } from '../helpers/describe-issues.ts';
 import { CatalogVersion } from '../versions/schema.ts';
 import type { BrandSourceRecord } from '../brands/source-record.ts';
 import type { ProjectRecord } from '../project/schema.ts';

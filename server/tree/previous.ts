@@ -1,7 +1,7 @@
 import { readFile, lstat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
-import { sha256Hex } from '../digest.ts';
+import { sha256Hex } from '../helpers/digest.ts';
 import { readJsonFile } from '../data-files.ts';
 import { FILES_DIR, TREE_NAME, type CatalogFile, type RouteEntry } from './format.ts';
 import { splitManifest } from './manifest-text.ts';

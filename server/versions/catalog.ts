@@ -3,7 +3,7 @@ import { statSync, type Stats } from 'node:fs';
 import { basename, join } from 'node:path';
 import pLimit from 'p-limit';
 import { DataError, parseFile, readJsonFile } from '../data-files.ts';
-import { allOrFirstError } from '../settle.ts';
+import { allOrFirstError } from '../helpers/settle.ts';
 import type { DataFileMemory, RememberedKind, RememberedValues } from '../data-file-memory.ts';
 import { catalogVersion, classFileVersionOf, readJarFacts, type JarFacts } from './catalog-version.ts';
 import { compareNewestFirst, indexLatest, type LatestIndex } from './latest.ts';

@@ -5,7 +5,7 @@ import remarkParse from 'remark-parse';
 import remarkRehype from 'remark-rehype';
 import { unified } from 'unified';
 import { LRUCache } from 'lru-cache';
-import { escapeXml } from '../escape-xml.ts';
+import { escapeXml } from '../helpers/escape-xml.ts';
 
 // Markdown -> mdast -> hast -> HTML. remark-rehype drops raw HTML (allowDangerousHtml is off), and
 // rehype-sanitize's default schema (GitHub's) then removes what Markdown itself can produce that a

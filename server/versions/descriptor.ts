@@ -1,7 +1,7 @@
 import { strFromU8, unzipSync } from 'fflate';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
-import { describeIssues } from '../describe-issues.ts';
+import { describeIssues } from '../helpers/describe-issues.ts';
 import { escapeForbidden } from '../free-text.ts';
 import {
   BungeeYml,

@@ -1,6 +1,6 @@
 import { Feed } from 'feed';
 import type { Catalog } from './catalog.ts';
-import { escapeXml } from '../escape-xml.ts';
+import { escapeXml } from '../helpers/escape-xml.ts';
 import { changelogHtml } from './changelog.ts';
 import { channelOf, versionLabel } from './channels.ts';
 import { describeMinecraft } from './minecraft.ts';

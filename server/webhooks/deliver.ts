@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { throttledLog } from '../throttled-log.ts';
+import { throttledLog } from '../helpers/throttled-log.ts';
 import type { ProjectRecord } from '../project/schema.ts';
 import { renderDelivery } from './payload.ts';
 import {
@@ -11,7 +11,7 @@ import {
   retryAfterMs,
 } from './retry.ts';
 import type { Attempt, Delivery, DeliveryEvent } from './schema.ts';
-import type { DueEntry } from './due-index.ts';
+import type { DueEntry } from './outbox/contract.ts';
 import { RECENT_ATTEMPTS, outboxKey, type WebhookStore } from './store.ts';
 
 export type DeliveryOptions = {

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { describeIssues } from '../describe-issues.ts';
+import { describeIssues } from '../helpers/describe-issues.ts';
 import type { Storage } from '../storage.ts';
-import type { ClaimDelivery, DueEntry, DueIndex } from './due-index.ts';
+import type { ClaimDelivery, DueEntry, DueIndex } from './outbox/contract.ts';
 import { logKey, outboxKey, webhookKey } from './keys.ts';
 import { Delivery, DeliveryId, WebhookId, WebhookRecord, type DeliveryEvent } from './schema.ts';
-import { fileOutbox } from './store-file.ts';
-import { redisOutbox } from './store-redis.ts';
+import { fileOutbox } from './outbox/file.ts';
+import { redisOutbox } from './outbox/redis.ts';
 
 export { outboxKey };
 
@@ -81,7 +81,7 @@ export type WebhookStore = {
  * after it, so at worst it names an entry that is gone or due at another time (put right when
  * picked: healIndex) or misses one a crash left unfiled (filed by reconcileIndex). The records go
  * through the storage whichever the backend; the due index and the lease are the backend's own
- * (store-file.ts, store-redis.ts), behind the same contract (test/store-contract.ts).
+ * (outbox/file.ts, outbox/redis.ts), behind the same contract (test/store-contract.ts).
  */
 export function webhookStore(storage: Storage, redis?: Redis): WebhookStore {
   const { index, claim } = redis ? redisOutbox(redis) : fileOutbox(storage);

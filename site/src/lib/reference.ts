@@ -1,7 +1,7 @@
 import { basename } from 'node:path';
 import type { oas31 } from 'zod-openapi';
 import { openApiDocument } from '../../../server/openapi.ts';
-import { OPENAPI_PATH } from '../../../server/openapi-path.ts';
+import { OPENAPI_PATH } from '../../../server/helpers/openapi-path.ts';
 import { createApi } from '../../../server/app.ts';
 import { EXAMPLE_NOW } from '../../../server/charts/example.ts';
 import { createAppContext } from '../../../server/context.ts';

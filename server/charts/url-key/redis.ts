@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { redisKey, unavailable } from '../storage.ts';
+import { redisKey, unavailable } from '../../storage.ts';
 
 /** Redis: SET NX, then whatever is there (the first origin's key). */
 export function redisUrlKey(redis: Redis, key: string) {

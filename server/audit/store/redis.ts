@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import { redisKey, unavailable } from '../storage.ts';
-import { auditLine, parseAuditLines } from './lines.ts';
+import { redisKey, unavailable } from '../../storage.ts';
+import { auditLine, parseAuditLines } from '../lines.ts';
 import type { AuditStore } from './contract.ts';
 
 /** The stream `depot:audit`: one entry a record, its JSON in the field `record`. */

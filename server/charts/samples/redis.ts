@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { redisKey, unavailableUnlessScriptFailed, type Storage } from '../storage.ts';
+import { redisKey, unavailableUnlessScriptFailed, type Storage } from '../../storage.ts';
 import {
   corruptDayLine,
   dayExpiresAt,
@@ -9,7 +9,7 @@ import {
   samplesByDay,
   stampOf,
   type SampleStore,
-} from './stored-samples.ts';
+} from './contract.ts';
 
 /**
  * Folds samples into one stored day in a single step inside Redis, so origins ingesting for the

@@ -1,4 +1,4 @@
-import type { Delivery } from './schema.ts';
+import type { Delivery } from '../schema.ts';
 
 /** An outbox entry as the due index files it: its webhook, its id, and when it is next due (ms). */
 export type DueEntry = { webhookId: string; id: string; due: number };
@@ -31,5 +31,5 @@ export type ClaimDelivery = (
   ms: number,
 ) => Promise<(() => Promise<void>) | null>;
 
-/** What differs between the webhook store's backends (store-file.ts, store-redis.ts): the due index and the lease. */
+/** What differs between the webhook store's backends (file.ts, redis.ts): the due index and the lease. */
 export type OutboxBackend = { index: DueIndex; claim: ClaimDelivery };

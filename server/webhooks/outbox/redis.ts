@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { StorageUnavailableError, redisKey, unavailable } from '../storage.ts';
-import type { ClaimDelivery, DueEntry, DueIndex, OutboxBackend } from './due-index.ts';
+import { StorageUnavailableError, redisKey, unavailable } from '../../storage.ts';
+import type { ClaimDelivery, DueEntry, DueIndex, OutboxBackend } from './contract.ts';
 
 /**
  * Redis's outbox: its due index in sorted sets, and a delivery's lease is a key set NX that

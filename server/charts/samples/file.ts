@@ -1,4 +1,4 @@
-import { withKeyLock, type Storage } from '../storage.ts';
+import { withKeyLock, type Storage } from '../../storage.ts';
 import {
   RETENTION_DAYS,
   StoredDay,
@@ -11,7 +11,7 @@ import {
   stampOf,
   type Sample,
   type SampleStore,
-} from './stored-samples.ts';
+} from './contract.ts';
 
 type Waiting = { samples: Sample[]; written: (error?: unknown) => void };
 /** Per day key: samples waiting for the day's next write, and whether a write is running. */

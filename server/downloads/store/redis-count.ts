@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
-import { redisKey, unavailableUnlessScriptFailed } from '../storage.ts';
-import { digestHex } from './digest-set.ts';
-import type { Counted } from './counted.ts';
+import { redisKey, unavailableUnlessScriptFailed } from '../../storage.ts';
+import { digestHex } from '../digest-set.ts';
+import type { Counted } from '../counted.ts';
 
 /**
  * Adds each new client of a day to its set and counts it in one step inside Redis, so origins

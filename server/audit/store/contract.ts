@@ -1,4 +1,4 @@
-import type { AuditRecord } from './schema.ts';
+import type { AuditRecord } from '../schema.ts';
 
 /** The log as read: its records oldest first, and how many stored records did not parse (skipped). */
 export type AuditLog = { records: AuditRecord[]; unreadable: number };

@@ -1,6 +1,6 @@
-import { withKeyLock, type Storage } from '../storage.ts';
+import { withKeyLock, type Storage } from '../../storage.ts';
 import type { PublishTokenStore } from './contract.ts';
-import { LAST_USED_EVERY_MS, PublishTokenRecord, publishTokenKey } from './schema.ts';
+import { LAST_USED_EVERY_MS, PublishTokenRecord, publishTokenKey } from '../schema.ts';
 
 /** A stored value as a record; null when absent or not one (a record that does not parse authenticates nobody). */
 const parsed = (value: unknown) => PublishTokenRecord.safeParse(value).data ?? null;

@@ -1,4 +1,4 @@
-import { sha256Hex } from '../digest.ts';
+import { sha256Hex } from '../../helpers/digest.ts';
 
 /** An ingestion's Idempotency-Key is remembered this long per server. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { parseFile } from '../data-files.ts';
-import type { Storage } from '../storage.ts';
-import type { ServerSoftware } from '../versions/software.ts';
-import type { Counted } from './counted.ts';
-import type { Digest } from './digest-set.ts';
-import { FIELD } from './journal-lines.ts';
+import { parseFile } from '../../data-files.ts';
+import type { Storage } from '../../storage.ts';
+import type { ServerSoftware } from '../../versions/software.ts';
+import type { Counted } from '../counted.ts';
+import type { Digest } from '../digest-set.ts';
+import { FIELD } from '../journal-lines.ts';
 
 /** One day's counts as stored: field -> downloads. */
 export const DayCounts = z.record(z.string().regex(FIELD), z.coerce.number().int().nonnegative());
@@ -36,7 +36,7 @@ export async function countedDays(storage: Storage): Promise<number[]> {
 }
 
 /**
- * What a backend of the download store does, by day (store-file.ts, store-redis.ts); downloadStore
+ * What a backend of the download store does, by day (file.ts, redis.ts); downloadStore
  * splits batches into days and caches the total over it.
  */
 export type DayCounter = {

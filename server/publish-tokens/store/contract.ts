@@ -1,4 +1,4 @@
-import type { PublishTokenRecord } from './schema.ts';
+import type { PublishTokenRecord } from '../schema.ts';
 
 /**
  * Publishing tokens, by their digest (test/publish-tokens.test.ts runs this contract against

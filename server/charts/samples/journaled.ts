@@ -3,7 +3,7 @@ import { mkdir, rm, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { lock } from 'proper-lockfile';
-import { PRIVATE_FOLDER, PRIVATE_LOCK_FS, filesFolderOf, type Storage } from '../storage.ts';
+import { PRIVATE_FOLDER, PRIVATE_LOCK_FS, filesFolderOf, type Storage } from '../../storage.ts';
 import {
   appendAll,
   createSegment,
@@ -13,9 +13,9 @@ import {
   readSegment,
   type Segment,
 } from './journal-segment.ts';
-import { throttledLog } from '../throttled-log.ts';
-import { foldIntoDay } from './samples-file.ts';
-import { RETENTION_DAYS, dayKey, readRange, type Sample, type SampleStore } from './stored-samples.ts';
+import { throttledLog } from '../../helpers/throttled-log.ts';
+import { foldIntoDay } from './file.ts';
+import { RETENTION_DAYS, dayKey, readRange, type Sample, type SampleStore } from './contract.ts';
 
 /** The journal's folder under STORAGE_DIR. */
 export const JOURNAL_FOLDER = 'samples-journal';
@@ -44,7 +44,7 @@ export type JournaledSampleStore = SampleStore & {
  * the number of servers that posted, under the day's lock as the CLI writes; then the segment is
  * removed. Ranges merge the samples not folded yet.
  *
- * Folding is idempotent: a day written from a segment names it (`folded`, stored-samples.ts) in
+ * Folding is idempotent: a day written from a segment names it (`folded`, contract.ts) in
  * the same atomic write, so a crash between folding a day and removing the segment replays the
  * segment at the next start without counting that day's samples twice. A day names only
  * segments still on disk, so the list stays short. Ranges use the same names: a segment's samples

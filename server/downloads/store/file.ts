@@ -1,9 +1,9 @@
-import { withKeyLock, type Storage } from '../storage.ts';
-import type { Counted } from './counted.ts';
-import { digestHex } from './digest-set.ts';
-import { journalOf, type Journal } from './journal.ts';
-import { readJournalLines } from './journal-lines.ts';
-import { SeenClients } from './seen-clients.ts';
+import { withKeyLock, type Storage } from '../../storage.ts';
+import type { Counted } from '../counted.ts';
+import { digestHex } from '../digest-set.ts';
+import { journalOf, type Journal } from '../journal.ts';
+import { readJournalLines } from '../journal-lines.ts';
+import { SeenClients } from '../seen-clients.ts';
 import {
   DAYS_KEY,
   DayCounts,
@@ -15,7 +15,7 @@ import {
   parsedOr,
   type DayCount,
   type DayCounter,
-} from './stored-days.ts';
+} from './contract.ts';
 
 /** What this process has read of a day that may still be counted: its journal up to `offset`, in the file `file`. */
 type OpenDay = { offset: number; file: string | undefined; seen: SeenClients };

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
-import { redisKey, unavailable } from '../storage.ts';
-import { DAY } from '../duration.ts';
-import { IDEMPOTENCY_WINDOW_MS, digest, type IdempotencyStore, type Outcome } from './stored-idempotency.ts';
+import { redisKey, unavailable } from '../../storage.ts';
+import { DAY } from '../../helpers/duration.ts';
+import { IDEMPOTENCY_WINDOW_MS, digest, type IdempotencyStore, type Outcome } from './contract.ts';
 
 /** A claim whose request died unanswered lets a retry through after this long. */
 const CLAIM_MS = 60_000;

@@ -1,8 +1,8 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import { z } from 'zod';
-import type { Storage } from '../storage.ts';
-import { DAY } from '../duration.ts';
-import { IDEMPOTENCY_WINDOW_MS, digest, type IdempotencyStore } from './stored-idempotency.ts';
+import type { Storage } from '../../storage.ts';
+import { DAY } from '../../helpers/duration.ts';
+import { IDEMPOTENCY_WINDOW_MS, digest, type IdempotencyStore } from './contract.ts';
 
 /** The embedded store's record of one key: when it was first stored, and the digest of its body. */
 const RememberedKey = z.strictObject({ at: z.number(), body: z.string().regex(/^[0-9a-f]{32}$/) });

@@ -1,7 +1,7 @@
-import { tryKeyLock, type Storage } from '../storage.ts';
-import type { DueEntry, DueIndex, OutboxBackend } from './due-index.ts';
-import { outboxKey } from './keys.ts';
-import { DeliveryId, WebhookId } from './schema.ts';
+import { tryKeyLock, type Storage } from '../../storage.ts';
+import type { DueEntry, DueIndex, OutboxBackend } from './contract.ts';
+import { outboxKey } from '../keys.ts';
+import { DeliveryId, WebhookId } from '../schema.ts';
 
 /**
  * The embedded store's outbox: its due index in files, and a delivery's lease is its outbox

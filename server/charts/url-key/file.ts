@@ -1,4 +1,4 @@
-import { withKeyLock, type Storage } from '../storage.ts';
+import { withKeyLock, type Storage } from '../../storage.ts';
 
 /** The embedded store: the stored key under its file lock, which the CLI takes too; written only if absent. */
 export function fileUrlKey(storage: Storage, key: string) {

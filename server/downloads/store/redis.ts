@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
-import { redisKey, unavailable } from '../storage.ts';
-import type { Counted } from './counted.ts';
-import { DigestSet } from './digest-set.ts';
+import { redisKey, unavailable } from '../../storage.ts';
+import type { Counted } from '../counted.ts';
+import { DigestSet } from '../digest-set.ts';
 import { countInRedis } from './redis-count.ts';
 import {
   CountedDays,
@@ -14,10 +14,10 @@ import {
   parsedOr,
   type DayCount,
   type DayCounter,
-} from './stored-days.ts';
+} from './contract.ts';
 
 /**
- * Download counts in Redis (REDIS_URL): a script per day's batch (redis-count.ts), atomic across
+ * Download counts in Redis (REDIS_URL): a script per day's batch (redis-count.ts, beside it), atomic across
  * origins; a day past counting is read and parsed once per process.
  */
 export function redisDayCounter(redis: Redis, { exactClients }: { exactClients: number }): DayCounter {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { Storage } from '../storage.ts';
-import type { HourBucket } from './aggregate.ts';
-import { DAY, HOUR } from '../duration.ts';
+import type { Storage } from '../../storage.ts';
+import type { HourBucket } from '../aggregate.ts';
+import { DAY, HOUR } from '../../helpers/duration.ts';
 
 export const RETENTION_DAYS = 365;
 
@@ -10,7 +10,7 @@ const HourBuckets = z.record(
   z.tuple([z.int().nonnegative(), z.int().nonnegative(), z.int().positive()]),
 );
 
-/** A segment of the origin's sample journal (samples-journaled.ts): its start in base 36, and 8 random hex digits. */
+/** A segment of the origin's sample journal (journaled.ts): its start in base 36, and 8 random hex digits. */
 const JournalSegmentId = z.string().regex(/^[0-9a-z]{1,12}-[0-9a-f]{8}$/);
 
 /** The key of a stored day that names the journal segments already folded into it (the embedded store only). */

@@ -1,11 +1,11 @@
-import { jsonOrUndefined } from '../data-files.ts';
+import { jsonOrUndefined } from '../../data-files.ts';
 import { randomBytes } from 'node:crypto';
 import { open, readdir, readFile, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { PRIVATE_FILE } from '../storage.ts';
-import { samplesByDay, type Sample } from './stored-samples.ts';
-import { ServerId } from './schema.ts';
+import { PRIVATE_FILE } from '../../storage.ts';
+import { samplesByDay, type Sample } from './contract.ts';
+import { ServerId } from '../schema.ts';
 
 /** A segment's file: `<id>.samples-journal`, a name the store's key listing skips (storage.ts). */
 export const SEGMENT_SUFFIX = '.samples-journal';

@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
-import { redisKey, unavailable, unavailableUnlessScriptFailed, type Storage } from '../storage.ts';
-import { listTokenRecords } from './store-file.ts';
+import { redisKey, unavailable, unavailableUnlessScriptFailed, type Storage } from '../../storage.ts';
+import { listTokenRecords } from './file.ts';
 import type { PublishTokenStore } from './contract.ts';
-import { LAST_USED_EVERY_MS, PublishTokenRecord, publishTokenKey } from './schema.ts';
+import { LAST_USED_EVERY_MS, PublishTokenRecord, publishTokenKey } from '../schema.ts';
 
 /**
  * Sets lastUsedAt (ARGV[1]) on a record that still exists and was not used since ARGV[2]: in one

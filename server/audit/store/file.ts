@@ -1,6 +1,6 @@
-import { journalOf, type Journal } from '../downloads/journal.ts';
-import { withKeyLock, type Storage } from '../storage.ts';
-import { auditLine, parseAuditLines } from './lines.ts';
+import { journalOf, type Journal } from '../../downloads/journal.ts';
+import { withKeyLock, type Storage } from '../../storage.ts';
+import { auditLine, parseAuditLines } from '../lines.ts';
 import type { AuditStore } from './contract.ts';
 
 /** The embedded store's audit log: `STORAGE_DIR/audit.jsonl`, one record a line, oldest first. */
