@@ -39,16 +39,20 @@ function form(version: string, metadata: Record<string, unknown> = {}) {
 
 type Answer = { status: number; headers: Headers; body: { version: PluginVersion; error?: string; field?: string } };
 
-async function send(path: string, init: { method: string; body: FormData | string }): Promise<Answer> {
+async function send(
+  path: string,
+  init: { method: string; body: FormData | string },
+  token = ctx.token,
+): Promise<Answer> {
   const json = typeof init.body === 'string' ? { 'content-type': 'application/json' } : {};
   const response = await fetch(`${ctx.origin.url}${path}`, {
     ...init,
-    headers: { authorization: `Bearer ${ctx.token}`, ...json },
+    headers: { authorization: `Bearer ${token}`, ...json },
   });
   return { status: response.status, headers: response.headers, body: (await response.json()) as Answer['body'] };
 }
 
-const publish = (body: FormData) => send('/api/plugin-versions', { method: 'POST', body });
+const publish = (body: FormData, token?: string) => send('/api/plugin-versions', { method: 'POST', body }, token);
 const patch = (id: string, changes: unknown) =>
   send(`/api/plugin-versions/${id}`, { method: 'PATCH', body: JSON.stringify(changes) });
 
@@ -249,22 +253,33 @@ changes(
 );
 
 changes(
-  'publishes at once are bounded: one build worker, those beyond 16 refused 503 with Retry-After, every 201 served',
+  'publishes at once are bounded: one build worker, 8 per token (429 beyond) and 16 per origin (503 beyond), every 201 served',
   async () => {
+    const tokenOf = async (name: string) => {
+      const added = await runDepot(['token', 'add', 'alice', '--name', name], ctx.workspace);
+      assert.is(added.code, 0, added.stderr);
+      return (JSON.parse(added.stdout) as { token: string; id: string }).token;
+    };
+    const [second, third] = [await tokenOf('ci-2'), await tokenOf('ci-3')];
     // Another build holds the lock, so that every publish below is waiting at once.
     const release = await acquireBuildLock(join(ctx.workspace.distDir, '.build.lock'));
     let answers: Answer[];
+    let late: Answer;
     try {
       let settled = 0;
-      const sent = Array.from({ length: 18 }, (_, i) => publish(form(`41.3.${i}`)).finally(() => settled++));
+      // Twenty at once, ten from each of two tokens: each token gets eight places, the origin's sixteen in all.
+      const sent = Array.from({ length: 20 }, (_, i) =>
+        publish(form(`41.3.${i}`), i % 2 === 0 ? ctx.token : second).finally(() => settled++),
+      );
       // Each is awaited below; a failure meanwhile is not an unhandled rejection.
       for (const answer of sent) answer.catch(() => {});
-      // Sixteen are taken (one made, fifteen waiting behind it), so two are answered at once.
       await until(
-        () => settled >= 2,
-        () => `2 of 18 answered at once, not ${settled}`,
+        () => settled >= 4,
+        () => `4 of 20 answered at once (two past each token's 8), not ${settled}`,
         60_000,
       );
+      // A third token finds the origin's sixteen places taken.
+      late = await publish(form('41.3.20'), third);
       const children = await childrenOf(ctx.origin.child.pid!);
       assert.is(children.length, 1, 'one build worker for every publish');
       const memory = await rssMiB(children[0]!);
@@ -275,16 +290,21 @@ changes(
       await release().catch(() => {});
       throw error;
     }
-    const statuses = answers.map((answer) => answer.status).sort();
-    assert.equal(
-      statuses,
-      [...Array(16).fill(201), ...Array(2).fill(503)],
-      JSON.stringify(answers.map((a) => a.body.error)),
-    );
-    for (const answer of answers.filter((a) => a.status === 503)) {
-      assert.ok(Number(answer.headers.get('retry-after')) > 0);
-      assert.match(answer.body.error!, /try again after Retry-After seconds/);
+    const shown = JSON.stringify(answers.map((a) => a.body.error));
+    for (const mine of [answers.filter((_, i) => i % 2 === 0), answers.filter((_, i) => i % 2 === 1)]) {
+      const statuses = mine.map((answer) => answer.status).sort();
+      assert.equal(statuses, [...Array(8).fill(201), ...Array(2).fill(429)], shown);
     }
+    for (const answer of answers.filter((a) => a.status === 429)) {
+      assert.ok(Number(answer.headers.get('retry-after')) > 0);
+      assert.match(answer.body.error!, /^Token tok_[0-9a-f]{12} has 8 changes being made or waiting on this origin/);
+    }
+    assert.is(late.status, 503, late.body.error);
+    assert.ok(Number(late.headers.get('retry-after')) > 0);
+    assert.match(
+      late.body.error!,
+      /^16 changes are being made or wait on this origin; try again after Retry-After seconds/,
+    );
     for (const answer of answers.filter((a) => a.status === 201)) {
       const served = await fetch(`${ctx.origin.url}/api/plugin-versions/${answer.body.version.id}`);
       assert.is(served.status, 200);

@@ -25,6 +25,15 @@ const NOT_PUBLISHING: ZodOpenApiResponseObject = {
   ),
   headers: { 'Retry-After': { description: 'Seconds', schema: { type: 'string' } } },
 };
+/** A publishing operation's 429: the rate limit's, or the token's share of the origin's changes. */
+const PUBLISH_LIMITED = {
+  ...LIMITED_ANSWERS,
+  '429': {
+    ...LIMITED_ANSWERS['429'],
+    description:
+      'Over the rate limit, or this token has 8 changes being made or waiting on the origin already: the error says when to retry',
+  },
+};
 const COMMON = {
   tags: ['publishing'],
   security: [{ publishingToken: [] }],
@@ -97,7 +106,7 @@ const publish: ZodOpenApiOperationObject = {
       'The file is not a plugin JAR (a zip with a plugin descriptor), or the Idempotency-Key was used with another upload',
     ),
     '503': NOT_PUBLISHING,
-    ...LIMITED_ANSWERS,
+    ...PUBLISH_LIMITED,
   },
 };
 
@@ -125,7 +134,7 @@ const patch: ZodOpenApiOperationObject = {
     '409': errorAnswer('Restoring a version that is not withdrawn: nothing of the PATCH is changed'),
     '415': errorAnswer('The body is not JSON'),
     '503': NOT_PUBLISHING,
-    ...LIMITED_ANSWERS,
+    ...PUBLISH_LIMITED,
   },
 };
 

@@ -16,6 +16,11 @@ const TSX = import.meta.resolve('tsx');
 
 /** Changes that may wait behind the one being made; one more is refused 503 with Retry-After. */
 const MAX_WAITING_CHANGES = 15;
+/**
+ * Changes one token may have made or waiting at once; one more is refused 429 with Retry-After, so
+ * that one CI job in a loop cannot take every place on the origin from the other publishers.
+ */
+const MAX_CHANGES_PER_TOKEN = 8;
 /** Why a change could not be made now, as the 503 says it. */
 const BUSY = {
   'disk-full': "The depot's disk is full",
@@ -39,6 +44,7 @@ export type BuildWorker = { run: (change: ChangeCommand) => ChangeRun; stop: () 
 type Pending = {
   worker: ChildProcess;
   command: string;
+  tokenId: string | undefined;
   wrote: (written: Written | null) => void;
   done: () => void;
   fail: (error: HTTPError) => void;
@@ -111,6 +117,14 @@ export function createBuildWorker(logs: Logs): BuildWorker {
 
   return {
     run: (change) => {
+      const { tokenId } = change.request;
+      const held = [...pending.values()].filter((entry) => entry.tokenId === tokenId).length;
+      if (tokenId !== undefined && held >= MAX_CHANGES_PER_TOKEN)
+        throw new HTTPError({
+          status: 429,
+          message: `Token ${tokenId} has ${held} changes being made or waiting on this origin, the most one token may; try again after Retry-After seconds`,
+          headers: { 'retry-after': '30' },
+        });
       if (pending.size > MAX_WAITING_CHANGES)
         throw new HTTPError({
           status: 503,
@@ -136,7 +150,7 @@ export function createBuildWorker(logs: Logs): BuildWorker {
       const message = ToWorker.parse({ id, change });
       // How answers and the log name it: a release, or a change (an edit, withdrawal or restore).
       const command = change.command === 'release' ? 'release' : 'change';
-      pending.set(id, { worker, command, wrote, done, fail });
+      pending.set(id, { worker, command, tokenId, wrote, done, fail });
       try {
         worker.send(message);
       } catch {
