@@ -1,5 +1,7 @@
-import { readFile, readdir, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { readFile, readdir, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FormData, fetch } from 'undici';
@@ -7,7 +9,6 @@ import { acquireBuildLock } from '../build/build-lock.ts';
 import { makePluginJar } from '../build/plugin-jar.ts';
 import type { PluginVersion } from '../server/versions/schema.ts';
 import {
-  addPaperVersion,
   makeWorkspace,
   runDepot,
   spawnOrigin,
@@ -15,6 +16,9 @@ import {
   type OriginProcess,
   type Workspace,
 } from './helpers.ts';
+import { fillDisk, mountSmallDisk, type SmallDisk } from './small-disk.ts';
+
+const run = promisify(execFile);
 
 // Issue 41: the HTTP door makes its changes through the typed actions, in one build worker: a 2xx is
 // audited before it is sent, a PATCH is whole or not at all, publishes are bounded, and refusals
@@ -195,35 +199,6 @@ changes("a token does only what its scopes say, on its user's versions unless ma
 });
 
 changes(
-  'a record committed but never served (the build failed after it) is a duplicate for the same JAR, never a new id',
-  async () => {
-    const bytes = jar('41.5.0');
-    // What a release leaves when the disk fills after its commit: the record and JAR in data/, no tree.
-    const sha256 = await addPaperVersion(ctx.workspace.dataDir, '41.5.0', bytes);
-    const committed = (await readdir(join(ctx.workspace.dataDir, 'versions'))).find((name) =>
-      name.includes(sha256.slice(0, 12)),
-    )!;
-    const body = new FormData();
-    body.set('file', new Blob([Buffer.from(bytes)]), 'Changed-41.5.0.jar');
-    body.set('metadata', JSON.stringify({ pluginVersion: '41.5.0', javaVersion: 21, serverSoftware: ['PaperMC'] }));
-    const retried = await publish(body);
-    assert.is(retried.status, 409, retried.body.error);
-    assert.is((retried.body as { existingId?: string }).existingId, committed.replace(/\.json$/, ''));
-    // The next release is served first from the served catalog, then the build loads data/: the
-    // committed record is served too, once, by its id.
-    const next = await publish(form('41.5.1'));
-    assert.is(next.status, 201, next.body.error);
-    const served = async () => {
-      const list = await fetch(`${ctx.origin.url}/api/plugin-versions`);
-      const versions = ((await list.json()) as { versions: PluginVersion[] }).versions;
-      return versions.filter((version) => version.pluginVersion === '41.5.0').map((version) => version.id);
-    };
-    await until(async () => (await served()).length > 0, 'the committed record served', 120_000);
-    assert.equal(await served(), [committed.replace(/\.json$/, '')]);
-  },
-);
-
-changes(
   'a release answered 201 is in the audit log, even when the origin and its worker are killed right after',
   async () => {
     const released = await publish(form('41.2.0'));
@@ -313,3 +288,74 @@ changes(
 );
 
 changes.run();
+
+// Issue 41, item 3: the disk that fills after the commit. dist/ is on a real tmpfs, filled to the
+// last page: the release's record is committed to data/ (another disk), then its tree cannot be written.
+const fullDisk = suite('a disk that fills after the commit');
+const ROOM_FOR_THE_LOCK = 16 * 1024;
+const disk = {} as { small: SmallDisk; workspace: Workspace; origin: OriginProcess; token: string };
+fullDisk.before(async () => {
+  const built = await makeWorkspace();
+  disk.small = await mountSmallDisk(64 * 1024);
+  const distDir = join(disk.small.dir, 'dist');
+  await run('cp', ['-a', built.distDir, distDir]);
+  disk.workspace = { ...built, distDir };
+  const added = await runDepot(['token', 'add', 'alice', '--name', 'ci'], disk.workspace);
+  assert.is(added.code, 0, added.stderr);
+  disk.token = (JSON.parse(added.stdout) as { token: string }).token;
+  disk.origin = await spawnOrigin(disk.workspace);
+});
+fullDisk.after(async () => {
+  disk.origin?.child.kill('SIGTERM');
+  await disk.origin?.exited;
+  await disk.small?.unmount();
+  await disk.workspace?.remove();
+});
+
+fullDisk(
+  'is 503 with Retry-After for every publish; once space is back, a retry is 409 naming the committed id, served',
+  async () => {
+    const asDisk = (body: FormData) =>
+      fetch(`${disk.origin.url}/api/plugin-versions`, {
+        method: 'POST',
+        body,
+        headers: { authorization: `Bearer ${disk.token}` },
+      }).then(async (response) => ({
+        status: response.status,
+        retryAfter: response.headers.get('retry-after'),
+        body: (await response.json()) as Answer['body'] & { existingId?: string },
+      }));
+    // Full but for a few pages: the build lock's owner file fits, the release's tree does not.
+  const filled = await fillDisk(disk.small.dir);
+  await truncate(join(disk.small.dir, 'filler'), filled - ROOM_FOR_THE_LOCK);
+    const versions = join(disk.workspace.dataDir, 'versions');
+    const before = new Set(await readdir(versions));
+    const first = await asDisk(form('41.6.0'));
+    assert.is(first.status, 503, first.body.error);
+    assert.ok(Number(first.retryAfter) > 0);
+    assert.is(
+      first.body.error,
+      "The depot's disk is full: the release was not finished; try again after Retry-After seconds",
+    );
+    const committed = (await readdir(versions)).filter((name) => !before.has(name) && name.endsWith('.json'));
+    assert.is(committed.length, 1, disk.origin.stdout.join('\n') + disk.origin.stderr.join('\n'));
+    const committedId = committed[0]!.slice(0, -'.json'.length);
+    const second = await asDisk(form('41.6.1'));
+    assert.is(second.status, 503, 'every later publish too, not 500');
+    await rm(join(disk.small.dir, 'filler'));
+    const retried = await asDisk(form('41.6.0'));
+    assert.is(retried.status, 409, retried.body.error);
+    assert.is(retried.body.existingId, committedId);
+    // The retry's build served what was committed: the id it names answers, and the version is served once.
+    const served = await fetch(`${disk.origin.url}/api/plugin-versions/${committedId}`);
+    assert.is(served.status, 200);
+    const list = await fetch(`${disk.origin.url}/api/plugin-versions`);
+    const all = ((await list.json()) as { versions: PluginVersion[] }).versions;
+    assert.equal(
+      all.filter((version) => version.pluginVersion === '41.6.0').map((version) => version.id),
+      [committedId],
+    );
+  },
+);
+
+fullDisk.run();

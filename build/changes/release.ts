@@ -97,12 +97,23 @@ export async function releaseJar(
   const declared = checkDescriptors(jar.bytes, options.software, options.noDescriptorCheck === true, progress.log);
   const changelog = await readRequestedChangelog(options.changelog);
   let released: { record: PluginVersionRecord; told: number } | undefined;
+  let refusedOnceServed: RefusedError | undefined;
   // Checked and written under the build lock, against data/ as the build loads it: two releases of
   // the same JAR at once cannot both pass the duplicate check, and data/ is read once.
   const change = async (catalog: Catalog): Promise<Catalog> => {
     // The served catalog, and what data/ holds beyond it (committed, then its build failed: a full disk).
-    const known = [...catalog.versions, ...(await unservedRecords(dirs.dataDir, catalog))];
-    const record = newRecord({ ...options, ...java }, known, jar, now, declared);
+    const unserved = await unservedRecords(dirs.dataDir, catalog);
+    let record: PluginVersionRecord;
+    try {
+      record = newRecord({ ...options, ...java }, [...catalog.versions, ...unserved], jar, now, declared);
+    } catch (error) {
+      const refusal = error instanceof RefusedError ? error.refusal : undefined;
+      if (refusal?.kind !== 'duplicate' || !unserved.some((v) => v.id === refusal.existingId)) throw error;
+      // A retry of a release committed but never served: this build serves it (from data/), then
+      // the retry is refused naming it, so the id it is told is one it can fetch.
+      refusedOnceServed = error as RefusedError;
+      return catalog;
+    }
     // As loadCatalog makes it (sha512 included): the tree's catalog.json and its answers carry it.
     const next = createCatalog(
       [...catalog.versions, catalogVersion(record, jar.sha512, changelog)],
@@ -137,6 +148,7 @@ export async function releaseJar(
     return next;
   };
   await runBuild({ ...dirs, cacheDir: dirs.buildCacheDir, change, log: progress.log });
+  if (refusedOnceServed) throw refusedOnceServed;
   const { record, told } = released!;
   if (told > 0)
     progress.log(

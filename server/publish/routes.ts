@@ -72,7 +72,7 @@ export function publishRoutes(deps: PublishRouteDeps): H3 {
       }
       const { catalog, version } = replayed
         ? await releasedBefore(deps, publishing, upload.sha256)
-        : await served(deps, publishing, written!);
+        : await served(deps, publishing, written!, finished!);
       const deploy = await deployServed(publishing, publisher, finished ? [finished] : []);
       event.res.status = 201;
       event.res.headers.set('location', VERSION_RULES.version.build({ id: version.id }));
@@ -91,7 +91,7 @@ export function publishRoutes(deps: PublishRouteDeps): H3 {
     // Every field and the withdrawn state are decided before anything is written, and written as one change.
     const run = publishing.changes.run({ command: 'revise', request: reviseRequest(id, patch, publisher) });
     const written = await run.written;
-    const { catalog, version } = written ? await served(deps, publishing, written) : current(deps, id);
+    const { catalog, version } = written ? await served(deps, publishing, written, run.finished) : current(deps, id);
     const deploy = written ? await deployServed(publishing, publisher, [run.finished]) : {};
     return { version: presentVersion(catalog, version, true), ...deploy };
   });
@@ -188,37 +188,54 @@ function reviseRequest(id: string, patch: PublishPatch, publisher: Publisher): R
   };
 }
 
-/** The version as this origin serves it once it shows what was written (told by its tree follower); 500 if it does not in time. */
-function served(deps: PublishRouteDeps, publishing: Publishing, written: Written) {
+/**
+ * The version as this origin serves it once it shows what was written (told by its tree follower).
+ * A build that fails after the commit (a full disk) answers its own error at once; 500 if the
+ * change is not served in time.
+ */
+function served(deps: PublishRouteDeps, publishing: Publishing, written: Written, finished: Promise<unknown>) {
   const notServed = new HTTPError({
     status: 500,
     message: `${written.id} is written to data/, but this origin does not serve it yet; see the origin's log`,
   });
-  return servedWhen(deps, publishing, notServed, (catalog) => {
+  const find = (catalog: Catalog) => {
     const version = catalog.byId.get(written.id);
     return version && (written.updatedAt === undefined || version.updatedAt === written.updatedAt)
       ? version
       : undefined;
-  });
+  };
+  return servedWhen(deps, publishing, notServed, find, finished);
 }
 
-/** The catalog and the version `find` picks from it, once a tree this origin serves has it; `notServed` when none does in time. */
+/**
+ * The catalog and the version `find` picks from it, once a tree this origin serves has it;
+ * `notServed` when none does in time, or the error of `finished` when the change's build fails first.
+ */
 async function servedWhen(
   deps: PublishRouteDeps,
   publishing: Publishing,
   notServed: HTTPError,
   find: (catalog: Catalog) => CatalogVersion | undefined,
+  finished?: Promise<unknown>,
 ) {
+  let failure: { error: unknown } | undefined;
+  const failed = new Promise<void>((resolve) =>
+    finished?.catch((error: unknown) => {
+      failure = { error };
+      resolve();
+    }),
+  );
   const deadline = Date.now() + SERVED_WITHIN_MS;
   for (;;) {
     const moved = publishing.nextTree();
     const { catalog } = deps.tree();
     const version = find(catalog);
     if (version) return { catalog, version };
+    if (failure) throw failure.error;
     const left = deadline - Date.now();
     if (left <= 0) throw notServed;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([moved, new Promise((resolve) => (timer = setTimeout(resolve, left)))]);
+    await Promise.race([moved, failed, new Promise((resolve) => (timer = setTimeout(resolve, left)))]);
     clearTimeout(timer);
   }
 }
