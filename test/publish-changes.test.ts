@@ -8,14 +8,7 @@ import { FormData, fetch } from 'undici';
 import { acquireBuildLock } from '../build/build-lock.ts';
 import { makePluginJar } from '../build/plugin-jar.ts';
 import type { PluginVersion } from '../server/versions/schema.ts';
-import {
-  makeWorkspace,
-  runDepot,
-  spawnOrigin,
-  until,
-  type OriginProcess,
-  type Workspace,
-} from './helpers.ts';
+import { makeWorkspace, runDepot, spawnOrigin, until, type OriginProcess, type Workspace } from './helpers.ts';
 import { fillDisk, mountSmallDisk, type SmallDisk } from './small-disk.ts';
 
 const run = promisify(execFile);
@@ -300,7 +293,7 @@ fullDisk.before(async () => {
   const distDir = join(disk.small.dir, 'dist');
   await run('cp', ['-a', built.distDir, distDir]);
   disk.workspace = { ...built, distDir };
-  const added = await runDepot(['token', 'add', 'alice', '--name', 'ci'], disk.workspace);
+  const added = await runDepot(['token', 'add', 'alice', '--name', 'ci', '--scopes', 'publish,edit'], disk.workspace);
   assert.is(added.code, 0, added.stderr);
   disk.token = (JSON.parse(added.stdout) as { token: string }).token;
   disk.origin = await spawnOrigin(disk.workspace);
@@ -325,9 +318,7 @@ fullDisk(
         retryAfter: response.headers.get('retry-after'),
         body: (await response.json()) as Answer['body'] & { existingId?: string },
       }));
-    // Full but for a few pages: the build lock's owner file fits, the release's tree does not.
-  const filled = await fillDisk(disk.small.dir);
-  await truncate(join(disk.small.dir, 'filler'), filled - ROOM_FOR_THE_LOCK);
+    await fillAfterTheCommit();
     const versions = join(disk.workspace.dataDir, 'versions');
     const before = new Set(await readdir(versions));
     const first = await asDisk(form('41.6.0'));
@@ -358,4 +349,47 @@ fullDisk(
   },
 );
 
+fullDisk('an edit committed before the disk filled is kept by the next edit, as its audit record says', async () => {
+  // The release the test before made (alice's: this token edits only hers).
+  const listed = (await (await fetch(`${disk.origin.url}/api/plugin-versions`)).json()) as {
+    versions: PluginVersion[];
+  };
+  const version = listed.versions.find((v) => v.pluginVersion === '41.6.0');
+  assert.ok(version, 'the release of the test before');
+  const editAs = (changes: unknown) =>
+    fetch(`${disk.origin.url}/api/plugin-versions/${version.id}`, {
+      method: 'PATCH',
+      body: JSON.stringify(changes),
+      headers: { authorization: `Bearer ${disk.token}`, 'content-type': 'application/json' },
+    }).then(async (response) => ({ status: response.status, body: (await response.json()) as Answer['body'] }));
+  await fillAfterTheCommit();
+  const refused = await editAs({ channel: 'beta' });
+  assert.is(refused.status, 503, refused.body.error);
+  await rm(join(disk.small.dir, 'filler'));
+  const next = await editAs({ changelog: 'Kept the beta channel' });
+  assert.is(next.status, 200, next.body.error);
+  assert.is(next.body.version.channel, 'beta', 'the committed edit is served, not undone');
+  const audit = await runDepot(['audit', '--target', version.id], disk.workspace);
+  assert.is(audit.code, 0, audit.stderr);
+  const edits = audit.stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { action: string; changes: Record<string, unknown> })
+    .filter((record) => record.action === 'edit');
+  assert.equal(
+    edits.map((record) => [record.changes.channel, typeof record.changes.changelog]),
+    [
+      ['beta', 'undefined'],
+      [undefined, 'string'],
+    ],
+    'both edits audited, as served',
+  );
+});
+
 fullDisk.run();
+
+/** Full but for a few pages: the build lock's owner file fits, a change's tree does not. */
+async function fillAfterTheCommit() {
+  const filled = await fillDisk(disk.small.dir);
+  await truncate(join(disk.small.dir, 'filler'), filled - ROOM_FOR_THE_LOCK);
+}

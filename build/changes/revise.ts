@@ -176,8 +176,8 @@ const unknownVersion = (id: string) =>
 
 /**
  * Decides the change against the version's record in data/ (nothing to do, or a refusal, leaves
- * data/ and the served tree as they were), then, under the build lock, against the version as the
- * served catalog holds it: writes its changelog, then its record (the commit point), audits it, and builds.
+ * data/ and the served tree as they were), then again under the build lock, where no other change
+ * runs: writes its changelog, then its record (the commit point), audits it, and builds.
  */
 async function changeVersion(
   config: Config,
@@ -200,11 +200,13 @@ async function changeVersion(
   const change = async (catalog: Catalog): Promise<Catalog> => {
     const served = catalog.byId.get(id);
     if (!served) throw new RefusedError(`${id} is not in the served catalog; run npm run build, then try again`);
-    const { sha512, changelog: servedChangelog, ...record } = served;
-    const decision = decide(record, served);
+    // Decided against data/ as committed, not as served: a change committed whose build then failed
+    // (a full disk) is what its audit record says, and this change keeps it (the build serves both).
+    const committed = await readRecord(config.dataDir, id);
+    const decision = decide(committed.record, committed.version);
     if ('nothingToDo' in decision) throw new RefusedError(`${decision.nothingToDo} (changed meanwhile)`);
     const next = revisedRecord(decision.record, now);
-    const revised = catalogVersion(next, sha512, decision.changelog ?? servedChangelog);
+    const revised = catalogVersion(next, served.sha512, decision.changelog ?? committed.version.changelog);
     const changed = createCatalog(
       catalog.versions.map((version) => (version.id === id ? revised : version)),
       [...catalog.users.values()],
