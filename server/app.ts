@@ -7,6 +7,7 @@ import { answerOptions, answerUnrouted } from './http/endpoints.ts';
 import { createErrorAnswer } from './http/errors.ts';
 import { sendJson } from './http/json.ts';
 import { limitRequests, type RateLimiter } from './http/rate-limit.ts';
+import { jarFile } from './tree/format.ts';
 import { serveTree } from './tree/serve.ts';
 import { servePages } from './pages.ts';
 import { openApiDocument } from './openapi.ts';
@@ -56,7 +57,7 @@ function routeFamilies(ctx: AppContext): [base: string, routes: H3][] {
   return [
     ['', publishRoutes({ tree, idempotency, publishTokens, publishing, now })],
     ['', downloadRoutes({ tree, downloads, now })],
-    [VERSIONS_ROOT, versionRoutes({ tree, publicUrl, downloads })],
+    [VERSIONS_ROOT, versionRoutes({ tree, publicUrl, downloads, jarFile: (sha256) => jarFile(tree().dir, sha256) })],
     ['', brandRoutes({ tree, files, imageCache, renderer, renderAlways })],
     [
       '',

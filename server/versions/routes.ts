@@ -31,10 +31,9 @@ import { integrityRoutes } from './integrity-routes.ts';
 import { updaterRoutes } from './updater-routes.ts';
 
 /** What the version routes read: the tree's catalog and JARs, the public URL of the feeds' links, and the download counter. */
-export type VersionRouteDeps = {
-  tree: () => { catalog: Catalog; dir: string; readonly project?: ProjectRecord | undefined };
+export type VersionRouteDeps = JarSource & {
+  tree: () => { catalog: Catalog; readonly project?: ProjectRecord | undefined };
   publicUrl: string;
-  downloads: JarSource['downloads'];
 };
 
 /** SPEC 4.1-4.6, mounted at /api/plugin-versions, and the update check. */
