@@ -16,10 +16,10 @@ import { staticLayoutConfigs } from '../build/static-layout-configs.ts';
 import { dispositionHeader } from '../server/http/disposition.ts';
 import type { RouteEntry } from '../server/tree/format.ts';
 import { createCatalog, loadCatalog } from '../server/versions/catalog.ts';
-import { acceptChangelog, changelogHtml } from '../server/versions/changelog.ts';
+import { ChangelogMarkdown, acceptChangelog, changelogHtml } from '../server/changelog-markdown.ts';
 import { releaseFeed } from '../server/versions/feed.ts';
 import { FEED_PAGES } from '../server/page-paths.ts';
-import { ChangelogMarkdown, PluginVersionRecord, UserProfile } from '../server/versions/schema.ts';
+import { PluginVersionRecord, UserProfile } from '../server/versions/schema.ts';
 import { htmlText, parseXmlStrictly } from './strict-xml.ts';
 import {
   findProgram,

@@ -4,7 +4,7 @@ import { DataError, parseFile, readJsonFile } from '../data-files.ts';
 import type { DataFileMemory } from '../data-file-memory.ts';
 import { sha256Hex } from '../helpers/digest.ts';
 import { loadSharp } from '../brands/sharp.ts';
-import { changelogLimitProblem } from '../versions/changelog.ts';
+import { changelogLimitProblem } from '../changelog-markdown.ts';
 import { ICON_SIZES, ProjectFile, type ProjectIcon, type ProjectRecord } from './schema.ts';
 
 /**

@@ -7,14 +7,8 @@ import { allOrFirstError } from '../helpers/settle.ts';
 import type { DataFileMemory, RememberedKind, RememberedValues } from '../data-file-memory.ts';
 import { catalogVersion, classFileVersionOf, readJarFacts, type JarFacts } from './catalog-version.ts';
 import { compareNewestFirst, indexLatest, type LatestIndex } from './latest.ts';
-import {
-  CHANGELOG_MAX_BYTES,
-  ChangelogMarkdown,
-  PluginVersionRecord,
-  UserProfiles,
-  type CatalogVersion,
-  type UserProfile,
-} from './schema.ts';
+import { CHANGELOG_MAX_BYTES, ChangelogMarkdown } from '../changelog-markdown.ts';
+import { PluginVersionRecord, UserProfiles, type CatalogVersion, type UserProfile } from './schema.ts';
 
 export type Catalog = {
   /** Newest first (SPEC 2.4.2 order). */

@@ -1,7 +1,7 @@
 import { Feed } from 'feed';
 import type { Catalog } from './catalog.ts';
 import { escapeXml } from '../helpers/escape-xml.ts';
-import { changelogHtml } from './changelog.ts';
+import { changelogHtml } from '../changelog-markdown.ts';
 import { channelOf, versionLabel } from './channels.ts';
 import { describeMinecraft } from './minecraft.ts';
 import { downloadPath, feedPath } from './paths.ts';
