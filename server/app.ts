@@ -58,7 +58,7 @@ function routeFamilies(ctx: AppContext): [base: string, routes: H3][] {
   // The tree's layout is the tree's: the version routes get a JAR's path, not tree/format.ts.
   const treeJarFile = (sha256: string) => jarFile(tree().dir, sha256);
   return [
-    ['', publishRoutes({ tree, idempotency, publishTokens, publishing, now })],
+    ['', publishRoutes({ tree, idempotency, publishTokens, publishing, now, endpoints: ENDPOINTS })],
     ['', downloadRoutes({ tree, downloads, now })],
     [VERSIONS_ROOT, versionRoutes({ tree, publicUrl, feedPages: FEED_PAGES, downloads, jarFile: treeJarFile })],
     ['', brandRoutes({ tree, files, imageCache, renderer, renderAlways })],
