@@ -7,7 +7,7 @@ import { CACHE_CONTROL, PAGE_SECURITY_POLICY } from '../server/http/cache.ts';
 import { isCompressible } from '../server/http/compress.ts';
 import { strongEtag } from '../server/http/etag.ts';
 import type { RouteEntry } from '../server/tree/format.ts';
-import { ROOT, digestSources, listFiles } from './source-files.ts';
+import { ROOT, digestSources, listFiles, type SourceFileValues } from './source-files.ts';
 import { writeTreeFile } from './tree-file.ts';
 import type { EntryOrText } from '../server/tree/manifest-text.ts';
 import type { SiteRender } from '../site/src/lib/tree.ts';
@@ -32,7 +32,7 @@ const SITE_FORMAT = 3;
 const SITE_FILES = ['html', 'css', 'js'] as const;
 
 /** A digest of the site's sources (and the server code pages import): part of the build's input digest. */
-export function siteSourceDigest(memory?: DataFileMemory): Promise<string> {
+export function siteSourceDigest(memory?: DataFileMemory<SourceFileValues>): Promise<string> {
   return digestSources(`site ${SITE_FORMAT}`, SITE_INPUTS, memory);
 }
 

@@ -8,6 +8,9 @@ import type { DataFileMemory } from '../server/data-file-memory.ts';
 // location says nothing about the checkout: the launcher defines DEPOT_ROOT when it bundles.
 declare const DEPOT_ROOT: string | undefined;
 
+/** What digesting the build's own sources (server/, build/, site/) remembers of their files: their sha256. */
+export type SourceFileValues = { sources: string };
+
 /** The project's root: where the sources a build digests live. */
 export const ROOT = typeof DEPOT_ROOT === 'string' ? DEPOT_ROOT : resolve(import.meta.dirname, '..');
 
@@ -15,7 +18,7 @@ export const ROOT = typeof DEPOT_ROOT === 'string' ? DEPOT_ROOT : resolve(import
 const CODE_INPUTS = [join(ROOT, 'server'), join(ROOT, 'build'), join(ROOT, 'package-lock.json')];
 
 /** A digest of the code behind the answers: a tree built by other code is not reused (server/tree/previous.ts). */
-export function answerCodeDigest(memory?: DataFileMemory): Promise<string> {
+export function answerCodeDigest(memory?: DataFileMemory<SourceFileValues>): Promise<string> {
   return digestSources('answers', CODE_INPUTS, memory);
 }
 
@@ -38,7 +41,7 @@ export async function listFiles(path: string): Promise<string[]> {
 export async function digestSources(
   label: string,
   inputs: readonly string[],
-  memory?: DataFileMemory,
+  memory?: DataFileMemory<SourceFileValues>,
 ): Promise<string> {
   const parts: string[] = [label];
   for (const input of inputs) {

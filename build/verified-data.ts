@@ -2,7 +2,10 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { sha256Hex } from '../server/helpers/digest.ts';
-import type { DataFileMemory, RememberedKind, RememberedValues } from '../server/data-file-memory.ts';
+import type { DataFileMemory } from '../server/data-file-memory.ts';
+import type { BrandFileValues } from '../server/brands/sources.ts';
+import type { CatalogFileValues } from '../server/versions/catalog.ts';
+import type { SourceFileValues } from './source-files.ts';
 import { writeFileAtomic } from '../server/write-atomic.ts';
 
 /**
@@ -26,6 +29,10 @@ const SETTLED_MS = 2000;
  * saves: about 100 ms of CPU at 10,000 versions, even column by column.
  */
 const Header = z.strictObject({ format: z.literal(FORMAT), sha256: z.string().regex(/^[0-9a-f]{64}$/) });
+
+/** What a remembered file held, by kind: every loader's kinds (each names its own), kept in one cache. */
+export type RememberedValues = CatalogFileValues & BrandFileValues & SourceFileValues;
+export type RememberedKind = keyof RememberedValues;
 
 /** Device, inode, size, modification and change times, then what the file held. */
 type Entry<V> = [number, number, number, number, number, V];
@@ -52,7 +59,7 @@ export async function openVerifiedData(file: string, dataDir: string, now: () =>
   const known: Section = { jars: {}, records: {}, changelogs: {}, brands: {}, sources: {}, ...body?.[key] };
   const seen: Section = { jars: {}, records: {}, changelogs: {}, brands: {}, sources: {} };
   let added = 0;
-  const memory: DataFileMemory = {
+  const memory: DataFileMemory<RememberedValues> = {
     recall(kind, name, stats) {
       const entry: Entry<unknown> | undefined = known[kind][name];
       if (

@@ -7,8 +7,10 @@ import { answerOptions, answerUnrouted } from './http/endpoints.ts';
 import { createErrorAnswer } from './http/errors.ts';
 import { sendJson } from './http/json.ts';
 import { limitRequests, type RateLimiter } from './http/rate-limit.ts';
+import { jarFile } from './tree/format.ts';
 import { serveTree } from './tree/serve.ts';
 import { servePages } from './pages.ts';
+import { FEED_PAGES } from './page-paths.ts';
 import { openApiDocument } from './openapi.ts';
 import { OPERATION_RULES } from './url-grammar.ts';
 import { versionRoutes } from './versions/routes.ts';
@@ -53,10 +55,12 @@ function routeFamilies(ctx: AppContext): [base: string, routes: H3][] {
   const { tree, downloads, now, renderer, publicUrl, servers, samples, chartCache } = ctx;
   const { files, imageCache, renderAlways, idempotency, ingestLimiter, tokens } = ctx;
   const { privateChartsFrom, trustProxy, chartUrlKeys, publishTokens, publishing } = ctx;
+  // The tree's layout is the tree's: the version routes get a JAR's path, not tree/format.ts.
+  const treeJarFile = (sha256: string) => jarFile(tree().dir, sha256);
   return [
-    ['', publishRoutes({ tree, idempotency, publishTokens, publishing, now })],
+    ['', publishRoutes({ tree, idempotency, publishTokens, publishing, now, endpoints: ENDPOINTS })],
     ['', downloadRoutes({ tree, downloads, now })],
-    [VERSIONS_ROOT, versionRoutes({ tree, publicUrl, downloads })],
+    [VERSIONS_ROOT, versionRoutes({ tree, publicUrl, feedPages: FEED_PAGES, downloads, jarFile: treeJarFile })],
     ['', brandRoutes({ tree, files, imageCache, renderer, renderAlways })],
     [
       '',

@@ -3,6 +3,7 @@ import { BRAND_LINKS_ROOT } from './brands/paths.ts';
 import { PLUGIN_VERSION_ID } from './versions/schema.ts';
 import { SERVER_SOFTWARE } from './versions/software.ts';
 import { JAVA_VERSIONS } from './versions/java.ts';
+import type { FeedPages } from './versions/feed.ts';
 
 /**
  * The human site's URLs, each written once, and the line between the site and the endpoints: paths
@@ -51,3 +52,9 @@ export const historyArchivePath = (historyPath: string, page: number) => `${hist
 
 /** The page of one version: its permanent link. */
 export const versionPagePath = (id: string) => PAGE_RULES.version.build({ id });
+
+/** The pages a release feed links to (versions/feed.ts): a software's history, at its canonical path, and a version's. */
+export const FEED_PAGES: FeedPages = {
+  historyPage: (software) => historyPagePath(software?.toLowerCase(), undefined),
+  versionPage: versionPagePath,
+};

@@ -10,7 +10,7 @@ import {
   acceptChangelog,
   changelogHtml,
   changelogLimitProblem,
-} from '../server/versions/changelog.ts';
+} from '../server/changelog-markdown.ts';
 import { SHARED_BUILD_CACHE, assertRefusesData, makeWorkspace, startTestOrigin, type Workspace } from './helpers.ts';
 
 const html = suite('changelogHtml');

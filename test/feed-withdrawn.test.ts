@@ -6,6 +6,7 @@ import { runBuild } from '../build/build.ts';
 import type { RunningOrigin } from '../server/origin.ts';
 import { createCatalog, loadCatalog, versionsDir, type Catalog } from '../server/versions/catalog.ts';
 import { FEED_ENTRIES, releaseFeed } from '../server/versions/feed.ts';
+import { FEED_PAGES } from '../server/page-paths.ts';
 import type { CatalogVersion, Withdrawal } from '../server/versions/schema.ts';
 import { htmlText, parseXmlStrictly } from './strict-xml.ts';
 import { SHARED_BUILD_CACHE, makeWorkspace, startTestOrigin, until, type Workspace } from './helpers.ts';
@@ -57,8 +58,8 @@ pure.before(async () => {
 pure('its entry says withdrawn and why, is updated at the withdrawal; every other entry is unchanged', () => {
   const { catalog } = pureCtx;
   const target = catalog.versions.at(-1)!;
-  const before = parseFeed(releaseFeed(catalog, PUBLIC_URL), 'before');
-  const after = parseFeed(releaseFeed(withdrawIn(catalog, target.id), PUBLIC_URL), 'after');
+  const before = parseFeed(releaseFeed(catalog, PUBLIC_URL, FEED_PAGES), 'before');
+  const after = parseFeed(releaseFeed(withdrawIn(catalog, target.id), PUBLIC_URL, FEED_PAGES), 'after');
   const entry = entryOf(after, target.id)!;
   assert.ok(entry.title.startsWith('Withdrawn: '), entry.title);
   assert.is(htmlText(entry.title), `Withdrawn: ${htmlText(entryOf(before, target.id)!.title)}`);
@@ -84,7 +85,7 @@ pure('an edit after the withdrawal dates the entry; without a withdrawn version,
     [...catalog.users.values()],
   );
   assert.is(
-    entryOf(parseFeed(releaseFeed(edited, PUBLIC_URL), 'edited'), target.id)!.updated,
+    entryOf(parseFeed(releaseFeed(edited, PUBLIC_URL, FEED_PAGES), 'edited'), target.id)!.updated,
     '2027-02-01T00:00:00.000Z',
   );
   // A withdrawal undone (restore) gives back the feed of before, byte for byte.
@@ -92,7 +93,7 @@ pure('an edit after the withdrawal dates the entry; without a withdrawn version,
     withdrawIn(catalog, target.id).versions.map(({ withdrawn: _withdrawn, ...v }) => v),
     [...catalog.users.values()],
   );
-  assert.is(releaseFeed(restored, PUBLIC_URL), releaseFeed(catalog, PUBLIC_URL));
+  assert.is(releaseFeed(restored, PUBLIC_URL, FEED_PAGES), releaseFeed(catalog, PUBLIC_URL, FEED_PAGES));
 });
 
 pure('a version older than the newest FEED_ENTRIES releases gets an entry once withdrawn', () => {
@@ -108,8 +109,11 @@ pure('a version older than the newest FEED_ENTRIES releases gets an entry once w
   });
   const catalog = createCatalog(many, [...pureCtx.catalog.users.values()]);
   const oldest = catalog.versions.at(-1)!;
-  assert.not.ok(entryOf(parseFeed(releaseFeed(catalog, PUBLIC_URL), 'many'), oldest.id), 'not listed before');
-  const feed = parseFeed(releaseFeed(withdrawIn(catalog, oldest.id), PUBLIC_URL), 'many, one withdrawn');
+  assert.not.ok(
+    entryOf(parseFeed(releaseFeed(catalog, PUBLIC_URL, FEED_PAGES), 'many'), oldest.id),
+    'not listed before',
+  );
+  const feed = parseFeed(releaseFeed(withdrawIn(catalog, oldest.id), PUBLIC_URL, FEED_PAGES), 'many, one withdrawn');
   assert.is(feed.entries.length, FEED_ENTRIES);
   assert.is(feed.entries[0]!.id, `${PUBLIC_URL}/version/${oldest.id}`);
   assert.equal(

@@ -8,6 +8,7 @@ import type { RunningOrigin } from '../server/origin.ts';
 import { currentTreeDir, openTree, type Tree } from '../server/tree/open.ts';
 import { createCatalog } from '../server/versions/catalog.ts';
 import { FEED_ENTRIES, releaseFeed } from '../server/versions/feed.ts';
+import { FEED_PAGES } from '../server/page-paths.ts';
 import { htmlText, parseXmlStrictly } from './strict-xml.ts';
 import { SHARED_BUILD_CACHE, makeWorkspace, startTestOrigin, until, type Workspace, allRoutes } from './helpers.ts';
 
@@ -133,7 +134,7 @@ feeds('names, versions and file names that try to leave the CDATA section or add
     changelog: '## x ]]> y ]]>\n\n[l](https://e.org/]]>) `]]>` \u0001',
   };
   const catalog = createCatalog([hostile, ...rest], [{ id: 'u', username: 'nobody', nickname: 'N ]]> <i>]]>\u0002' }]);
-  const feed = parseFeed(releaseFeed(catalog, PUBLIC_URL), 'hostile records');
+  const feed = parseFeed(releaseFeed(catalog, PUBLIC_URL, FEED_PAGES), 'hostile records');
   const entry = feed.entries.find((e) => e.id?.endsWith(first!.id))!;
   assert.match(htmlText(entry.summary), /Minecraft 1\]\]>2\]\]><b>: a\]\]>b\]\]><script>x<\/script>&amp;\.jar$/);
   assert.not.match(entry.summary, /<script|<b>/);

@@ -16,9 +16,10 @@ import { staticLayoutConfigs } from '../build/static-layout-configs.ts';
 import { dispositionHeader } from '../server/http/disposition.ts';
 import type { RouteEntry } from '../server/tree/format.ts';
 import { createCatalog, loadCatalog } from '../server/versions/catalog.ts';
-import { acceptChangelog, changelogHtml } from '../server/versions/changelog.ts';
+import { ChangelogMarkdown, acceptChangelog, changelogHtml } from '../server/changelog-markdown.ts';
 import { releaseFeed } from '../server/versions/feed.ts';
-import { ChangelogMarkdown, PluginVersionRecord, UserProfile } from '../server/versions/schema.ts';
+import { FEED_PAGES } from '../server/page-paths.ts';
+import { PluginVersionRecord, UserProfile } from '../server/versions/schema.ts';
 import { htmlText, parseXmlStrictly } from './strict-xml.ts';
 import {
   findProgram,
@@ -575,6 +576,7 @@ hostile('a changelog is refused with one line, or renders within its limits into
       const feed = releaseFeed(
         createCatalog([{ ...first!, changelog: markdown }, ...rest], [...catalog.users.values()]),
         'https://e.org',
+        FEED_PAGES,
       );
       parseXmlStrictly(feed, JSON.stringify(markdown.slice(0, 80)));
     }),
@@ -617,7 +619,7 @@ hostile('a name or version is refused naming its field, or every feed, header an
         { id: 'u', username: 'hostile', nickname: field === 'nickname' ? value : null },
       ];
       const feed = parseXmlStrictly(
-        releaseFeed(createCatalog([version, ...rest], users), 'https://e.org'),
+        releaseFeed(createCatalog([version, ...rest], users), 'https://e.org', FEED_PAGES),
         `${field}: ${JSON.stringify(value)}`,
       );
       if (field === 'reason') {

@@ -11,6 +11,7 @@ import { DataError } from '../server/data-files.ts';
 import { forbiddenCharacter } from '../server/free-text.ts';
 import { ProjectFile, type ProjectRecord } from '../server/project/schema.ts';
 import { releaseFeed } from '../server/versions/feed.ts';
+import { FEED_PAGES } from '../server/page-paths.ts';
 import { createCatalog } from '../server/versions/catalog.ts';
 import { createFileStorage } from '../server/storage.ts';
 import { attemptDelivery } from '../server/webhooks/deliver.ts';
@@ -163,7 +164,10 @@ hostile(
           return;
         }
         assert.ok(parsed.success, JSON.stringify({ name, summary }));
-        const feed = parseXmlStrictly(releaseFeed(catalog, PUBLIC_URL, undefined, parsed.data as ProjectRecord), name);
+        const feed = parseXmlStrictly(
+          releaseFeed(catalog, PUBLIC_URL, FEED_PAGES, undefined, parsed.data as ProjectRecord),
+          name,
+        );
         assert.is(feed.getElementsByTagName('title')[0]!.textContent, `${name} releases`);
       }),
       { numRuns: 300 },

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runBuild } from '../build/build.ts';
-import { VERIFIED_DATA, openVerifiedData } from '../build/verified-data.ts';
+import { VERIFIED_DATA, openVerifiedData, type RememberedKind, type RememberedValues } from '../build/verified-data.ts';
 import { DataError } from '../server/data-files.ts';
 import { currentTreeDir, openTree } from '../server/tree/open.ts';
-import type { DataFileMemory, RememberedKind } from '../server/data-file-memory.ts';
+import type { DataFileMemory } from '../server/data-file-memory.ts';
 import { loadCatalog } from '../server/versions/catalog.ts';
 import { ROOT } from './helpers.ts';
 import { loadBrandSources } from '../server/brands/sources.ts';
@@ -25,7 +25,7 @@ async function load(now: () => number = settled) {
   const opened = await openVerifiedData(ctx.cacheFile, ctx.dataDir, now);
   const read: Record<RememberedKind, string[]> = { jars: [], records: [], changelogs: [], brands: [], sources: [] };
   // Every file not recalled is read; its value is offered to `remember` (kept only once settled).
-  const memory: DataFileMemory = {
+  const memory: DataFileMemory<RememberedValues> = {
     recall: (kind, name, file) => opened.memory.recall(kind, name, file),
     remember(kind, name, file, value) {
       read[kind].push(name);

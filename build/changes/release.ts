@@ -13,7 +13,8 @@ import {
 } from '../../server/versions/catalog.ts';
 import { catalogVersion, jarDigests, type JarDigests } from '../../server/versions/catalog-version.ts';
 import { inspectJar } from '../../server/versions/jar.ts';
-import { CHANGELOG_MAX_BYTES, ChangelogMarkdown, PluginVersionRecord } from '../../server/versions/schema.ts';
+import { PluginVersionRecord } from '../../server/versions/schema.ts';
+import { CHANGELOG_MAX_BYTES, ChangelogMarkdown, acceptChangelog } from '../../server/changelog-markdown.ts';
 import { runBuild } from '../build.ts';
 import { commitVersionChange } from '../version-commit.ts';
 import { actorOf, auditChange, auditedScopes } from './audit.ts';
@@ -23,7 +24,6 @@ import { checkJava } from './java.ts';
 import { enqueueWebhooks } from './announce.ts';
 import { presentVersion } from '../../server/versions/present.ts';
 import { highestMinecraft, type MinecraftRange } from '../../server/versions/minecraft.ts';
-import { acceptChangelog } from '../../server/versions/changelog.ts';
 import { describeCharacter, escapeForbidden, forbiddenCharacter, shownLine } from '../../server/free-text.ts';
 import type { ReleaseRequest } from '../../server/publish/change-requests.ts';
 import { ON_STDERR, type Progress } from './progress.ts';

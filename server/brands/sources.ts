@@ -12,13 +12,19 @@ const SOURCE_LIMITS = { minRasterWidth: 1024, maxSide: 8192, maxPixels: 40_000_0
 
 export type LoadedBrandSource = BrandSourceRecord & { bytes: Uint8Array };
 
+/** What checking the brand sources remembers of data/brands' files: what a source was checked to be. */
+export type BrandFileValues = { brands: CheckedBrandSource };
+
 /**
  * Reads data/brands/<brand>/<file> for every variant of SPEC 2.8 and checks each: it decodes, its
  * format matches its name (PNG or SVG), and its size is within SOURCE_LIMITS. Fails on the first bad
  * file with a message naming it. With `memory`, a source whose file and bytes are as when it was last
  * checked is not decoded again (a release then never loads sharp).
  */
-export async function loadBrandSources(dataDir: string, memory?: DataFileMemory): Promise<LoadedBrandSource[]> {
+export async function loadBrandSources(
+  dataDir: string,
+  memory?: DataFileMemory<BrandFileValues>,
+): Promise<LoadedBrandSource[]> {
   const loaded = new Map<string, Omit<LoadedBrandSource, 'brand' | 'variant'>>();
   const sources: LoadedBrandSource[] = [];
   for (const brand of BRAND_NAMES) {
@@ -35,7 +41,7 @@ export async function loadBrandSources(dataDir: string, memory?: DataFileMemory)
   return sources;
 }
 
-async function checkSource(file: string, name: string, memory: DataFileMemory | undefined) {
+async function checkSource(file: string, name: string, memory: DataFileMemory<BrandFileValues> | undefined) {
   const missing = () => {
     throw new DataError(`${file}: missing (every brand variant of SPEC 2.8 needs its source image)`);
   };

@@ -4,7 +4,7 @@ import { DataError, parseFile, readJsonFile } from '../data-files.ts';
 import type { DataFileMemory } from '../data-file-memory.ts';
 import { sha256Hex } from '../helpers/digest.ts';
 import { loadSharp } from '../brands/sharp.ts';
-import { changelogLimitProblem } from '../versions/changelog.ts';
+import { changelogLimitProblem } from '../changelog-markdown.ts';
 import { ICON_SIZES, ProjectFile, type ProjectIcon, type ProjectRecord } from './schema.ts';
 
 /**
@@ -15,6 +15,9 @@ const ICON_LIMITS = { maxBytes: 1024 * 1024, minRasterSide: Math.max(...ICON_SIZ
 
 const projectFile = (dataDir: string) => join(dataDir, 'project.json');
 
+/** What checking the icon remembers of its file: what it was checked to be, as a brand source is. */
+type ProjectMemory = DataFileMemory<{ brands: ProjectIcon }>;
+
 export type LoadedProject = { record: ProjectRecord; iconBytes: Uint8Array | null };
 
 /**
@@ -23,7 +26,7 @@ export type LoadedProject = { record: ProjectRecord; iconBytes: Uint8Array | nul
  * Null when there is no file (the site keeps its neutral wording). Fails with one line naming the
  * file and the field. With `memory`, an icon unchanged since it was last checked is not decoded.
  */
-export async function loadProject(dataDir: string, memory?: DataFileMemory): Promise<LoadedProject | null> {
+export async function loadProject(dataDir: string, memory?: ProjectMemory): Promise<LoadedProject | null> {
   const file = projectFile(dataDir);
   const raw = await readJsonFile(file).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return undefined;
@@ -38,7 +41,7 @@ export async function loadProject(dataDir: string, memory?: DataFileMemory): Pro
   return { record: { ...fields, icon: checked.icon }, iconBytes: checked.bytes };
 }
 
-async function checkIcon(dataDir: string, name: string, memory: DataFileMemory | undefined) {
+async function checkIcon(dataDir: string, name: string, memory: ProjectMemory | undefined) {
   const fail = (why: string) => {
     throw new DataError(`${projectFile(dataDir)}: icon: ${join(dataDir, name)} ${why}`);
   };
@@ -52,7 +55,7 @@ async function checkIcon(dataDir: string, name: string, memory: DataFileMemory |
   // Remembered as a brand source is (same kind of check, same fields), under a name no brand has.
   const key = `project/${name}`;
   const known = memory?.recall('brands', key, before);
-  if (known?.sha256 === sha256) return { icon: known as ProjectIcon, bytes };
+  if (known?.sha256 === sha256) return { icon: known, bytes };
   const expected = name.endsWith('.svg') ? 'svg' : 'png';
   const sharp = await loadSharp();
   const meta = await sharp(bytes, { limitInputPixels: ICON_LIMITS.maxSide ** 2 })

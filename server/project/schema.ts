@@ -1,7 +1,7 @@
 import spdxIds from 'spdx-license-ids/index.json' with { type: 'json' };
 import { z } from 'zod';
 import { refuseForbiddenText } from '../free-text.ts';
-import { ChangelogMarkdown } from '../versions/schema.ts';
+import { ChangelogMarkdown } from '../changelog-markdown.ts';
 
 const SPDX_IDS: ReadonlySet<string> = new Set(spdxIds);
 

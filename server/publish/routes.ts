@@ -1,7 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { chargeLimit } from '../http/rate-limit.ts';
-import { refuseUnrouted } from '../http/endpoints.ts';
-import { ENDPOINTS } from '../endpoints.ts';
+import { refuseUnrouted, type EndpointTable } from '../http/endpoints.ts';
 import { H3, HTTPError, getRouterParam, type H3Event } from 'h3';
 import { readValidatedJsonBody } from '../http/json.ts';
 import type { Catalog } from '../versions/catalog.ts';
@@ -27,6 +26,8 @@ export type PublishRouteDeps = {
   /** null: PUBLISH=off, answered 503 naming the setting. */
   publishing: Publishing | null;
   now: () => number;
+  /** The service's endpoint table (server/endpoints.ts), handed in by app.ts: a PATCH on no id is answered as unrouted. */
+  endpoints: EndpointTable;
 };
 
 /** A refused request's body up to this size is read and dropped before the answer (admit). */
@@ -84,7 +85,7 @@ export function publishRoutes(deps: PublishRouteDeps): H3 {
   app.patch(VERSION_RULES.version.pattern, async (event) => {
     const id = getRouterParam(event, 'id', { decode: true }) ?? '';
     // A segment that is no id (`downloads`, `latest`) is another endpoint or none: 405 or 404, as unrouted.
-    if (!PLUGIN_VERSION_ID.test(id)) refuseUnrouted(ENDPOINTS, event);
+    if (!PLUGIN_VERSION_ID.test(id)) refuseUnrouted(deps.endpoints, event);
     const { publishing, publisher } = await admit(deps, event);
     const patch = await readPatch(event);
     mayChange(deps, publisher, id, patch);

@@ -4,17 +4,15 @@ import { basename, join } from 'node:path';
 import pLimit from 'p-limit';
 import { DataError, parseFile, readJsonFile } from '../data-files.ts';
 import { allOrFirstError } from '../helpers/settle.ts';
-import type { DataFileMemory, RememberedKind, RememberedValues } from '../data-file-memory.ts';
+import type { DataFileMemory } from '../data-file-memory.ts';
 import { catalogVersion, classFileVersionOf, readJarFacts, type JarFacts } from './catalog-version.ts';
 import { compareNewestFirst, indexLatest, type LatestIndex } from './latest.ts';
-import {
-  CHANGELOG_MAX_BYTES,
-  ChangelogMarkdown,
-  PluginVersionRecord,
-  UserProfiles,
-  type CatalogVersion,
-  type UserProfile,
-} from './schema.ts';
+import { CHANGELOG_MAX_BYTES, ChangelogMarkdown } from '../changelog-markdown.ts';
+import { PluginVersionRecord, UserProfiles, type CatalogVersion, type UserProfile } from './schema.ts';
+
+/** What loading the catalog remembers of data/'s files, by kind: a JAR's digests and class files, a record, a changelog's text. */
+export type CatalogFileValues = { jars: JarFacts; records: PluginVersionRecord; changelogs: string };
+type CatalogMemory = DataFileMemory<CatalogFileValues>;
 
 export type Catalog = {
   /** Newest first (SPEC 2.4.2 order). */
@@ -58,7 +56,7 @@ export async function loadUsers(dataDir: string): Promise<UserProfile[]> {
  * the field. With `memory`, a record, changelog or JAR whose file is unchanged since it was last
  * read is not read again.
  */
-export async function loadCatalog(dataDir: string, memory?: DataFileMemory): Promise<Catalog> {
+export async function loadCatalog(dataDir: string, memory?: CatalogMemory): Promise<Catalog> {
   const dir = versionsDir(dataDir);
   const sorted = (await readdir(dir).catch(() => [] as string[])).sort();
   const files = new Set(sorted);
@@ -81,10 +79,10 @@ export async function loadCatalog(dataDir: string, memory?: DataFileMemory): Pro
 }
 
 /** A version whose record, JAR and changelog files are all as remembered; undefined otherwise. */
-function recallVersion(dataDir: string, files: ReadonlySet<string>, memory: DataFileMemory) {
+function recallVersion(dataDir: string, files: ReadonlySet<string>, memory: CatalogMemory) {
   // Paths by concatenation: join() on every file costs more than the stat.
   const [versions, jars] = [versionsDir(dataDir), jarsDir(dataDir)];
-  const recall = <K extends RememberedKind>(kind: K, dir: string, name: string, size?: number) => {
+  const recall = <K extends keyof CatalogFileValues>(kind: K, dir: string, name: string, size?: number) => {
     const file = statSync(`${dir}/${name}`, { throwIfNoEntry: false });
     return file && (size === undefined || file.size === size) ? memory.recall(kind, name, file) : undefined;
   };
@@ -105,7 +103,7 @@ async function readVersion(
   dataDir: string,
   name: string,
   files: ReadonlySet<string>,
-  memory: DataFileMemory | undefined,
+  memory: CatalogMemory | undefined,
 ): Promise<CatalogVersion> {
   const file = join(versionsDir(dataDir), name);
   const record = await readOnce(file, name, memory, 'records', async () =>
@@ -141,10 +139,10 @@ function withClassFileVersion(record: PluginVersionRecord, jar: JarFacts, file: 
 async function readOnce<K extends 'records' | 'changelogs'>(
   path: string,
   name: string,
-  memory: DataFileMemory | undefined,
+  memory: CatalogMemory | undefined,
   kind: K,
-  read: () => Promise<RememberedValues[K]>,
-): Promise<RememberedValues[K]> {
+  read: () => Promise<CatalogFileValues[K]>,
+): Promise<CatalogFileValues[K]> {
   const before = memory ? await stat(path).catch(() => undefined) : undefined;
   const known = before && memory!.recall(kind, name, before);
   if (known !== undefined) return known;
@@ -175,7 +173,7 @@ async function checkJar(
   path: string,
   record: PluginVersionRecord,
   file: string,
-  memory: DataFileMemory | undefined,
+  memory: CatalogMemory | undefined,
 ): Promise<JarFacts> {
   const missing = () => {
     throw new DataError(`${file}: id: no JAR at ${path}`);

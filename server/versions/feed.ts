@@ -1,15 +1,23 @@
 import { Feed } from 'feed';
 import type { Catalog } from './catalog.ts';
 import { escapeXml } from '../helpers/escape-xml.ts';
-import { changelogHtml } from './changelog.ts';
+import { changelogHtml } from '../changelog-markdown.ts';
 import { channelOf, versionLabel } from './channels.ts';
 import { describeMinecraft } from './minecraft.ts';
 import { downloadPath, feedPath } from './paths.ts';
-import { historyPagePath, versionPagePath } from '../page-paths.ts';
 import type { CatalogVersion } from './schema.ts';
 import type { ServerSoftware } from './software.ts';
 import { projectIconPath } from '../project/paths.ts';
 import type { ProjectRecord } from '../project/schema.ts';
+
+/**
+ * The site's pages a feed links to, passed in by whoever knows the site's paths (page-paths.ts's
+ * FEED_PAGES): the history of a software's releases, or of all, and a version's page.
+ */
+export type FeedPages = {
+  historyPage: (software: ServerSoftware | undefined) => string;
+  versionPage: (id: string) => string;
+};
 
 /** How many releases a feed lists, newest first: readers poll it, so it stays small at 10,000 versions. */
 export const FEED_ENTRIES = 50;
@@ -25,6 +33,7 @@ export const FEED_ENTRIES = 50;
 export function releaseFeed(
   catalog: Catalog,
   publicUrl: string,
+  pages: FeedPages,
   software?: ServerSoftware,
   project?: ProjectRecord,
 ): string {
@@ -40,7 +49,7 @@ export function releaseFeed(
     ),
     ...icons,
     id: url(feedPath(software)),
-    link: url(historyPagePath(software?.toLowerCase(), undefined)),
+    link: url(pages.historyPage(software)),
     feedLinks: { atom: url(feedPath(software)) },
     // The newest change, so the same releases always give the same bytes (and ETag).
     updated: new Date(versions.reduce((newest, v) => (changedAt(v) > newest ? changedAt(v) : newest), '1970-01-01')),
@@ -54,8 +63,8 @@ export function releaseFeed(
     const summary = `${channel === 'release' ? 'Release' : `A ${channel} version`} for ${facts}${version.minecraftVersion ? `, Minecraft ${describeMinecraft(version)}` : ''}: ${version.fileName}`;
     feed.addItem({
       title: feedHtml(escapeXml(`${withdrawn ? 'Withdrawn: ' : ''}${versionLabel(version)} for ${facts}`)),
-      id: url(versionPagePath(version.id)),
-      link: url(versionPagePath(version.id)),
+      id: url(pages.versionPage(version.id)),
+      link: url(pages.versionPage(version.id)),
       date: new Date(changedAt(version)),
       published: new Date(version.createdAt),
       description: feedHtml(escapeXml(withdrawn ? `Withdrawn: ${withdrawn.reason} (${summary})` : summary)),

@@ -2,13 +2,15 @@ import type { H3Event } from 'h3';
 import { PUBLIC_HEADERS } from '../http/cache.ts';
 import { dispositionHeader } from '../http/disposition.ts';
 import { sendRepresentation } from '../http/send.ts';
-import { jarFile } from '../tree/format.ts';
 import { JAR_EXPOSED_HEADERS, integrityHeaders } from './integrity.ts';
 import type { CatalogVersion } from './schema.ts';
 
-/** What a JAR answer reads: the tree its bytes are in, and the counter that counts it. */
+/**
+ * What a JAR answer reads: where a JAR's bytes are in the tree being served (the tree's layout is
+ * the tree's to know, so the path comes in), and the counter that counts it.
+ */
 export type JarSource = {
-  tree: () => { dir: string };
+  jarFile: (sha256: string) => string;
   downloads: { countJar: (event: H3Event, versionId: string) => void };
 };
 
@@ -40,6 +42,6 @@ export function sendJar(
       ...extra,
     },
     size: version.fileSize,
-    body: { path: jarFile(ctx.tree().dir, version.sha256) },
+    body: { path: ctx.jarFile(version.sha256) },
   });
 }

@@ -13,9 +13,8 @@ import { END_OF_LIFE } from './compat.ts';
 import type { ServerSoftware } from './software.ts';
 
 /** What the resolve routes read: the tree's catalog and JARs, and the download counter. */
-export type ResolveRouteDeps = {
-  tree: () => { catalog: Catalog; dir: string };
-  downloads: JarSource['downloads'];
+export type ResolveRouteDeps = JarSource & {
+  tree: () => { catalog: Catalog };
 };
 
 /**

@@ -7,7 +7,7 @@ import { MEDIA_TYPES } from '../http/media-types.ts';
 import { validateNamedParams, validateParams, validateQuery } from '../http/validate.ts';
 import type { Catalog } from './catalog.ts';
 import type { Channel } from './channels.ts';
-import { releaseFeed } from './feed.ts';
+import { releaseFeed, type FeedPages } from './feed.ts';
 import { sendJar, type JarSource } from './jar-answer.ts';
 import { withdrawalHeaders } from './withdrawal-headers.ts';
 import { presentVersion, presentVersionList } from './present.ts';
@@ -30,11 +30,14 @@ import type { ProjectRecord } from '../project/schema.ts';
 import { integrityRoutes } from './integrity-routes.ts';
 import { updaterRoutes } from './updater-routes.ts';
 
-/** What the version routes read: the tree's catalog and JARs, the public URL of the feeds' links, and the download counter. */
-export type VersionRouteDeps = {
-  tree: () => { catalog: Catalog; dir: string; readonly project?: ProjectRecord | undefined };
+/**
+ * What the version routes read: the tree's catalog and JARs, the public URL and the site's pages of
+ * the feeds' links, and the download counter.
+ */
+export type VersionRouteDeps = JarSource & {
+  tree: () => { catalog: Catalog; readonly project?: ProjectRecord | undefined };
   publicUrl: string;
-  downloads: JarSource['downloads'];
+  feedPages: FeedPages;
 };
 
 /** SPEC 4.1-4.6, mounted at /api/plugin-versions, and the update check. */
@@ -55,11 +58,11 @@ export function versionRoutes(ctx: VersionRouteDeps): H3 {
   app.get(VERSION_RULES.downloadLatest.under(VERSIONS_ROOT), latestDownload);
   app.get(VERSION_RULES.downloadLatestOnJava.under(VERSIONS_ROOT), latestDownload);
   app.get(VERSION_RULES.feed.under(VERSIONS_ROOT), (event) =>
-    sendFeed(event, releaseFeed(ctx.tree().catalog, ctx.publicUrl, undefined, ctx.tree().project)),
+    sendFeed(event, releaseFeed(ctx.tree().catalog, ctx.publicUrl, ctx.feedPages, undefined, ctx.tree().project)),
   );
   app.get(VERSION_RULES.softwareFeed.under(VERSIONS_ROOT), async (event) => {
     const { software } = await validateNamedParams(event, SoftwarePath, NOT_FOUND_HEADERS);
-    return sendFeed(event, releaseFeed(ctx.tree().catalog, ctx.publicUrl, software, ctx.tree().project));
+    return sendFeed(event, releaseFeed(ctx.tree().catalog, ctx.publicUrl, ctx.feedPages, software, ctx.tree().project));
   });
   app.get(VERSION_RULES.download.under(VERSIONS_ROOT), (event) => {
     const id = getRouterParam(event, 'id', { decode: true }) ?? '';

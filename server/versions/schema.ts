@@ -5,6 +5,7 @@ import { SERVER_SOFTWARE, findSoftware } from './software.ts';
 import { JAVA_VERSIONS } from './java.ts';
 import { MINECRAFT_NAME, highestMinecraft, isValidRange } from './minecraft.ts';
 import { refuseForbiddenText } from '../free-text.ts';
+import { ChangelogMarkdown } from '../changelog-markdown.ts';
 
 /** Issue 15: the Minecraft versions a build runs on, as inclusive ranges. */
 export const MinecraftRanges = z
@@ -82,22 +83,6 @@ export const Channel = z.enum(CHANNELS, { error: `must be one of ${CHANNELS.join
   description:
     'Release channel: `release` (the default; a record without one is a release), `beta` or `alpha`. Only releases are "latest" unless a client asks with `?channel=`',
 });
-
-/** What a changelog (data/versions/<id>.md) may hold: a release's notes, not a manual. */
-export const CHANGELOG_MAX_BYTES = 64 * 1024;
-
-/**
- * A version's changelog, Markdown; served as written and rendered to sanitised HTML only by
- * changelogHtml. Its render limits (nesting, emphasis) are checked where a changelog is accepted
- * (acceptChangelog), not here: one already in data/ that breaks them is shown as plain text.
- */
-export const ChangelogMarkdown = z
-  .string()
-  .refine((text) => text.trim() !== '', { error: 'is empty; write the notes or remove the file' })
-  .refine((text) => Buffer.byteLength(text) <= CHANGELOG_MAX_BYTES, {
-    error: `is longer than ${CHANGELOG_MAX_BYTES} bytes`,
-  })
-  .superRefine(refuseForbiddenText({ kind: 'markdown' }));
 
 /** A name or note of one line (issue 27): the character rule; `]]>` allowed, since every output escapes it. */
 const LineText = (max: number) => z.string().min(1).max(max).superRefine(refuseForbiddenText());

@@ -93,104 +93,37 @@ export async function openJournaledSampleStore(
   };
 }
 
+/** What the journal's steps share: the segment being appended to, the sealed ones, and whose turn it is. */
+type JournalState = {
+  current: { segment: Segment; file: FileHandle; size: number } | null;
+  sealed: Segment[];
+  /** Appends and sealing take turns: a segment is sealed only between appends, never during one. */
+  inTurn: <T>(step: () => Promise<T>) => Promise<T>;
+};
+
 /** The journal's state and its steps: appending (group commit), sealing, folding. */
 function createJournal(storage: Storage, dir: string, warn: (line: string) => void, now: () => number) {
   const warnFoldFailed = throttledLog(warn);
-  let current: { segment: Segment; file: FileHandle; size: number } | null = null;
-  const sealed: Segment[] = [];
-  const waiting: Waiting[] = [];
-  let appending = false;
-  // Appends and sealing take turns: a segment is sealed only between appends, never during one.
   let turn: Promise<unknown> = Promise.resolve();
-  const inTurn = <T>(step: () => Promise<T>): Promise<T> => {
-    const result = turn.then(step);
-    turn = result.catch(() => {});
-    return result;
-  };
-  let folding: Promise<void> | null = null;
-
-  /** Appends every waiting line at once, until none wait. */
-  async function drain() {
-    appending = true;
-    while (waiting.length > 0) {
-      const group = waiting.splice(0);
-      await inTurn(() => appendGroup(group)).then(
-        () => group.forEach((entry) => entry.done()),
-        (error: unknown) => group.forEach((entry) => entry.done(error ?? new Error('append failed'))),
-      );
-    }
-    appending = false;
-  }
-
-  async function appendGroup(group: Waiting[]) {
-    const free = await statfs(dir);
-    if (free.bavail * free.bsize < FREE_SPACE_RESERVE)
-      throw Object.assign(new Error('no space left for the player-count journal'), { code: 'ENOSPC' });
-    current ??= { ...(await createSegment(dir, now())), size: 0 };
-    const { segment, file, size: before } = current;
-    const bytes = Buffer.from(group.map((entry) => journalLine(entry.serverId, entry.samples)).join(''));
-    try {
-      await appendAll(file, bytes);
-      await file.datasync();
-      current.size += bytes.length;
-    } catch (error) {
-      // Part of the text may be on disk: cut it off so the next line starts on its own; if even
-      // that fails, the next append goes to a new segment (a replay skips this one's torn end).
-      await file.truncate(before).catch(() => sealCurrent());
-      throw error;
-    }
-    for (const entry of group) holdSamples(segment, entry.serverId, entry.samples);
-  }
-
-  /** The segment being appended to goes to the ones to fold; the next append starts a new one. */
-  async function sealCurrent() {
-    if (!current) return;
-    const { segment, file } = current;
-    current = null;
-    // Among the sealed ones before anything is awaited: a chart read while the file closes still
-    // merges its samples (they were answered 204 already).
-    if (segment.count > 0) sealed.push(segment);
-    await file.close().catch(() => {});
-    if (segment.count === 0) await rm(segment.path, { force: true });
-  }
-
-  /** Folds the sealed segments, oldest first; each is removed once all its days hold it. */
-  async function foldSealed() {
-    const limit = pLimit(FOLD_CONCURRENCY);
-    while (sealed.length > 0) {
-      const segment = sealed[0]!;
-      const live = new Set([...sealed.map((s) => s.id), ...(current ? [current.segment.id] : [])]);
-      const days = [...segment.held].flatMap(([serverId, byDay]) =>
-        [...byDay].map(([day, samples]) => ({ serverId, day, samples })),
-      );
-      await Promise.all(
-        days.map(({ serverId, day, samples }) =>
-          limit(() =>
-            foldIntoDay(storage, dayKey(serverId, day), dayKey(serverId, day - RETENTION_DAYS - 1), samples, warn, {
-              id: segment.id,
-              live,
-            }),
-          ),
-        ),
-      );
-      await rm(segment.path, { force: true });
-      sealed.shift();
-    }
-  }
-
-  return {
-    sealed,
-    foldSealed,
-    add(serverId: string, samples: readonly Sample[]): Promise<void> {
-      const done = new Promise<void>((resolve, reject) =>
-        waiting.push({ serverId, samples, done: (error) => (error ? reject(error) : resolve()) }),
-      );
-      if (!appending) void drain();
-      return done;
+  const state: JournalState = {
+    current: null,
+    sealed: [],
+    inTurn: (step) => {
+      const result = turn.then(step);
+      turn = result.catch(() => {});
+      return result;
     },
+  };
+  const foldSealed = () => foldSealedSegments(state, storage, warn);
+  let folding: Promise<void> | null = null;
+  return {
+    sealed: state.sealed,
+    foldSealed,
+    add: groupCommit(state, dir, now),
     /** Seals the current segment and folds every sealed one; one fold at a time. */
     foldNow(): Promise<void> {
-      folding ??= inTurn(sealCurrent)
+      folding ??= state
+        .inTurn(() => sealCurrent(state))
         .then(foldSealed)
         .catch((error: unknown) => {
           warnFoldFailed(
@@ -201,15 +134,107 @@ function createJournal(storage: Storage, dir: string, warn: (line: string) => vo
         .finally(() => (folding = null));
       return folding;
     },
-    /** The server's journaled samples of a day that the stored day does not hold yet. */
-    unfoldedOf(serverId: string) {
-      // Taken now, before the days are read: a segment folded meanwhile is named by the day it reaches.
-      const segments = [...sealed, ...(current ? [current.segment] : [])].map((s) => ({
-        id: s.id,
-        byDay: s.held.get(serverId),
-      }));
-      return (day: number, folded: readonly string[]) =>
-        segments.flatMap(({ id, byDay }) => (folded.includes(id) ? [] : (byDay?.get(day) ?? [])));
-    },
+    unfoldedOf: (serverId: string) => unfoldedSamples(state, serverId),
   };
+}
+
+/**
+ * The journal's `add`, resolved once its samples' line is on disk: every add that waits while an
+ * append runs goes into the next one, one append and one fdatasync for all of them.
+ */
+function groupCommit(state: JournalState, dir: string, now: () => number) {
+  const waiting: Waiting[] = [];
+  let appending = false;
+
+  /** Appends every waiting line at once, until none wait. */
+  async function drain() {
+    appending = true;
+    while (waiting.length > 0) {
+      const group = waiting.splice(0);
+      await state
+        .inTurn(() => appendGroup(state, dir, now, group))
+        .then(
+          () => group.forEach((entry) => entry.done()),
+          (error: unknown) => group.forEach((entry) => entry.done(error ?? new Error('append failed'))),
+        );
+    }
+    appending = false;
+  }
+
+  return (serverId: string, samples: readonly Sample[]): Promise<void> => {
+    const done = new Promise<void>((resolve, reject) =>
+      waiting.push({ serverId, samples, done: (error) => (error ? reject(error) : resolve()) }),
+    );
+    if (!appending) void drain();
+    return done;
+  };
+}
+
+/** One group's lines in one append and one fdatasync, to the current segment (a new one if none is open). */
+async function appendGroup(state: JournalState, dir: string, now: () => number, group: Waiting[]) {
+  const free = await statfs(dir);
+  if (free.bavail * free.bsize < FREE_SPACE_RESERVE)
+    throw Object.assign(new Error('no space left for the player-count journal'), { code: 'ENOSPC' });
+  const current = (state.current ??= { ...(await createSegment(dir, now())), size: 0 });
+  const { segment, file, size: before } = current;
+  const bytes = Buffer.from(group.map((entry) => journalLine(entry.serverId, entry.samples)).join(''));
+  try {
+    await appendAll(file, bytes);
+    await file.datasync();
+    current.size += bytes.length;
+  } catch (error) {
+    // Part of the text may be on disk: cut it off so the next line starts on its own; if even
+    // that fails, the next append goes to a new segment (a replay skips this one's torn end).
+    await file.truncate(before).catch(() => sealCurrent(state));
+    throw error;
+  }
+  for (const entry of group) holdSamples(segment, entry.serverId, entry.samples);
+}
+
+/** The segment being appended to goes to the ones to fold; the next append starts a new one. */
+async function sealCurrent(state: JournalState) {
+  if (!state.current) return;
+  const { segment, file } = state.current;
+  state.current = null;
+  // Among the sealed ones before anything is awaited: a chart read while the file closes still
+  // merges its samples (they were answered 204 already).
+  if (segment.count > 0) state.sealed.push(segment);
+  await file.close().catch(() => {});
+  if (segment.count === 0) await rm(segment.path, { force: true });
+}
+
+/** Folds the sealed segments, oldest first; each is removed once all its days hold it. */
+async function foldSealedSegments(state: JournalState, storage: Storage, warn: (line: string) => void) {
+  const { sealed } = state;
+  const limit = pLimit(FOLD_CONCURRENCY);
+  while (sealed.length > 0) {
+    const segment = sealed[0]!;
+    const live = new Set([...sealed.map((s) => s.id), ...(state.current ? [state.current.segment.id] : [])]);
+    const days = [...segment.held].flatMap(([serverId, byDay]) =>
+      [...byDay].map(([day, samples]) => ({ serverId, day, samples })),
+    );
+    await Promise.all(
+      days.map(({ serverId, day, samples }) =>
+        limit(() =>
+          foldIntoDay(storage, dayKey(serverId, day), dayKey(serverId, day - RETENTION_DAYS - 1), samples, warn, {
+            id: segment.id,
+            live,
+          }),
+        ),
+      ),
+    );
+    await rm(segment.path, { force: true });
+    sealed.shift();
+  }
+}
+
+/** The server's journaled samples of a day that the stored day does not hold yet. */
+function unfoldedSamples(state: JournalState, serverId: string) {
+  // Taken now, before the days are read: a segment folded meanwhile is named by the day it reaches.
+  const segments = [...state.sealed, ...(state.current ? [state.current.segment] : [])].map((s) => ({
+    id: s.id,
+    byDay: s.held.get(serverId),
+  }));
+  return (day: number, folded: readonly string[]) =>
+    segments.flatMap(({ id, byDay }) => (folded.includes(id) ? [] : (byDay?.get(day) ?? [])));
 }

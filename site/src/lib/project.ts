@@ -1,4 +1,4 @@
-import { changelogHtml } from '../../../server/versions/changelog.ts';
+import { changelogHtml } from '../../../server/changelog-markdown.ts';
 import { projectIconPath } from '../../../server/project/paths.ts';
 import { PROJECT_LINKS, type ProjectLink, type ProjectRecord } from '../../../server/project/schema.ts';
 

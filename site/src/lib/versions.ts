@@ -1,6 +1,6 @@
 import { END_OF_LIFE } from '../../../server/versions/compat.ts';
 import type { Catalog } from '../../../server/versions/catalog.ts';
-import { changelogHtml } from '../../../server/versions/changelog.ts';
+import { changelogHtml } from '../../../server/changelog-markdown.ts';
 import { channelOf } from '../../../server/versions/channels.ts';
 import { BRAND_NAMES } from '../../../server/brands/brands.ts';
 import { brandImagePath } from '../../../server/brands/paths.ts';

@@ -5,7 +5,29 @@ import remarkParse from 'remark-parse';
 import remarkRehype from 'remark-rehype';
 import { unified } from 'unified';
 import { LRUCache } from 'lru-cache';
-import { escapeXml } from '../helpers/escape-xml.ts';
+import { z } from 'zod';
+import { refuseForbiddenText } from './free-text.ts';
+import { escapeXml } from './helpers/escape-xml.ts';
+
+// A changelog's Markdown is text, not a version: a project's description (project/) is written,
+// limited and rendered as one, so it lives below both versions/ and project/.
+
+/** What a changelog (data/versions/<id>.md) may hold: a release's notes, not a manual. */
+export const CHANGELOG_MAX_BYTES = 64 * 1024;
+
+/**
+ * A version's changelog (and a project's description), Markdown; served as written and rendered to
+ * sanitised HTML only by changelogHtml. Its render limits (nesting, emphasis) are checked where a
+ * changelog is accepted (acceptChangelog), not here: one already in data/ that breaks them is shown
+ * as plain text.
+ */
+export const ChangelogMarkdown = z
+  .string()
+  .refine((text) => text.trim() !== '', { error: 'is empty; write the notes or remove the file' })
+  .refine((text) => Buffer.byteLength(text) <= CHANGELOG_MAX_BYTES, {
+    error: `is longer than ${CHANGELOG_MAX_BYTES} bytes`,
+  })
+  .superRefine(refuseForbiddenText({ kind: 'markdown' }));
 
 // Markdown -> mdast -> hast -> HTML. remark-rehype drops raw HTML (allowDangerousHtml is off), and
 // rehype-sanitize's default schema (GitHub's) then removes what Markdown itself can produce that a
