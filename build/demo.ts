@@ -286,7 +286,7 @@ for (const demo of DEMO_VERSIONS) {
   const bytes = demoJar(demo, classes.get(demo.java)!);
   const sha256 = sha256Hex(bytes);
   // As a release stores them (issue 31), and refused as a release would be if a claim were false.
-  const declared = checkDescriptors(bytes, demo.software, false, console.error);
+  const declared = checkDescriptors(bytes, demo.software, false);
   // What a release reads of the classes (issue 39): the class-file version, refused if below the claim.
   const { classFileVersion } = checkJava(bytes, demo.java, { jar: `demo ${demo.version}`, fix: 'compile' });
   const record = PluginVersionRecord.parse({

@@ -1,5 +1,6 @@
 import { copyFile, link, lstat, mkdir, readdir, readlink, rename, rm, symlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
+import { NO_LOG } from '../server/helpers/log.ts';
 import { currentTreeDir, openTree } from '../server/tree/open.ts';
 import { NOT_FOUND_PAGE, type RouteEntry } from '../server/tree/format.ts';
 import { RefusedError } from './changes/refused.ts';
@@ -79,7 +80,7 @@ export async function exportStatic(distDir: string, target: string, originUrl: s
 
 /** The tree's routes, a release's delta tree's as the origin serves them (its base's, less what changed). */
 async function readRoutes(treeDir: string): Promise<Record<string, RouteEntry>> {
-  const tree = await openTree(treeDir, undefined, () => {});
+  const tree = await openTree(treeDir, undefined, NO_LOG);
   const routes: Record<string, RouteEntry> = {};
   for (const path of tree.routes.paths()) {
     const entry = tree.routes.get(path);

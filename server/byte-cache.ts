@@ -3,6 +3,7 @@ import pLimit from 'p-limit';
 import { z } from 'zod';
 import { prefixStorage } from 'unstorage';
 import { CACHE_PREFIX, type Storage } from './storage.ts';
+import { STDERR_LINES, type Log } from './helpers/log.ts';
 import { throttledLog } from './helpers/throttled-log.ts';
 
 /**
@@ -43,7 +44,7 @@ type ByteCacheOptions = {
   memoryBytes?: number;
   keepForever?: boolean;
   budget?: CacheBudget;
-  warn?: (line: string) => void;
+  log?: Log;
 };
 
 /**
@@ -60,10 +61,10 @@ export function createByteCache(
     memoryBytes = 64 * 1024 * 1024,
     keepForever = false,
     budget,
-    warn = console.warn,
+    log = STDERR_LINES,
   }: ByteCacheOptions = {},
 ): ByteCache {
-  const warnOnce = throttledLog(warn, now);
+  const warnOnce = throttledLog((line) => log.warn(line), now);
   const unavailable = (error: unknown) => {
     warnOnce(
       `[cache] ${namespace}: storage unavailable, answering without the shared cache: ${error instanceof Error ? error.message : String(error)}`,
@@ -124,7 +125,7 @@ type BudgetIndex = {
   total: number;
 };
 
-type BudgetStore = { storage: Storage; index: BudgetIndex; warn: (line: string) => void };
+type BudgetStore = { storage: Storage; index: BudgetIndex; log: Log };
 
 function forgetEntry(index: BudgetIndex, key: string): void {
   index.total -= index.entries.get(key)?.bytes ?? 0;
@@ -136,12 +137,12 @@ function recordEntry(index: BudgetIndex, key: string, bytes: number, expiresAt: 
   index.total += bytes;
 }
 
-async function removeEntry({ storage, index, warn }: BudgetStore, key: string): Promise<void> {
+async function removeEntry({ storage, index, log }: BudgetStore, key: string): Promise<void> {
   forgetEntry(index, key);
   await storage
     .removeItem(key)
     .catch((error: unknown) =>
-      warn(`[cache] could not delete ${key}: ${error instanceof Error ? error.message : String(error)}`),
+      log.warn(`[cache] could not delete ${key}: ${error instanceof Error ? error.message : String(error)}`),
     );
 }
 
@@ -203,16 +204,12 @@ async function indexStoredCaches(store: BudgetStore, maxBytes: number, now: () =
  */
 export function createCacheBudget(
   storage: Storage,
-  {
-    maxBytes,
-    now = Date.now,
-    warn = console.warn,
-  }: { maxBytes: number; now?: () => number; warn?: (line: string) => void },
+  { maxBytes, now = Date.now, log = STDERR_LINES }: { maxBytes: number; now?: () => number; log?: Log },
 ): CacheBudget {
-  const store: BudgetStore = { storage, index: { entries: new Map(), total: 0 }, warn };
+  const store: BudgetStore = { storage, index: { entries: new Map(), total: 0 }, log };
   const { entries } = store.index;
   void indexStoredCaches(store, maxBytes, now).catch((error: unknown) =>
-    warn(`[cache] could not index the stored caches: ${error instanceof Error ? error.message : String(error)}`),
+    log.warn(`[cache] could not index the stored caches: ${error instanceof Error ? error.message : String(error)}`),
   );
   const timer = setInterval(() => void sweepExpired(store, now).catch(() => {}), SWEEP_EVERY_MS);
   timer.unref();

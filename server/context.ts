@@ -8,6 +8,7 @@ import { chartUrlKeys } from './charts/signed-url.ts';
 import { DEFAULT_PUBLIC_URL } from './config.ts';
 import { createDownloadCounter, type DownloadCounter } from './downloads/counter.ts';
 import { downloadStore } from './downloads/store.ts';
+import { STDERR_LINES, type Log } from './helpers/log.ts';
 import { addressAllowList } from './http/addresses.ts';
 import { trustedProxies } from './http/client-address.ts';
 import { createFileCache, type FileCache } from './http/file-cache.ts';
@@ -63,7 +64,8 @@ type StateOptions = {
   trustProxy?: string[];
   redis?: Redis | undefined;
   cacheBudget?: CacheBudget | undefined;
-  warn?: (line: string) => void;
+  /** Where the stores and caches warn, each through a child naming it; default plain lines on stderr. */
+  log?: Log | undefined;
   /** INGEST_RATE_LIMIT; null or absent: ingestion is not limited. */
   ingestRateLimit?: RateLimitPolicy | null | undefined;
   /** The origin's journaled samples (charts/samples/journaled.ts); absent: sampleStore over the storage. */
@@ -88,7 +90,9 @@ export function createAppContext(
   },
 ): AppContext {
   const state = createStateContext(storage, options);
-  const cacheOptions = { now: state.now, warn: options.warn, budget: options.cacheBudget };
+  const log = options.log ?? STDERR_LINES;
+  const cacheOptions = { now: state.now, log: log.child({ component: 'cache' }), budget: options.cacheBudget };
+  const downloadsLog = log.child({ component: 'downloads' });
   return {
     ...state,
     tree: options.tree,
@@ -98,11 +102,11 @@ export function createAppContext(
     renderAlways: options.renderAlways,
     publicUrl: options.publicUrl ?? DEFAULT_PUBLIC_URL,
     downloads: createDownloadCounter({
-      store: downloadStore(storage, options.redis, state.now, { warn: options.warn }),
+      store: downloadStore(storage, options.redis, state.now, { log: downloadsLog }),
       now: state.now,
       trustProxy: state.trustProxy,
       enabled: options.countDownloads ?? true,
-      warn: options.warn,
+      log: downloadsLog,
     }),
     chartUrlKeys: onceResolved(() => chartUrlKeys(options.chartUrlKeys ?? [], storage, options.redis)),
     publishing: options.publishing ?? null,
@@ -121,16 +125,21 @@ function onceResolved<T>(read: () => Promise<T>): () => Promise<T> {
 
 export function createStateContext(storage: Storage, options: StateOptions = {}): StateContext {
   const now = options.now ?? Date.now;
+  const log = options.log ?? STDERR_LINES;
   return {
     servers: serverStore(storage),
-    samples: options.samples ?? sampleStore(storage, options.redis, options.warn),
-    idempotency: idempotencyStore(storage, options.redis, { warn: options.warn }),
+    samples: options.samples ?? sampleStore(storage, options.redis, log.child({ component: 'samples' })),
+    idempotency: idempotencyStore(storage, options.redis, { log: log.child({ component: 'ingest' }) }),
     ingestLimiter: options.ingestRateLimit
-      ? createRateLimiter(options.ingestRateLimit, now, options.redis, options.warn, 'ingest')
+      ? createRateLimiter(options.ingestRateLimit, now, options.redis, log.child({ component: 'rate-limit' }), 'ingest')
       : null,
     tokens: userTokenStore(storage),
     publishTokens: publishTokenStore(storage, options.redis),
-    chartCache: createByteCache(storage, CHART_CACHE, { now, warn: options.warn, budget: options.cacheBudget }),
+    chartCache: createByteCache(storage, CHART_CACHE, {
+      now,
+      log: log.child({ component: 'cache' }),
+      budget: options.cacheBudget,
+    }),
     now,
     privateChartsFrom: addressAllowList(options.privateChartIps ?? []),
     trustProxy: trustedProxies(options.trustProxy ?? []),

@@ -31,8 +31,7 @@ const origin = await startOrigin({
       }
     : null,
   log: config.logRequests ? (entry) => logger.info(entry) : undefined,
-  warn: (line) => logger.warn(line),
-  info: (line) => logger.info(line),
+  logger,
 });
 logger.info({
   event: 'listening',
@@ -47,7 +46,8 @@ void loadSharp();
 // large store takes a moment (about 0.3 s per 20,000 files) that the first requests need not wait for.
 sweepLeftovers([config.storageDir, config.dataDir, config.buildCacheDir]).then(
   (removed) => logger.info({ event: 'swept', removed: removed.length }),
-  (error: unknown) => logger.warn(`[sweep] could not sweep leftover temporary files: ${String(error)}`),
+  (error: unknown) =>
+    logger.child({ component: 'sweep' }).warn(`[sweep] could not sweep leftover temporary files: ${String(error)}`),
 );
 
 function exit(code: number) {

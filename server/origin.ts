@@ -17,6 +17,7 @@ import {
   DEFAULT_PUBLIC_URL,
   ORIGIN_KEEP_ALIVE_MS,
 } from './config.ts';
+import { STDERR_LINES, type Log } from './helpers/log.ts';
 import { throttledLog } from './helpers/throttled-log.ts';
 import { redisReady } from './redis.ts';
 import { createFileStorage, createRedisStorage, storageDirExposure, type StateStore, type Storage } from './storage.ts';
@@ -57,10 +58,12 @@ export type OriginOptions = {
   cacheMaxBytes?: number;
   /** Where request log lines go (main: stdout, one JSON object per line); none when absent. */
   log?: (entry: RequestLog) => void;
-  /** Where warnings go (Redis outages, the rate limit failing open, a failed publish or AFTER_SWAP); default stderr. */
-  warn?: (line: string) => void;
-  /** Where progress goes (a publish's build, AFTER_SWAP's output); default stdout. */
-  info?: (line: string) => void;
+  /**
+   * Where warnings (Redis outages, the rate limit failing open, a failed publish or AFTER_SWAP) and
+   * progress (a publish's build, AFTER_SWAP's output) go, each part through a child naming it (main:
+   * its pino logger, stdout); default plain lines on stderr.
+   */
+  logger?: Log;
   now?: () => number;
   /** PUBLISH (issue 30): where this origin publishes, run with this process's environment; absent or null: it does not. */
   publishing?: PublishSettings | null;
@@ -80,29 +83,33 @@ export type OriginOptions = {
 
 /** Serves dist/current on host:port (0 picks a free port) and follows rebuilds without a restart. */
 export async function startOrigin(options: OriginOptions): Promise<RunningOrigin> {
-  const warn = options.warn ?? ((line: string) => console.warn(line));
-  const follower = await followTree(options, warn);
-  const store = await openOriginStore(options, warn);
+  const log = options.logger ?? STDERR_LINES;
+  // Each part writes through a child of its own: every line names the part in `component`.
+  const logFor = (component: string) => log.child({ component });
+  const follower = await followTree(options, logFor('tree'));
+  const store = await openOriginStore(options, log);
   const cacheBudget = store.redis
     ? undefined
     : createCacheBudget(store.storage, {
         maxBytes: options.cacheMaxBytes ?? DEFAULT_CACHE_MAX_BYTES,
-        warn,
+        log: logFor('cache'),
         now: options.now,
       });
   // The embedded store's ingestion journal: what a killed origin journaled is folded before listening.
-  const samples = store.redis ? null : await openJournaledSampleStore(store.storage, warn, options.now);
-  const context = createOriginContext(options, store, cacheBudget, follower, warn, samples);
-  const limiter = options.rateLimit ? createRateLimiter(options.rateLimit, context.now, store.redis, warn) : null;
+  const samples = store.redis ? null : await openJournaledSampleStore(store.storage, logFor('samples'), options.now);
+  const context = createOriginContext(options, store, cacheBudget, follower, log, samples);
+  const limiter = options.rateLimit
+    ? createRateLimiter(options.rateLimit, context.now, store.redis, logFor('rate-limit'))
+    : null;
   const app = createOrigin(context, limiter);
   const logRequest = options.log ? logRequests(options.log, context.trustProxy) : undefined;
-  const server = createOriginServer(app, logRequest, connectionLimits(options), warn);
+  const server = createOriginServer(app, logRequest, connectionLimits(options), logFor('connections'));
   await listen(server, options.port, options.host);
   // Release announcements wait in the store's outbox until an origin delivers them (DESIGN: never from the CLI alone).
   const deliveries = startDeliveryLoop(webhookStore(store.storage, store.redis), {
     publicUrl: options.publicUrl ?? DEFAULT_PUBLIC_URL,
     now: context.now,
-    warn,
+    log: logFor('webhooks'),
     servedVersion: (versionId) => follower.current().catalog.byId.get(versionId),
     servedProject: () => follower.current().project,
     retryBaseMs: options.webhookRetryBaseMs,
@@ -123,36 +130,37 @@ export async function startOrigin(options: OriginOptions): Promise<RunningOrigin
 type TreeFollower = ReturnType<typeof followCurrentTree>;
 
 /** Opens dist/current (refusing to start without one) and follows what it points to from then on. */
-async function followTree(options: OriginOptions, warn: (line: string) => void): Promise<TreeFollower> {
+async function followTree(options: OriginOptions, log: Log): Promise<TreeFollower> {
   const dir = await currentTreeDir(options.distDir);
   if (!dir) throw new Error(`No built tree at ${options.distDir}/current: run \`npm run build\` first`);
   return followCurrentTree(
     options.distDir,
-    await openTree(dir, undefined, warn),
+    await openTree(dir, undefined, log),
     (error, tree) =>
       console.error(
         `[tree] could not open ${tree}; still serving the previous tree (said again at most once a minute):`,
         error,
       ),
-    { warn, intervalMs: options.treePollMs },
+    { log, intervalMs: options.treePollMs },
   );
 }
 
 /** The origin's state store; `own`: opened here (Redis, or files in storageDir), so closed here too. */
 type OriginStore = StateStore & { own: boolean };
 
-async function openOriginStore(options: OriginOptions, warn: (line: string) => void): Promise<OriginStore> {
+async function openOriginStore(options: OriginOptions, log: Log): Promise<OriginStore> {
   const exposure = options.redisUrl || options.storage ? null : await storageDirExposure(options.storageDir!);
-  if (exposure) warn(exposure);
+  if (exposure) log.child({ component: 'storage' }).warn(exposure);
+  const redisLog = log.child({ component: 'redis' });
   // The store the origin opens itself (Redis, or files in storageDir) it also closes; a passed one is the caller's.
   const { storage, redis } = options.redisUrl
-    ? createRedisStorage(options.redisUrl, warn)
+    ? createRedisStorage(options.redisUrl, redisLog)
     : { storage: options.storage ?? createFileStorage(options.storageDir!), redis: undefined };
   const own = !options.storage || Boolean(redis);
   // Answer from the first request with Redis connected when it is up; when it is not, start anyway
   // (static answers need no state) and let the client reconnect.
   if (redis && !(await redisReady(redis, 3000)))
-    warn('[redis] not reachable at start; answers that need state say 503 until it is');
+    redisLog.warn('[redis] not reachable at start; answers that need state say 503 until it is');
   return { storage, redis, own };
 }
 
@@ -161,18 +169,17 @@ function createOriginContext(
   { storage, redis }: OriginStore,
   cacheBudget: CacheBudget | undefined,
   follower: TreeFollower,
-  warn: (line: string) => void,
+  log: Log,
   samples: SampleStore | null,
 ): AppContext {
   const { now, privateChartIps, trustProxy } = options;
-  const logs = { info: options.info ?? ((line: string) => console.log(line)), warn };
   // AFTER_SWAP copies what dist/current points to (the link itself included), read when each run starts.
   const servedTree = async () => (await currentTreeDir(options.distDir)) ?? follower.current().dir;
   return createAppContext(storage, {
     ...{ now, privateChartIps, trustProxy },
     redis,
     cacheBudget,
-    warn,
+    log,
     ingestRateLimit: options.ingestRateLimit,
     samples: samples ?? undefined,
     tree: follower.current,
@@ -182,7 +189,8 @@ function createOriginContext(
     countDownloads: options.downloadCounts ?? true,
     publishing: options.publishing
       ? createPublishing(options.publishing, {
-          ...{ servedTree, storage, redis, logs, now: now ?? Date.now },
+          ...{ servedTree, storage, redis, now: now ?? Date.now },
+          log: log.child({ component: 'publish' }),
           nextTree: follower.next,
         })
       : null,
@@ -193,12 +201,7 @@ type ConnectionLimits = typeof DEFAULT_CONNECTION_LIMITS;
 type LogRequest = ReturnType<typeof logRequests>;
 
 /** The HTTP server: its timeouts and connection cap, each request answered by the app. */
-function createOriginServer(
-  app: H3,
-  logRequest: LogRequest | undefined,
-  limits: ConnectionLimits,
-  warn: (line: string) => void,
-): Server {
+function createOriginServer(app: H3, logRequest: LogRequest | undefined, limits: ConnectionLimits, log: Log): Server {
   const server = createServer(
     {
       // Node's defaults let a client that trickles its headers hold a socket for a minute, or its
@@ -211,7 +214,7 @@ function createOriginServer(
     (req, res) => answerNodeRequest(app, logRequest, req, res),
   );
   server.maxConnections = limits.maxConnections;
-  const warnDropped = throttledLog(warn);
+  const warnDropped = throttledLog((line) => log.warn(line));
   server.on('drop', () =>
     warnDropped(
       `[connections] ${limits.maxConnections} connections open (MAX_CONNECTIONS): new ones are closed at once (said at most once a minute)`,

@@ -1,4 +1,5 @@
 import type { Redis, RedisOptions } from 'ioredis';
+import { STDERR_LINES, type Log } from './helpers/log.ts';
 
 /**
  * How every Redis client here behaves: commands fail at once while the connection is down instead
@@ -15,15 +16,15 @@ export const REDIS_OPTIONS = {
 } satisfies RedisOptions;
 
 /** Logs connection trouble once per outage, and the recovery. */
-export function watchRedis(client: Redis, url: string, log: (line: string) => void = console.warn): Redis {
+export function watchRedis(client: Redis, url: string, log: Log = STDERR_LINES): Redis {
   let down = false;
   client.on('error', (error: Error) => {
     if (down) return;
     down = true;
-    log(`[redis] ${redactUrl(url)} unavailable: ${error.message}`);
+    log.warn(`[redis] ${redactUrl(url)} unavailable: ${error.message}`);
   });
   client.on('ready', () => {
-    if (down) log(`[redis] ${redactUrl(url)} back`);
+    if (down) log.warn(`[redis] ${redactUrl(url)} back`);
     down = false;
   });
   return client;

@@ -7,6 +7,7 @@ import { lock } from 'proper-lockfile';
 import { createStorage, type Driver, type Storage } from 'unstorage';
 import fsLiteDriver from 'unstorage/drivers/fs-lite';
 import memoryDriver from 'unstorage/drivers/memory';
+import type { Log } from './helpers/log.ts';
 import { REDIS_OPTIONS, watchRedis } from './redis.ts';
 import { TEMPORARY_FILE, writeFileAtomic } from './write-atomic.ts';
 
@@ -200,25 +201,20 @@ export function createMemoryStorage(): Storage {
  * REDIS_URL: every origin's state in one Redis, through unstorage's redis driver. Its client fails
  * commands at once while the connection is down and reconnects by itself (see REDIS_OPTIONS).
  */
-export function createRedisStorage(url: string, warn: (line: string) => void = console.warn): StateStore {
+export function createRedisStorage(url: string, log?: Log): StateStore {
   // Loaded here, not at import: ioredis takes about 0.1 s to load, which every CLI command and a
   // release without REDIS_URL would pay for nothing.
   const redisDriver = createRequire(import.meta.url)(
     'unstorage/drivers/redis',
   ) as typeof import('unstorage/drivers/redis').default;
   const driver = redisDriver({ url, base: REDIS_BASE, ...REDIS_OPTIONS });
-  const redis = watchRedis(driver.getInstance!() as Redis, url, warn);
+  const redis = watchRedis(driver.getInstance!() as Redis, url, log);
   return { storage: createStorage({ driver: failingAsUnavailable(driver) }), redis };
 }
 
 /** The store the configuration names: Redis when REDIS_URL is set, else files in STORAGE_DIR. */
-export function openStateStore(
-  config: { storageDir: string; redisUrl?: string | undefined },
-  warn?: (line: string) => void,
-): StateStore {
-  return config.redisUrl
-    ? createRedisStorage(config.redisUrl, warn)
-    : { storage: createFileStorage(config.storageDir) };
+export function openStateStore(config: { storageDir: string; redisUrl?: string | undefined }, log?: Log): StateStore {
+  return config.redisUrl ? createRedisStorage(config.redisUrl, log) : { storage: createFileStorage(config.storageDir) };
 }
 
 function failingAsUnavailable(driver: Driver): Driver {

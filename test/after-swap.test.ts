@@ -6,15 +6,11 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runAfterSwap } from '../server/publish/after-swap.ts';
 import { until } from './helpers.ts';
+import { collectLog } from './collect-log.ts';
 
 const ctx = {} as { dir: string; distDir: string; treeDir: string; lines: string[] };
 const run = (command: string, timeoutMs?: number) =>
-  runAfterSwap(
-    command,
-    ctx.treeDir,
-    { info: (line) => ctx.lines.push(line), warn: (line) => ctx.lines.push(line) },
-    timeoutMs,
-  );
+  runAfterSwap(command, ctx.treeDir, collectLog(ctx.lines, 'info'), timeoutMs);
 
 const exits = suite('runAfterSwap');
 exits.before(async () => {

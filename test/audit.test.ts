@@ -20,6 +20,7 @@ import {
   type RedisServer,
   type Workspace,
 } from './helpers.ts';
+import { NO_LOG } from '../server/helpers/log.ts';
 
 // Issue 29 item 6: every change the CLI makes appends one record (time, action, target, actor,
 // what changed) to the audit log of the state store, and never a secret the commands printed or
@@ -301,7 +302,7 @@ redis('with REDIS_URL every change is one entry of the stream depot:audit, witho
   const { workspace, server } = rctx;
   const env = { REDIS_URL: server.url };
   const ran = await makeChanges(workspace, env);
-  const state = createRedisStorage(server.url, () => {});
+  const state = createRedisStorage(server.url, NO_LOG);
   try {
     assert.ok(await redisReady(state.redis!, 5000));
     const entries = await state.redis!.xrange('depot:audit', '-', '+');
@@ -326,7 +327,7 @@ redis('with REDIS_URL every change is one entry of the stream depot:audit, witho
 
 redis('with REDIS_URL a publishing token added and revoked: two entries, never the token or its digest', async () => {
   const { workspace, server } = rctx;
-  const state = createRedisStorage(server.url, () => {});
+  const state = createRedisStorage(server.url, NO_LOG);
   try {
     assert.ok(await redisReady(state.redis!, 5000));
     await assertTokenChangesRecorded(workspace, { REDIS_URL: server.url }, async () =>

@@ -15,6 +15,8 @@ import {
   type Accounts,
   type Workspace,
 } from './helpers.ts';
+import { collectLog } from './collect-log.ts';
+import { NO_LOG } from '../server/helpers/log.ts';
 
 // Issue 27, item 4: a player-count day that does not parse (a torn or hand-edited file) is moved
 // aside and said, never replaced in silence by the next samples.
@@ -51,7 +53,7 @@ corrupt('ingestion: moved aside byte for byte, said once, and the day starts afr
     const origin = await startTestOrigin(ctx.workspace, {
       storage: createFileStorage(ctx.workspace.storageDir),
       now: () => NOW,
-      warn: (line) => warnings.push(line),
+      logger: collectLog(warnings),
     });
     try {
       for (const players of [40, 41]) {
@@ -90,14 +92,14 @@ if (!REDIS) console.warn('corrupt-day.test.ts: redis-server not installed, the R
 if (REDIS)
   corrupt('with Redis: a day that is not a day record is kept aside too, and folding goes on', async () => {
     const redis = await startRedis(REDIS);
-    const state = createRedisStorage(redis.url, () => {});
+    const state = createRedisStorage(redis.url, NO_LOG);
     try {
       assert.ok(await redisReady(state.redis!, 5000));
       const at = Date.parse(HOUR_AT);
       const server = ctx.accounts.publicServer.id;
       for (const damage of DAMAGE.filter((text) => text !== '')) {
         const warnings: string[] = [];
-        const samples = sampleStore(state.storage, state.redis, (line) => warnings.push(line));
+        const samples = sampleStore(state.storage, state.redis, collectLog(warnings));
         const key = `depot:samples:${server}:${Math.floor(at / DAY)}`;
         for (const old of await state.redis!.keys(`${key}*`)) await state.redis!.del(old);
         await state.redis!.set(key, damage);

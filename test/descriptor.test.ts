@@ -28,7 +28,7 @@ const RECORD = {
 function outcome(text: string, software: ServerSoftware[], override: boolean) {
   const jar = makePluginJar({ files: { 'plugin.yml': text } });
   try {
-    const fields = checkDescriptors(jar, software, override, () => {});
+    const fields = checkDescriptors(jar, software, override);
     const parsed = PluginVersionRecord.safeParse({ ...RECORD, serverSoftware: software, ...fields });
     assert.ok(parsed.success, parsed.success ? '' : JSON.stringify(parsed.error.issues));
     return { fields };

@@ -29,6 +29,7 @@ import {
   type RedisServer,
   type Workspace,
 } from './helpers.ts';
+import { collectLog } from './collect-log.ts';
 
 // Issue 17 item 1: JAR downloads counted by the origin that serves them, through real HTTP.
 
@@ -409,7 +410,7 @@ journal(
     const storage = createFileStorage(storageDir);
     try {
       const warnings: string[] = [];
-      const store = downloadStore(storage, undefined, Date.now, { warn: (line) => warnings.push(line) });
+      const store = downloadStore(storage, undefined, Date.now, { log: collectLog(warnings) });
       assert.is(await store.add(clients(1000, 10)), 10);
       // What the old append left on a full disk: half a line, the next flush's whole line after it on
       // the same line, then a line that is no record at all.
@@ -419,7 +420,7 @@ journal(
         journalFile(storageDir, TODAY),
         `0123456789abcdef ${VERSION.slice(0, 10)}${wholeLine}\n#garbage\n`,
       );
-      const reader = downloadStore(storage, undefined, Date.now, { warn: (line) => warnings.push(line) });
+      const reader = downloadStore(storage, undefined, Date.now, { log: collectLog(warnings) });
       assert.is(await total(reader), 11, 'the whole line after the torn half is counted');
       assert.is(await total(reader), 11);
       assert.is(warnings.length, 1, 'warned once for the file');
@@ -452,7 +453,7 @@ journal(
       assert.ok(lines.every((text) => /^[0-9a-f]{16} plugin-\S+ -$/.test(text)));
       // A reader that knew the old file reads the new one from its start; a new one warns no more.
       assert.is(await total(reader), 12);
-      assert.is(await total(downloadStore(storage, undefined, Date.now, { warn: (line) => warnings.push(line) })), 12);
+      assert.is(await total(downloadStore(storage, undefined, Date.now, { log: collectLog(warnings) })), 12);
       assert.is(warnings.length, 1);
       const again = await runNpmDepot(['counts', 'repair'], { ...files.workspace, storageDir });
       assert.equal(JSON.parse(again.stdout), { journals: 1, repaired: [], dropped: 0 });

@@ -34,6 +34,7 @@ import {
   type OriginProcess,
   type Workspace,
 } from './helpers.ts';
+import { NO_LOG } from '../server/helpers/log.ts';
 
 // Issue 12: no request, however malformed, cut off or oversized, may stop the origin or earn a 500.
 
@@ -445,7 +446,7 @@ fuzz.before(async () => {
     // As `npm start` runs (PUBLISH=on): random publishing requests meet the token check, not a 503.
     publishing: { maxBytes: 1024 * 1024, uploadsDir: `${ctx.workspace.storageDir}/uploads` },
     log: (entry) => live.log.push(entry),
-    warn: () => {},
+    logger: NO_LOG,
   });
 });
 fuzz.after(async () => {

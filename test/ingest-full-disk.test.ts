@@ -7,6 +7,7 @@ import type { RunningOrigin } from '../server/origin.ts';
 import { createFileStorage } from '../server/storage.ts';
 import { makeAccounts, makeWorkspace, startTestOrigin, type Accounts, type Workspace } from './helpers.ts';
 import { fillDisk, mountSmallDisk, type SmallDisk } from './small-disk.ts';
+import { NO_LOG } from '../server/helpers/log.ts';
 
 // Issue 27, item 4: ingestion on a full disk answers 503 with Retry-After, never 500, and every
 // sample answered 2xx, before the disk filled or after space was freed, is there after a restart.
@@ -32,7 +33,7 @@ full('answers 503 with Retry-After and a JSON error while full; nothing answered
     startTestOrigin(ctx.workspace, {
       storage: createFileStorage(ctx.workspace.storageDir),
       now: () => NOW,
-      warn: () => {},
+      logger: NO_LOG,
     });
   ctx.origin = await start();
   const { id, ingestKey } = ctx.accounts.publicServer;

@@ -21,6 +21,7 @@ import {
   type Accounts,
   type Workspace,
 } from './helpers.ts';
+import { NO_LOG } from '../server/helpers/log.ts';
 
 // Issue 27, item 2: one ingestion key cannot stall the origin, fill its store or cost the others.
 
@@ -307,7 +308,7 @@ const shared = suite('Idempotency-Keys in Redis');
 if (REDIS)
   shared('the cap and the answers are the same, shared by every origin', async () => {
     const redis = await startRedis(REDIS);
-    const state = createRedisStorage(redis.url, () => {});
+    const state = createRedisStorage(redis.url, NO_LOG);
     try {
       assert.ok(await redisReady(state.redis!, 5000));
       const keys = idempotencyStore(state.storage, state.redis, { maxKeysPerDay: 2 });

@@ -287,7 +287,6 @@ built('a Discord webhook message carries the project as its embed author', async
     const result = await attemptDelivery(store, outboxKey(delivery), {
       publicUrl: PUBLIC_URL,
       now: Date.now,
-      warn: () => {},
       servedProject: () => tree.project,
     });
     assert.is(result, 'delivered');

@@ -23,6 +23,7 @@ import {
   type RedisServer,
   type Workspace,
 } from './helpers.ts';
+import { NO_LOG } from '../server/helpers/log.ts';
 
 // Issue 30 items 1 and 4: a publishing request is authenticated by `Authorization: Bearer dpp_...`
 // alone. Tokens come from `depot token add` as an operator types it; each app below is a real H3
@@ -80,7 +81,7 @@ async function redisBackend(): Promise<Backend & { server: RedisServer }> {
     server,
     env: { REDIS_URL: server.url },
     open() {
-      const state = createRedisStorage(server.url, () => {});
+      const state = createRedisStorage(server.url, NO_LOG);
       states.push(state);
       return state;
     },

@@ -14,6 +14,8 @@ import {
   type RedisServer,
   type Workspace,
 } from './helpers.ts';
+import { collectLog } from './collect-log.ts';
+import { NO_LOG } from '../server/helpers/log.ts';
 
 const parsing = suite('parseRateLimit');
 const policies: [string, unknown][] = [
@@ -275,12 +277,12 @@ else {
   });
   const startPair = async () => {
     redis.warnings = [];
-    await start({ redisUrl: redis.server.url, warn: (line) => redis.warnings.push(line) });
+    await start({ redisUrl: redis.server.url, logger: collectLog(redis.warnings) });
     redis.other = await startTestOrigin(ctx.workspace, {
       rateLimit: { limit: 100, windowSeconds: 900 },
       now: () => ctx.now,
       redisUrl: redis.server.url,
-      warn: () => {},
+      logger: NO_LOG,
     });
   };
   const getOther = (path: string) => fetch(redis.other.url + path);

@@ -7,6 +7,7 @@ import { JOURNAL_FOLDER, openJournaledSampleStore } from '../server/charts/sampl
 import { SEGMENT_SUFFIX } from '../server/charts/samples/journal-segment.ts';
 import { DAY, HOUR } from '../server/helpers/duration.ts';
 import { createFileStorage } from '../server/storage.ts';
+import { collectLog } from './collect-log.ts';
 
 // Issue 32 item 4: the embedded store's journal, over real files. A segment left by a killed
 // origin is written here by hand, as it lies on disk after the kill.
@@ -32,7 +33,7 @@ const segmentsLeft = async () =>
 const dayFile = (server: string) => join(ctx.dir, 'samples', server, String(TODAY));
 
 async function open(warnings: string[] = []) {
-  const store = await openJournaledSampleStore(createFileStorage(ctx.dir), (w) => warnings.push(w));
+  const store = await openJournaledSampleStore(createFileStorage(ctx.dir), collectLog(warnings));
   assert.ok(store, 'files: the journal is used');
   return store;
 }

@@ -19,6 +19,8 @@ import {
   type RedisServer,
   type Workspace,
 } from './helpers.ts';
+import { collectLog } from './collect-log.ts';
+import { NO_LOG } from '../server/helpers/log.ts';
 
 // REDIS_URL: every origin's state (servers, tokens, samples, caches) in one real redis-server.
 const REDIS = findProgram('redis-server');
@@ -56,7 +58,7 @@ else {
     ctx.redis = await startRedis(REDIS);
     ctx.accounts = await makeAccounts(ctx.workspace, { REDIS_URL: ctx.redis.url });
     ctx.warnings = [];
-    const options = { redisUrl: ctx.redis.url, now: () => now, warn: (line: string) => ctx.warnings.push(line) };
+    const options = { redisUrl: ctx.redis.url, now: () => now, logger: collectLog(ctx.warnings) };
     ctx.origins = [await startTestOrigin(ctx.workspace, options), await startTestOrigin(ctx.workspace, options)];
   });
   shared.after(async () => {
@@ -80,7 +82,7 @@ else {
       Array.from({ length: 200 }, (_, i) => ingest(i % 2, id, ingestKey, { samples: [{ at, players: i + 1 }] })),
     );
     assert.equal(new Set(answers.map((a) => a.status)), new Set([204]));
-    const state = createRedisStorage(ctx.redis.url, () => {});
+    const state = createRedisStorage(ctx.redis.url, NO_LOG);
     try {
       assert.ok(await redisReady(state.redis!, 5000));
       const buckets = await sampleStore(state.storage, state.redis).range(id, HOUR_START, HOUR_START);
@@ -118,7 +120,7 @@ else {
         answers.every((a) => a.status === 204 || a.status === 409),
         answers.map((a) => a.status).join(),
       );
-      const state = createRedisStorage(ctx.redis.url, () => {});
+      const state = createRedisStorage(ctx.redis.url, NO_LOG);
       try {
         assert.ok(await redisReady(state.redis!, 5000));
         const hour = Date.parse(at);
@@ -138,7 +140,7 @@ else {
     for (const width of [401, 402, 403]) assert.is((await chart(width % 2, id, `?width=${width}`)).status, 200);
     for (const size of [71, 72])
       assert.is((await fetch(`${ctx.origins[0]!.url}/api/image/brand/folia?size=${size}`)).status, 200);
-    const state = createRedisStorage(ctx.redis.url, () => {});
+    const state = createRedisStorage(ctx.redis.url, NO_LOG);
     try {
       assert.ok(await redisReady(state.redis!, 5000));
       const keys = await state.redis!.keys('depot:*');
@@ -286,7 +288,7 @@ else {
         'the webhook, secret and all, is in Redis',
       );
 
-      const origin = await startTestOrigin(m.workspace, { redisUrl: m.redis.url, warn: () => {} });
+      const origin = await startTestOrigin(m.workspace, { redisUrl: m.redis.url, logger: NO_LOG });
       try {
         const response = await fetch(`${origin.url}/api/servers/${privateServer.id}/chart/players?days=1`, {
           headers: { authorization: `Bearer ${owner}` },

@@ -29,6 +29,7 @@ import {
 } from './helpers.ts';
 import { openTree } from '../server/tree/open.ts';
 import { startStaticHost, type HostKind } from './static-host.ts';
+import { NO_LOG } from '../server/helpers/log.ts';
 
 /** Headers a static host sends itself, or cannot send per path (docs/deployment.md, Static hosts). */
 const HOST_OWN = [
@@ -50,7 +51,7 @@ const HOST_OWN = [
  * origin's bytes and media type, and every header a `_headers` rule gives it is the origin's.
  */
 async function assertServesAsOrigin(workspace: Workspace, exportDir: string, kind: HostKind) {
-  const tree = await openTree((await currentTreeDir(workspace.distDir))!, undefined, () => {});
+  const tree = await openTree((await currentTreeDir(workspace.distDir))!, undefined, NO_LOG);
   const paths = [...allRoutes(tree.routes)].filter(([path, entry]) => entry.status === 200 && !path.includes('?'));
   const configs = staticLayoutConfigs(Object.fromEntries(paths), 'http://localhost:3000');
   const templates = new Map(configs.files.map((file) => [file.path, file.template]));
@@ -185,7 +186,7 @@ site.before(async () => {
   withSite.exportDir = join(withSite.workspace.dir, 'public');
   const exported = await runDepot(['export-static', withSite.exportDir], withSite.workspace);
   assert.is(exported.code, 0, exported.stderr);
-  const tree = await openTree((await currentTreeDir(distDir))!, undefined, () => {});
+  const tree = await openTree((await currentTreeDir(distDir))!, undefined, NO_LOG);
   withSite.routes = Object.fromEntries(allRoutes(tree.routes));
 });
 site.after(() => withSite.workspace.remove());

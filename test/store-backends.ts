@@ -10,6 +10,7 @@ import { redisReady } from '../server/redis.ts';
 import { StorageUnavailableError, createFileStorage, createRedisStorage, type StateStore } from '../server/storage.ts';
 import { findProgram, startRedis } from './processes.ts';
 import { fillDisk, mountSmallDisk } from './small-disk.ts';
+import { NO_LOG } from '../server/helpers/log.ts';
 
 export type StoreBackend = {
   name: 'files' | 'redis';
@@ -60,7 +61,7 @@ async function redisBackend(): Promise<StoreBackend> {
   const server = await startRedis(program, { keepIn });
   const clients: Redis[] = [];
   const open = async (): Promise<StateStore> => {
-    const state = createRedisStorage(server.url, () => {});
+    const state = createRedisStorage(server.url, NO_LOG);
     clients.push(state.redis!);
     if (!(await redisReady(state.redis!, 5000))) throw new Error('Redis did not become ready within 5 s');
     return state;

@@ -13,6 +13,8 @@ import type { StateStore } from '../server/storage.ts';
 import { outboxKey, webhookStore, type WebhookStore } from '../server/webhooks/store.ts';
 import type { WebhookRecord } from '../server/webhooks/schema.ts';
 import { BACKENDS, openBackend, type StoreBackend } from './store-backends.ts';
+import { collectLog } from './collect-log.ts';
+import { NO_LOG, type Log } from '../server/helpers/log.ts';
 
 // Issue 28 item 4: one contract per store, run unchanged against both of its backends (the
 // embedded store's files and Redis), as unstorage runs one test suite against each of its drivers.
@@ -96,10 +98,10 @@ const samples: Contract = (test) => {
   const hour = TODAY * DAY + 10 * HOUR;
   const opened: JournaledSampleStore[] = [];
   /** The store under test: the journaled one over files when the run says so (closed after the test). */
-  const openSamples = async (context: Context, state: StateStore, warn?: (line: string) => void) => {
-    const journaled = context.journaled ? await openJournaledSampleStore(state.storage, warn ?? (() => {})) : null;
+  const openSamples = async (context: Context, state: StateStore, log?: Log) => {
+    const journaled = context.journaled ? await openJournaledSampleStore(state.storage, log ?? NO_LOG) : null;
     if (journaled) opened.push(journaled);
-    return journaled ?? sampleStore(state.storage, state.redis, warn);
+    return journaled ?? sampleStore(state.storage, state.redis, log);
   };
   test.after.each(async () => {
     for (const store of opened.splice(0)) await store.close();
@@ -137,7 +139,7 @@ const samples: Contract = (test) => {
     const key = `samples:${SERVER}:${TODAY}`;
     await state.storage.setItemRaw(key, 'not a day {');
     const warnings: string[] = [];
-    const store = await openSamples(context, state, (line) => warnings.push(line));
+    const store = await openSamples(context, state, collectLog(warnings));
     await store.add(SERVER, [{ at: hour, players: 7 }]);
     if (context.journaled) await opened.splice(0)[0]!.close(); // folded at the latest when it stops
     assert.equal(await store.range(SERVER, hour, hour), [{ hour, max: 7, sum: 7, count: 1 }]);
@@ -202,7 +204,7 @@ const idempotency: Contract = (test) => {
   }) => {
     const { state } = await backend.fresh();
     const warnings: string[] = [];
-    const keys = idempotencyStore(state.storage, state.redis, { warn: (line) => warnings.push(line) });
+    const keys = idempotencyStore(state.storage, state.redis, { log: collectLog(warnings) });
     let ran = false;
     const store = async () => void (ran = true);
     await backend.break();

@@ -7,6 +7,7 @@ import { CURRENT_LINK, TREES_DIR } from '../server/tree/format.ts';
 import { currentTreeDir, openTree } from '../server/tree/open.ts';
 import { followCurrentTree } from '../server/tree/follow.ts';
 import { makeWorkspace, startTestOrigin, until, type Workspace } from './helpers.ts';
+import { collectLog } from './collect-log.ts';
 
 // server/tree/follow.ts: the origin notices a swap of dist/current from a watch event, long before its
 // poll would; the poll stays as the fallback. The poll here is 10 minutes and a swap must be served
@@ -70,7 +71,7 @@ watching.before(async () => {
   process.on('uncaughtException', onCrash);
   ctx.origin = await startTestOrigin(ctx.workspace, {
     treePollMs: POLL_MS,
-    warn: (line) => ctx.warnings.push(line),
+    logger: collectLog(ctx.warnings),
   });
 });
 watching.after(async () => {
@@ -157,7 +158,7 @@ recreated('the watcher moves to the new dist/ on the next poll and notices swaps
   const warnings: string[] = [];
   const follower = followCurrentTree(distDir, await openTree(ctx.first), () => {}, {
     intervalMs: pollMs,
-    warn: (line) => warnings.push(line),
+    log: collectLog(warnings),
   });
   try {
     const moved = `${distDir}-old`;

@@ -30,6 +30,7 @@ import {
   type RedisServer,
   type Workspace,
 } from './helpers.ts';
+import { collectLog } from './collect-log.ts';
 import { startReceiver, type Received, type Receiver, type Reply } from './webhook-receiver.ts';
 
 // Webhooks: the operator CLI, an outbox in the state store, deliveries by the running origins to a
@@ -202,7 +203,7 @@ outbox(
       const stores = [webhookStore(cliStorage), webhookStore(originStorage)];
       await stores[0]!.add(webhook);
       const delivery = await stores[0]!.enqueue(webhook.id, { event: 'ping', webhookId: webhook.id }, Date.now());
-      const options = { publicUrl: 'http://127.0.0.1:3000', now: Date.now, warn: () => {} };
+      const options = { publicUrl: 'http://127.0.0.1:3000', now: Date.now };
       const results = await Promise.all(stores.map((store) => attemptDelivery(store, outboxKey(delivery), options)));
       assert.equal(results.sort(), ['delivered', 'skipped']);
       assert.is(receiver.received.length, 1);
@@ -364,7 +365,7 @@ retries(
     retryCtx.origin = await startTestOrigin(workspace, {
       storage: undefined,
       storageDir: workspace.storageDir,
-      warn: (line) => warnings.push(line),
+      logger: collectLog(warnings),
       publicUrl: 'https://depot.example.org',
       webhookRetryBaseMs: 300,
       webhookTimeoutMs: 1000,

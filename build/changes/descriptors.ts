@@ -13,20 +13,19 @@ export type DescriptorFields = Declared & { descriptorWarnings?: string[] };
 
 /**
  * Issue 31: the JAR's descriptors back every claimed software, or the release is refused in one line
- * naming the file and the key to fix. `--no-descriptor-check` releases anyway: each problem is printed
- * as a warning and kept in the record. A malformed descriptor is a 422 (the JAR is what is wrong), a
- * claim it does not back a 400 naming serverSoftware (either may be).
+ * naming the file and the key to fix. `--no-descriptor-check` releases anyway: each problem is kept
+ * in the record (and printed by the release, overrideWarnings). A malformed descriptor is a 422 (the
+ * JAR is what is wrong), a claim it does not back a 400 naming serverSoftware (either may be).
  */
 export function checkDescriptors(
   jar: Uint8Array,
   software: readonly ServerSoftware[],
   override: boolean,
-  warn: (line: string) => void,
 ): DescriptorFields {
   const read = readDescriptors(jar);
   if (!read.ok) {
     if (!override) throw new RefusedError(`${read.problem}, or ${OVERRIDE_HINT}`, { kind: 'not-a-jar' });
-    return warned([read.problem], warn);
+    return { descriptorWarnings: [read.problem] };
   }
   const problems = checkClaims(read.found, software);
   const declared = declaredFor(read.found, software);
@@ -35,16 +34,12 @@ export function checkDescriptors(
     const [{ problem, fix }] = problems as [(typeof problems)[0]];
     throw new RefusedError(`${problem}; ${fix}, or ${OVERRIDE_HINT}`, { kind: 'field', field: 'serverSoftware' });
   }
-  return {
-    ...declared,
-    ...warned(
-      problems.map(({ problem }) => problem),
-      warn,
-    ),
-  };
+  return { ...declared, descriptorWarnings: problems.map(({ problem }) => problem) };
 }
 
-function warned(problems: string[], warn: (line: string) => void): DescriptorFields {
-  for (const problem of problems) warn(`[depot] warning: released with ${OVERRIDE} although ${problem}`);
-  return { descriptorWarnings: problems };
+/** The warning lines of a release made with the override, one per problem its descriptors have. */
+export function overrideWarnings(fields: DescriptorFields): string[] {
+  return (fields.descriptorWarnings ?? []).map(
+    (problem) => `[depot] warning: released with ${OVERRIDE} although ${problem}`,
+  );
 }

@@ -19,7 +19,7 @@ import { runBuild } from '../build.ts';
 import { commitVersionChange } from '../version-commit.ts';
 import { actorOf, auditChange, auditedScopes } from './audit.ts';
 import { RefusedError } from './refused.ts';
-import { checkDescriptors, type DescriptorFields } from './descriptors.ts';
+import { checkDescriptors, overrideWarnings, type DescriptorFields } from './descriptors.ts';
 import { checkJava } from './java.ts';
 import { enqueueWebhooks } from './announce.ts';
 import { presentVersion } from '../../server/versions/present.ts';
@@ -94,7 +94,9 @@ export async function releaseJar(
 ) {
   const jar = await readReleaseJar(options.file, options.fileName);
   const java = checkJava(jar.bytes, options.java, { jar: jar.shown, fix: 'compile', metadata: options.metadata });
-  const declared = checkDescriptors(jar.bytes, options.software, options.noDescriptorCheck === true, progress.log);
+  const declared = checkDescriptors(jar.bytes, options.software, options.noDescriptorCheck === true);
+  // Progress lines: the CLI's stderr, or the publishing origin's log (build/changes/worker.ts).
+  for (const line of overrideWarnings(declared)) progress.log(line);
   const changelog = await readRequestedChangelog(options.changelog);
   let released: { record: PluginVersionRecord; told: number } | undefined;
   let refusedOnceServed: RefusedError | undefined;

@@ -1,4 +1,5 @@
 import type { Config } from '../../server/config.ts';
+import { STDERR_LINES } from '../../server/helpers/log.ts';
 import { redactUrl, redisReady } from '../../server/redis.ts';
 import { openStateStore, type StateStore } from '../../server/storage.ts';
 import { RefusedError } from './refused.ts';
@@ -11,7 +12,7 @@ export async function withState<T>(
   config: Pick<Config, 'storageDir' | 'redisUrl'>,
   use: (state: StateStore) => Promise<T>,
 ): Promise<T> {
-  const state = openStateStore(config, (line) => console.error(line));
+  const state = openStateStore(config, STDERR_LINES);
   try {
     if (state.redis && !(await redisReady(state.redis, 5000)))
       throw new RefusedError(`Redis at ${redactUrl(config.redisUrl!)} is not reachable`);

@@ -173,7 +173,6 @@ async function testWebhook(args: string[], config: Config) {
       publicUrl: config.publicUrl,
       now: Date.now,
       retryBaseMs: config.webhookRetryBaseMs,
-      warn: (line) => console.error(line),
     });
     const { finished, pending } = await store.deliveries(id);
     const now = [...finished, ...pending].find((d) => d.id === delivery.id);

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { HTTPError, type H3Event } from 'h3';
 import { z } from 'zod';
+import { STDERR_LINES, type Log } from '../helpers/log.ts';
 import type { Storage } from '../storage.ts';
 import { fileIdempotencyStore } from './idempotency/file.ts';
 import { redisIdempotencyStore } from './idempotency/redis.ts';
@@ -29,12 +30,9 @@ const IdempotencyKey = z
 export function idempotencyStore(
   storage: Storage,
   redis?: Redis,
-  {
-    maxKeysPerDay = MAX_KEYS_PER_DAY,
-    warn = console.warn,
-  }: { maxKeysPerDay?: number; warn?: (line: string) => void } = {},
+  { maxKeysPerDay = MAX_KEYS_PER_DAY, log = STDERR_LINES }: { maxKeysPerDay?: number; log?: Log } = {},
 ): IdempotencyStore {
-  return redis ? redisIdempotencyStore(redis, maxKeysPerDay) : fileIdempotencyStore(storage, { maxKeysPerDay, warn });
+  return redis ? redisIdempotencyStore(redis, maxKeysPerDay) : fileIdempotencyStore(storage, { maxKeysPerDay, log });
 }
 
 /** A request's Idempotency-Key, null without one; 400 for one that is not 1 to 255 printable ASCII characters. */

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { STDERR_LINES, type Log } from '../helpers/log.ts';
 import type { Storage } from '../storage.ts';
 import { fileSampleStore } from './samples/file.ts';
 import { redisSampleStore } from './samples/redis.ts';
@@ -11,6 +12,6 @@ export { DayRecord, RETENTION_DAYS, dayExpiresAt, type Sample, type SampleStore 
  * configured backend: Redis (every origin's state; samples/redis.ts) or the embedded store
  * (samples/file.ts), behind the same contract (test/store-contract.ts).
  */
-export function sampleStore(storage: Storage, redis?: Redis, warn: (line: string) => void = console.warn): SampleStore {
-  return redis ? redisSampleStore(storage, redis, warn) : fileSampleStore(storage, warn);
+export function sampleStore(storage: Storage, redis?: Redis, log: Log = STDERR_LINES): SampleStore {
+  return redis ? redisSampleStore(storage, redis, log) : fileSampleStore(storage, log);
 }

@@ -5,6 +5,7 @@ import type { ServerRequest } from 'srvx';
 import { DAY } from '../helpers/duration.ts';
 import { guarded } from '../http/after-response.ts';
 import { requestClient } from '../http/client-address.ts';
+import { STDERR_LINES, type Log } from '../helpers/log.ts';
 import { throttledLog } from '../helpers/throttled-log.ts';
 import { findSoftware } from '../versions/software.ts';
 import { DigestSet, seenDigest } from './digest-set.ts';
@@ -36,7 +37,7 @@ export type CounterOptions = {
   trustProxy: (address: string) => boolean;
   /** DOWNLOAD_COUNTS: false counts nothing (reading the stored counts still works). */
   enabled: boolean;
-  warn?: (line: string) => void;
+  log?: Log;
 };
 
 /**
@@ -150,9 +151,10 @@ function treeTarget(targets: WeakMap<TreeAnswer, CountTarget>, pathname: string,
  * an answer; a store that is down keeps the batch (up to MAX_WAITING) for the next flush.
  */
 export function createDownloadCounter(options: CounterOptions) {
+  const log = options.log ?? STDERR_LINES;
   const pending: PendingCounts = {
     store: options.store,
-    warn: throttledLog(options.warn ?? ((line) => console.warn(line))),
+    warn: throttledLog((line) => log.warn(line)),
     queued: new DigestSet(),
     waiting: [],
     timer: undefined,

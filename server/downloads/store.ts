@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { DAY } from '../helpers/duration.ts';
+import { STDERR_LINES, type Log } from '../helpers/log.ts';
 import type { Storage } from '../storage.ts';
 import type { Counted } from './counted.ts';
 import type { Digest } from './digest-set.ts';
@@ -18,7 +19,7 @@ const TOTAL_TTL_MS = 5000;
 export type DownloadStoreOptions = {
   /** Distinct clients a day counts exactly (SeenClients); approximately past them. */
   exactClients?: number;
-  warn?: (line: string) => void;
+  log?: Log;
 };
 
 /** Download counts per UTC day, version and software, deduplicated per client, version and day. */
@@ -50,9 +51,10 @@ export function downloadStore(
   options: DownloadStoreOptions = {},
 ): DownloadStore {
   const exactClients = options.exactClients ?? EXACT_CLIENTS;
-  const warn = options.warn ?? ((line: string) => console.warn(line));
   return countingByDay(
-    redis ? redisDayCounter(redis, { exactClients }) : fileDayCounter(storage, { exactClients, warn }),
+    redis
+      ? redisDayCounter(redis, { exactClients })
+      : fileDayCounter(storage, { exactClients, log: options.log ?? STDERR_LINES }),
     now,
   );
 }

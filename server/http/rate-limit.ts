@@ -2,6 +2,7 @@ import { HTTPError, type H3Event, type Middleware } from 'h3';
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { requestClient } from './client-address.ts';
+import { STDERR_LINES, type Log } from '../helpers/log.ts';
 import { throttledLog } from '../helpers/throttled-log.ts';
 import type { EndpointTable } from './endpoints.ts';
 import type { RateLimitPolicy } from './rate-limit-policy.ts';
@@ -32,7 +33,7 @@ export function createRateLimiter(
   policy: RateLimitPolicy,
   now: () => number,
   redis?: Redis,
-  log: (line: string) => void = console.warn,
+  log: Log = STDERR_LINES,
   name = 'default',
 ) {
   const windowMs = policy.windowSeconds * 1000;
@@ -44,7 +45,8 @@ export function createRateLimiter(
   });
   // Each limiter counts apart in Redis: SPEC 8's under depot:rate, others under depot:rate:<name>.
   const keyPrefix = name === 'default' ? 'depot:rate' : `depot:rate:${name}`;
-  const count = redis ? redisCounter(policy, redis, keyPrefix, throttledLog(log, now)) : memoryCounter();
+  const warnOutage = throttledLog((line) => log.warn(line), now);
+  const count = redis ? redisCounter(policy, redis, keyPrefix, warnOutage) : memoryCounter();
   return {
     policy,
     /** The window a request of this client arriving now counts in, whenever it is charged. */

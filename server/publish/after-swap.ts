@@ -1,12 +1,10 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
+import type { Log } from '../helpers/log.ts';
 
 /** How AFTER_SWAP went: ok when it exited 0; exitCode null when it could not start, was killed or timed out. */
 export type AfterSwapResult = { ok: boolean; exitCode: number | null };
-
-/** Where publishing's lines go: progress and output at info, failures at warn. */
-export type Logs = { info: (line: string) => void; warn: (line: string) => void };
 
 /** An AFTER_SWAP still running after this long is killed: a publish's answer waits for it. */
 const AFTER_SWAP_TIMEOUT_MS = 10 * 60_000;
@@ -27,7 +25,7 @@ const MAX_LINE_CHARS = 4_096;
 export function runAfterSwap(
   command: string,
   treeDir: string,
-  logs: Logs,
+  log: Log,
   timeoutMs = AFTER_SWAP_TIMEOUT_MS,
 ): Promise<AfterSwapResult> {
   const started = performance.now();
@@ -38,7 +36,8 @@ export function runAfterSwap(
       settled = true;
       clearTimeout(timer);
       clearTimeout(killer);
-      (result.ok ? logs.info : logs.warn)(line);
+      if (result.ok) log.info(line);
+      else log.warn(line);
       resolveResult(result);
     };
     let timer: NodeJS.Timeout | undefined;
@@ -56,8 +55,8 @@ export function runAfterSwap(
       );
     }
     const { stdout, stderr } = child;
-    logLines(stdout, (line) => logs.info(`[after-swap] ${line}`));
-    logLines(stderr, (line) => logs.info(`[after-swap] stderr: ${line}`));
+    logLines(stdout, (line) => log.info(`[after-swap] ${line}`));
+    logLines(stderr, (line) => log.info(`[after-swap] stderr: ${line}`));
     let timedOut = false;
     const killGroup = (signal: NodeJS.Signals) => {
       try {

@@ -1,7 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { HTTPError } from 'h3';
-import type { Logs } from './after-swap.ts';
+import type { Log } from '../helpers/log.ts';
 import { refusalError } from './refusal.ts';
 import { FromWorker, ToWorker, type ChangeCommand } from './worker-messages.ts';
 
@@ -50,7 +50,7 @@ type Pending = {
   fail: (error: HTTPError) => void;
 };
 
-export function createBuildWorker(logs: Logs): BuildWorker {
+export function createBuildWorker(log: Log): BuildWorker {
   let worker: ChildProcess | null = null;
   let idle: NodeJS.Timeout | undefined;
   let lastId = 0;
@@ -59,12 +59,12 @@ export function createBuildWorker(logs: Logs): BuildWorker {
   const start = () => {
     const child = fork(WORKER, [], { execArgv: ['--import', TSX], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     child.on('message', (raw: unknown) => heard(raw));
-    child.on('error', (error) => logs.warn(`[publish] the build worker: ${error.message}`));
+    child.on('error', (error) => log.warn(`[publish] the build worker: ${error.message}`));
     child.on('exit', (code, signal) => {
       if (worker === child) worker = null;
       const held = [...pending.values()].filter((entry) => entry.worker === child).length;
       if (held > 0)
-        logs.warn(`[publish] the build worker stopped (${signal ?? `exit ${code}`}) with ${held} changes unfinished`);
+        log.warn(`[publish] the build worker stopped (${signal ?? `exit ${code}`}) with ${held} changes unfinished`);
       for (const [id, entry] of pending) {
         if (entry.worker !== child) continue;
         pending.delete(id);
@@ -81,11 +81,11 @@ export function createBuildWorker(logs: Logs): BuildWorker {
 
   const heard = (raw: unknown) => {
     const parsed = FromWorker.safeParse(raw);
-    if (!parsed.success) return logs.warn('[publish] the build worker sent a message that is not one, ignored');
+    if (!parsed.success) return log.warn('[publish] the build worker sent a message that is not one, ignored');
     const message = parsed.data;
     const entry = pending.get(message.id);
     if (!entry) return;
-    if ('log' in message) return logs.info(message.log);
+    if ('log' in message) return log.info(message.log);
     if ('written' in message) return entry.wrote(message.written);
     pending.delete(message.id);
     if (pending.size === 0) letGoWhenIdle();
@@ -95,7 +95,7 @@ export function createBuildWorker(logs: Logs): BuildWorker {
     }
     if ('refused' in message)
       return entry.fail(refusalError(message.refused, message.refusal ?? { kind: 'field', field: 'metadata' }));
-    logs.warn(`[publish] ${entry.command} failed: ${message.failed}`);
+    log.warn(`[publish] ${entry.command} failed: ${message.failed}`);
     if (message.busy)
       return entry.fail(
         new HTTPError({

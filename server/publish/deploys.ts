@@ -1,6 +1,7 @@
 import { basename } from 'node:path';
 import type { AuditStore } from '../audit/store/contract.ts';
-import { runAfterSwap, type AfterSwapResult, type Logs } from './after-swap.ts';
+import type { Log } from '../helpers/log.ts';
+import { runAfterSwap, type AfterSwapResult } from './after-swap.ts';
 
 /**
  * AFTER_SWAP after each swap a publish makes (issue 30 item 5), one run at a time: two runs at once
@@ -23,14 +24,14 @@ export type DeploysOptions = {
   servedTree: () => Promise<string>;
   /** A failed run is written there: who published, the tree and the exit code; never the command or its output. */
   audit: AuditStore;
-  logs: Logs;
+  log: Log;
   now: () => number;
   timeoutMs?: number;
 };
 
 /** The deploy queue of one publishing origin, held by its Publishing (no module state). */
 export function createDeploys(options: DeploysOptions): Deploys {
-  const { command, logs } = options;
+  const { command, log } = options;
   let tail: Promise<unknown> = Promise.resolve();
   let lastTree: string | null = null;
   const enqueue = <T>(task: () => Promise<T>): Promise<T> => {
@@ -40,7 +41,7 @@ export function createDeploys(options: DeploysOptions): Deploys {
   };
   const deploy = async (actor: string, tree: string) => {
     lastTree = tree;
-    const result = await runAfterSwap(command, tree, logs, options.timeoutMs);
+    const result = await runAfterSwap(command, tree, log, options.timeoutMs);
     if (!result.ok) await recordFailure(options, actor, tree, result);
     return result;
   };
@@ -58,7 +59,7 @@ export function createDeploys(options: DeploysOptions): Deploys {
             if (tree !== lastTree) await deploy(actor, tree);
           }),
         )
-        .catch((error: unknown) => logs.warn(`[publish] AFTER_SWAP after the build could not run: ${String(error)}`));
+        .catch((error: unknown) => log.warn(`[publish] AFTER_SWAP after the build could not run: ${String(error)}`));
     },
   };
 }
@@ -66,7 +67,7 @@ export function createDeploys(options: DeploysOptions): Deploys {
 /** A failed run: one warning line and one audit record (`deploy fail`); a record that cannot be stored is said. */
 async function recordFailure(options: DeploysOptions, actor: string, tree: string, result: AfterSwapResult) {
   const exit = result.exitCode ?? 'none';
-  options.logs.warn(
+  options.log.warn(
     `[publish] AFTER_SWAP failed (exit ${exit}) on tree ${basename(tree)}; this origin serves it, AFTER_SWAP's destination does not`,
   );
   try {
@@ -78,8 +79,6 @@ async function recordFailure(options: DeploysOptions, actor: string, tree: strin
       changes: { exitCode: result.exitCode, tree },
     });
   } catch (error) {
-    options.logs.warn(
-      `[audit] AFTER_SWAP's failure could not be written to the audit log: ${(error as Error).message}`,
-    );
+    options.log.warn(`[audit] AFTER_SWAP's failure could not be written to the audit log: ${(error as Error).message}`);
   }
 }

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { auditStore } from '../audit/store.ts';
 import type { Storage } from '../storage.ts';
-import type { Logs } from './after-swap.ts';
+import type { Log } from '../helpers/log.ts';
 import { createBuildWorker, type BuildWorker } from './build-worker.ts';
 import { createDeploys, type Deploys } from './deploys.ts';
 
@@ -11,7 +11,7 @@ export type Publishing = {
   uploadsDir: string;
   /** null: AFTER_SWAP is not set. */
   deploys: Deploys | null;
-  logs: Logs;
+  log: Log;
   /** Makes the changes (issue 41): a build worker, forked when a change comes. */
   changes: BuildWorker;
   /** Resolves when this origin serves its next tree: a change waits on it, not on a poll. */
@@ -31,7 +31,7 @@ export function createPublishing(
     servedTree: () => Promise<string>;
     storage: Storage;
     redis?: Redis | undefined;
-    logs: Logs;
+    log: Log;
     now: () => number;
     nextTree: () => Promise<void>;
   },
@@ -42,10 +42,10 @@ export function createPublishing(
         command: afterSwap,
         servedTree: parts.servedTree,
         audit: auditStore(parts.storage, parts.redis),
-        logs: parts.logs,
+        log: parts.log,
         now: parts.now,
       })
     : null;
-  const changes = createBuildWorker(parts.logs);
-  return { maxBytes, uploadsDir, deploys, logs: parts.logs, changes, nextTree: parts.nextTree };
+  const changes = createBuildWorker(parts.log);
+  return { maxBytes, uploadsDir, deploys, log: parts.log, changes, nextTree: parts.nextTree };
 }

@@ -1,5 +1,6 @@
 import { statSync, watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { STDERR_LINES, type Log } from '../helpers/log.ts';
 import { CURRENT_LINK } from './format.ts';
 import { currentTreeDir, openTree, type Tree } from './open.ts';
 
@@ -14,8 +15,8 @@ export type FollowOptions = {
   /** How often `current` is read when no watch event came (fs.watch misses some: NFS, dist/ recreated). */
   intervalMs?: number;
   now?: () => number;
-  /** Where a watcher failure is said, once; default stderr. */
-  warn?: (line: string) => void;
+  /** Where a watcher failure is said, once, and an older or invalid catalog; default plain lines on stderr. */
+  log?: Log;
 };
 
 /**
@@ -31,7 +32,7 @@ export function followCurrentTree(
   options: FollowOptions = {},
 ) {
   const intervalMs = options.intervalMs ?? 200;
-  const warn = options.warn ?? ((line: string) => console.warn(line));
+  const log = options.log ?? STDERR_LINES;
   const retries = retryPlan(intervalMs, options.now ?? Date.now);
   let tree = initial;
   let stopped = false;
@@ -42,13 +43,13 @@ export function followCurrentTree(
     try {
       dir = await currentTreeDir(distDir);
       if (!dir || dir === tree.dir || retries.waiting(dir)) return;
-      const opened = await openTree(dir, tree, warn);
+      const opened = await openTree(dir, tree, log);
       retries.clear();
       if (stopped) return;
       tree = opened;
       for (const resolve of moved) resolve();
       moved = [];
-      prepareCatalog(opened, () => tree, warn);
+      prepareCatalog(opened, () => tree, log);
     } catch (error) {
       const failed = dir ?? distDir;
       if (retries.failed(failed)) onError(error, failed);
@@ -60,8 +61,8 @@ export function followCurrentTree(
     () => stopped,
     (error) => onError(error, distDir),
   );
-  const watching = watchLink(distDir, check, { intervalMs, warn });
-  prepareCatalog(initial, () => tree, warn);
+  const watching = watchLink(distDir, check, { intervalMs, log });
+  prepareCatalog(initial, () => tree, log);
   return {
     current: () => tree,
     /** Resolves once the next tree is served. */
@@ -128,13 +129,15 @@ function oneLookAtATime(look: () => Promise<void>, stopped: () => boolean, onErr
  * The catalog is validated a little after the swap rather than at the first live request that
  * needs it; the release's own answers, from the manifest, come first. An invalid one is said here.
  */
-function prepareCatalog(opened: Tree, current: () => Tree, warn: (line: string) => void) {
+function prepareCatalog(opened: Tree, current: () => Tree, log: Log) {
   setTimeout(() => {
     if (opened !== current()) return; // already replaced
     try {
       void opened.catalog;
     } catch (error) {
-      warn(`[tree] ${opened.dir}: answers that need the catalog fail until the next tree: ${(error as Error).message}`);
+      log.warn(
+        `[tree] ${opened.dir}: answers that need the catalog fail until the next tree: ${(error as Error).message}`,
+      );
     }
   }, PREPARE_CATALOG_AFTER_MS).unref();
 }
@@ -142,13 +145,9 @@ function prepareCatalog(opened: Tree, current: () => Tree, warn: (line: string) 
 /**
  * Calls `onMove` when `dist/current` may have moved: on a watch event of dist/ (inotify on Linux:
  * the swap renames a new link onto `current`), and every `intervalMs` in case an event was missed or
- * the watcher failed (said once, by `warn`). dist/ removed or recreated is watched again.
+ * the watcher failed (said once, a warning). dist/ removed or recreated is watched again.
  */
-function watchLink(
-  distDir: string,
-  onMove: () => void,
-  { intervalMs, warn }: { intervalMs: number; warn: (line: string) => void },
-) {
+function watchLink(distDir: string, onMove: () => void, { intervalMs, log }: { intervalMs: number; log: Log }) {
   let watcher: FSWatcher | null = null;
   let watchedIno = 0;
   let watchFailed = false;
@@ -161,7 +160,7 @@ function watchLink(
     stopWatching();
     if (watchFailed) return;
     watchFailed = true;
-    warn(
+    log.warn(
       `[tree] cannot watch ${distDir} (${(error as Error).message}); rebuilds are noticed by polling every ${intervalMs} ms`,
     );
   };

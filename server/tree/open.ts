@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { createCatalog, type Catalog } from '../versions/catalog.ts';
 import { parseFile, readJsonFile, DataError, isJsonObject } from '../data-files.ts';
 import { describeIssues } from '../helpers/describe-issues.ts';
+import { STDERR_LINES, type Log } from '../helpers/log.ts';
 import { CatalogVersion } from '../versions/schema.ts';
 import type { BrandSourceRecord } from '../brands/source-record.ts';
 import type { ProjectRecord } from '../project/schema.ts';
@@ -43,14 +44,10 @@ export type TreeCatalog = Pick<Tree, 'catalog' | 'brands' | 'project'>;
  * are validated one by one when first asked for, catalog.json when the catalog is first used (at
  * 10,000 versions, validating all of them up front took 0.9 s). Anything invalid throws DataError
  * where it is used: that request answers 500 and is logged, and the others are answered. A catalog
- * written by older code is read with what it lacks made good (older-catalog.ts), said once with
- * `warn` (default stderr).
+ * written by older code is read with what it lacks made good (older-catalog.ts), said once as
+ * a warning (default: plain lines on stderr).
  */
-export async function openTree(
-  dir: string,
-  previous?: Tree,
-  warn: (line: string) => void = (line) => console.warn(line),
-): Promise<Tree> {
+export async function openTree(dir: string, previous?: Tree, log: Log = STDERR_LINES): Promise<Tree> {
   const manifestFile = join(dir, 'manifest.json');
   const catalogFile = join(dir, 'catalog.json');
   const { head, routes } = await readManifest(manifestFile);
@@ -72,7 +69,7 @@ export async function openTree(
     const older = noOlderCatalogNotes();
     const parsed = parseTreeCatalog(parseJson(catalogText, catalogFile), catalogFile, reusable?.byId, older);
     const said = describeOlderCatalog(dir, older);
-    if (said) warn(said);
+    if (said) log.warn(said);
     return parsed;
   }, reusable);
   const tree: Tree = {

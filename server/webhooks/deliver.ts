@@ -1,5 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import type { Log } from '../helpers/log.ts';
 import { throttledLog } from '../helpers/throttled-log.ts';
 import type { ProjectRecord } from '../project/schema.ts';
 import { renderDelivery } from './payload.ts';
@@ -21,7 +22,6 @@ export type DeliveryOptions = {
   /** WEBHOOK_RETRY_BASE_MS: the first retry's delay, doubling (tests shorten it). */
   retryBaseMs?: number;
   timeoutMs?: number;
-  warn: (line: string) => void;
   /**
    * The version as the tree this origin serves holds it (undefined when it has none): a change is
    * announced only by an origin that serves it (announcementServed), since with a CI release the
@@ -182,10 +182,10 @@ export type DeliveryLoop = { stop: () => Promise<void> };
  * due than PARALLEL_WEBHOOKS, turns go round-robin. Nothing in it can stop the process: a failure
  * (the store unreachable) is said at most once a minute and the next poll tries again.
  */
-export function startDeliveryLoop(store: WebhookStore, options: DeliveryOptions): DeliveryLoop {
+export function startDeliveryLoop(store: WebhookStore, options: DeliveryOptions & { log: Log }): DeliveryLoop {
   const stopping = new AbortController();
-  const report = throttledLog(options.warn);
-  const reportUnreadable = throttledLog(options.warn);
+  const report = throttledLog((line) => options.log.warn(line));
+  const reportUnreadable = throttledLog((line) => options.log.warn(line));
   const pollMs = Math.min(POLL_MS, options.retryBaseMs ?? DEFAULT_RETRY_BASE_MS);
   /** Webhooks taking their turn now. */
   const turns = new Map<string, Promise<void>>();

@@ -2,6 +2,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import { z } from 'zod';
 import type { Storage } from '../../storage.ts';
 import { DAY } from '../../helpers/duration.ts';
+import type { Log } from '../../helpers/log.ts';
 import { IDEMPOTENCY_WINDOW_MS, digest, type IdempotencyStore } from './contract.ts';
 
 /** The embedded store's record of one key: when it was first stored, and the digest of its body. */
@@ -19,7 +20,7 @@ const recordKey = (serverId: string, day: number, key: string) => `idempotency:$
  */
 export function fileIdempotencyStore(
   storage: Storage,
-  { maxKeysPerDay, warn }: { maxKeysPerDay: number; warn: (line: string) => void },
+  { maxKeysPerDay, log }: { maxKeysPerDay: number; log: Log },
 ): IdempotencyStore {
   const perServer = new Map<string, LimitFunction>();
   const serialised = async <T>(serverId: string, run: () => Promise<T>): Promise<T> => {
@@ -49,7 +50,7 @@ export function fileIdempotencyStore(
         await storage
           .setItem(recordKey(serverId, today, key), { at: now, body: digest(body) })
           .catch((error: unknown) =>
-            warn(
+            log.warn(
               `[ingest] stored samples of server ${serverId}, but not their Idempotency-Key (a retry would count them again): ${error instanceof Error ? error.message : String(error)}`,
             ),
           );

@@ -12,6 +12,7 @@ import {
   type Sample,
   type SampleStore,
 } from './contract.ts';
+import type { Log } from '../../helpers/log.ts';
 
 type Waiting = { samples: Sample[]; written: (error?: unknown) => void };
 /** Per day key: samples waiting for the day's next write, and whether a write is running. */
@@ -23,10 +24,10 @@ type Days = Map<string, { waiting: Waiting[]; writing: boolean }>;
  * while it is being written wait and go together into its next write (group commit), so
  * durability costs one write per busy day, not per sample. `add` resolves once a write holding
  * all its samples is on disk. A stored day that does not parse (a torn or hand-edited file) is
- * never replaced: it is moved aside to `<day>.corrupt-<stamp>`, said once by `warn`, and the day
+ * never replaced: it is moved aside to `<day>.corrupt-<stamp>`, said once as a warning, and the day
  * starts afresh.
  */
-export function fileSampleStore(storage: Storage, warn: (line: string) => void): SampleStore {
+export function fileSampleStore(storage: Storage, log: Log): SampleStore {
   const days: Days = new Map();
   const addToDay = (key: string, retiredKey: string, samples: Sample[]): Promise<void> => {
     const day = days.get(key) ?? { waiting: [], writing: false };
@@ -34,7 +35,7 @@ export function fileSampleStore(storage: Storage, warn: (line: string) => void):
     const written = new Promise<void>((resolve, reject) =>
       day.waiting.push({ samples, written: (error) => (error ? reject(error) : resolve()) }),
     );
-    if (!day.writing) void drain(storage, days, key, retiredKey, warn);
+    if (!day.writing) void drain(storage, days, key, retiredKey, log);
     return written;
   };
   return {
@@ -50,12 +51,12 @@ export function fileSampleStore(storage: Storage, warn: (line: string) => void):
 }
 
 /** Writes the day's waiting samples, group after group, until none wait. */
-async function drain(storage: Storage, days: Days, key: string, retiredKey: string, warn: (line: string) => void) {
+async function drain(storage: Storage, days: Days, key: string, retiredKey: string, log: Log) {
   const day = days.get(key)!;
   day.writing = true;
   while (day.waiting.length > 0) {
     const group = day.waiting.splice(0);
-    await writeDay(storage, key, retiredKey, group, warn).then(
+    await writeDay(storage, key, retiredKey, group, log).then(
       () => group.forEach((waiting) => waiting.written()),
       (error: unknown) => group.forEach((waiting) => waiting.written(error ?? new Error('write failed'))),
     );
@@ -66,19 +67,13 @@ async function drain(storage: Storage, days: Days, key: string, retiredKey: stri
 /** The journal segment a fold comes from, and the segments still on disk (the only ones a day keeps naming). */
 export type FoldingSegment = { id: string; live: ReadonlySet<string> };
 
-async function writeDay(
-  storage: Storage,
-  key: string,
-  retiredKey: string,
-  group: Waiting[],
-  warn: (line: string) => void,
-): Promise<void> {
+async function writeDay(storage: Storage, key: string, retiredKey: string, group: Waiting[], log: Log): Promise<void> {
   await foldIntoDay(
     storage,
     key,
     retiredKey,
     group.flatMap((waiting) => waiting.samples),
-    warn,
+    log,
   );
 }
 
@@ -92,7 +87,7 @@ export async function foldIntoDay(
   key: string,
   retiredKey: string,
   samples: readonly Sample[],
-  warn: (line: string) => void,
+  log: Log,
   segment?: FoldingSegment,
 ): Promise<boolean> {
   const folded = await withKeyLock(storage, key, async () => {
@@ -104,7 +99,7 @@ export async function foldIntoDay(
       // The bytes of a day that does not parse are kept beside it, before the day is written anew.
       const aside = `${key}.corrupt-${stampOf(new Date())}`;
       await storage.setItemRaw(aside, await storage.getItemRaw(key));
-      warn(corruptDayLine(key, aside));
+      log.warn(corruptDayLine(key, aside));
     }
     const day: StoredDay = parsed.success ? parsed.data : { hours: {}, folded: [] };
     if (segment && day.folded.includes(segment.id)) return false;

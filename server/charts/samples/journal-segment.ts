@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { PRIVATE_FILE } from '../../storage.ts';
 import { samplesByDay, type Sample } from './contract.ts';
 import { ServerId } from '../schema.ts';
+import type { Log } from '../../helpers/log.ts';
 
 /** A segment's file: `<id>.samples-journal`, a name the store's key listing skips (storage.ts). */
 export const SEGMENT_SUFFIX = '.samples-journal';
@@ -90,9 +91,9 @@ export async function leftSegments(dir: string): Promise<{ id: string; path: str
 /**
  * Reads a segment a previous process left: every line is checked (it is data from disk). A last
  * line without its newline was cut by a kill mid-append, so never answered: it is skipped. Either
- * kind of skipped line is said once per segment through `warn`.
+ * kind of skipped line is said once per segment as a warning.
  */
-export async function readSegment(left: { id: string; path: string }, warn: (line: string) => void): Promise<Segment> {
+export async function readSegment(left: { id: string; path: string }, log: Log): Promise<Segment> {
   const segment: Segment = { ...left, held: new Map(), count: 0 };
   const lines = (await readFile(left.path, 'utf8')).split('\n');
   const torn = lines.pop() !== '';
@@ -108,7 +109,9 @@ export async function readSegment(left: { id: string; path: string }, warn: (lin
       );
   }
   if (torn)
-    warn(`[samples] journal ${left.path} ends in a line cut short (a kill while appending, never answered): skipped`);
-  if (invalid > 0) warn(`[samples] journal ${left.path}: ${invalid} line(s) that are not samples skipped`);
+    log.warn(
+      `[samples] journal ${left.path} ends in a line cut short (a kill while appending, never answered): skipped`,
+    );
+  if (invalid > 0) log.warn(`[samples] journal ${left.path}: ${invalid} line(s) that are not samples skipped`);
   return segment;
 }

@@ -16,6 +16,7 @@ import {
 import { throttledLog } from '../../helpers/throttled-log.ts';
 import { foldIntoDay } from './file.ts';
 import { RETENTION_DAYS, dayKey, readRange, type Sample, type SampleStore } from './contract.ts';
+import type { Log } from '../../helpers/log.ts';
 
 /** The journal's folder under STORAGE_DIR. */
 export const JOURNAL_FOLDER = 'samples-journal';
@@ -55,7 +56,7 @@ export type JournaledSampleStore = SampleStore & {
  */
 export async function openJournaledSampleStore(
   storage: Storage,
-  warn: (line: string) => void,
+  log: Log,
   now: () => number = Date.now,
 ): Promise<JournaledSampleStore | null> {
   const base = filesFolderOf(storage);
@@ -68,15 +69,15 @@ export async function openJournaledSampleStore(
     fs: PRIVATE_LOCK_FS,
     stale: 2000,
     retries: { retries: 40, minTimeout: 100, maxTimeout: 100 },
-    onCompromised: (error) => warn(`[samples] lock on the journal lost: ${error.message}`),
+    onCompromised: (error) => log.warn(`[samples] lock on the journal lost: ${error.message}`),
   }).catch((error: NodeJS.ErrnoException) => (error.code === 'ELOCKED' ? null : Promise.reject(error)));
   if (!release) {
-    warn(`[samples] another origin holds the journal in ${dir}: this one writes each sample's day directly`);
+    log.warn(`[samples] another origin holds the journal in ${dir}: this one writes each sample's day directly`);
     return null;
   }
-  const journal = createJournal(storage, dir, warn, now);
+  const journal = createJournal(storage, dir, log, now);
   // What a previous process journaled and did not fold (killed, or its disk full) is folded before any answer.
-  for (const left of await leftSegments(dir)) journal.sealed.push(await readSegment(left, warn));
+  for (const left of await leftSegments(dir)) journal.sealed.push(await readSegment(left, log));
   await journal.foldSealed();
   const timer = setInterval(() => void journal.foldNow().catch(() => {}), FOLD_EVERY_MS);
   timer.unref();
@@ -86,7 +87,7 @@ export async function openJournaledSampleStore(
     async close() {
       clearInterval(timer);
       await journal.foldNow().catch((error: unknown) => {
-        warn(`[samples] could not fold the journal at stop (folded at the next start): ${String(error)}`);
+        log.warn(`[samples] could not fold the journal at stop (folded at the next start): ${String(error)}`);
       });
       await release().catch(() => {});
     },
@@ -102,8 +103,8 @@ type JournalState = {
 };
 
 /** The journal's state and its steps: appending (group commit), sealing, folding. */
-function createJournal(storage: Storage, dir: string, warn: (line: string) => void, now: () => number) {
-  const warnFoldFailed = throttledLog(warn);
+function createJournal(storage: Storage, dir: string, log: Log, now: () => number) {
+  const warnFoldFailed = throttledLog((line) => log.warn(line));
   let turn: Promise<unknown> = Promise.resolve();
   const state: JournalState = {
     current: null,
@@ -114,7 +115,7 @@ function createJournal(storage: Storage, dir: string, warn: (line: string) => vo
       return result;
     },
   };
-  const foldSealed = () => foldSealedSegments(state, storage, warn);
+  const foldSealed = () => foldSealedSegments(state, storage, log);
   let folding: Promise<void> | null = null;
   return {
     sealed: state.sealed,
@@ -204,7 +205,7 @@ async function sealCurrent(state: JournalState) {
 }
 
 /** Folds the sealed segments, oldest first; each is removed once all its days hold it. */
-async function foldSealedSegments(state: JournalState, storage: Storage, warn: (line: string) => void) {
+async function foldSealedSegments(state: JournalState, storage: Storage, log: Log) {
   const { sealed } = state;
   const limit = pLimit(FOLD_CONCURRENCY);
   while (sealed.length > 0) {
@@ -216,7 +217,7 @@ async function foldSealedSegments(state: JournalState, storage: Storage, warn: (
     await Promise.all(
       days.map(({ serverId, day, samples }) =>
         limit(() =>
-          foldIntoDay(storage, dayKey(serverId, day), dayKey(serverId, day - RETENTION_DAYS - 1), samples, warn, {
+          foldIntoDay(storage, dayKey(serverId, day), dayKey(serverId, day - RETENTION_DAYS - 1), samples, log, {
             id: segment.id,
             live,
           }),

@@ -10,6 +10,7 @@ import {
   stampOf,
   type SampleStore,
 } from './contract.ts';
+import type { Log } from '../../helpers/log.ts';
 
 /**
  * Folds samples into one stored day in a single step inside Redis, so origins ingesting for the
@@ -59,7 +60,7 @@ type FoldingRedis = Redis & {
  * Samples in Redis (every origin's state): a day is folded atomically by a script in Redis, and
  * Redis drops it once it has left the 365-day window. Read back through the storage driver.
  */
-export function redisSampleStore(storage: Storage, redis: Redis, warn: (line: string) => void): SampleStore {
+export function redisSampleStore(storage: Storage, redis: Redis, log: Log): SampleStore {
   if (!('foldPlayerSamples' in redis))
     redis.defineCommand('foldPlayerSamples', { numberOfKeys: 1, lua: FOLD_IN_REDIS });
   const folding = redis as FoldingRedis;
@@ -72,7 +73,7 @@ export function redisSampleStore(storage: Storage, redis: Redis, warn: (line: st
         const answer = await folding
           .foldPlayerSamples(redisKey(key), dayExpiresAt(day), stamp, ...pairs)
           .catch(unavailableUnlessScriptFailed);
-        if (answer === 2) warn(corruptDayLine(key, `${key}.corrupt-${stamp}`));
+        if (answer === 2) log.warn(corruptDayLine(key, `${key}.corrupt-${stamp}`));
       };
       await Promise.all([...samplesByDay(samples)].map(([day, daySamples]) => foldDay(day, daySamples)));
     },

@@ -1,3 +1,4 @@
+import type { Log } from '../../helpers/log.ts';
 import { withKeyLock, type Storage } from '../../storage.ts';
 import type { Counted } from '../counted.ts';
 import { digestHex } from '../digest-set.ts';
@@ -25,7 +26,7 @@ type FileDays = {
   storage: Storage;
   journal: Journal;
   exactClients: number;
-  warn: (line: string) => void;
+  log: Log;
   /** Days that can no longer change, parsed once: never read again. */
   closed: Map<number, DayCount[]>;
   open: Map<number, OpenDay>;
@@ -48,10 +49,7 @@ type FileDays = {
  * counted it is closed: its counts are written to one record (atomically), the journal removed,
  * and the record read and parsed once per process.
  */
-export function fileDayCounter(
-  storage: Storage,
-  options: { exactClients: number; warn: (line: string) => void },
-): DayCounter {
+export function fileDayCounter(storage: Storage, options: { exactClients: number; log: Log }): DayCounter {
   const days: FileDays = {
     storage,
     journal: journalOf(storage, journalKey(0)),
@@ -100,7 +98,7 @@ async function readJournal(days: FileDays, day: number, locked: boolean): Promis
   for (const record of records) state.seen.add(record, record.field);
   if (malformed.length > 0 && !warned.has(`${day} ${file}`)) {
     warned.add(`${day} ${file}`);
-    days.warn(
+    days.log.warn(
       `[downloads] stored ${journalKey(day)} holds ${malformed.length} malformed line(s), skipped; ` +
         '`npm run depot -- counts repair` rewrites it without them',
     );
@@ -162,7 +160,9 @@ function closeDay(days: FileDays, day: number): Promise<{ counts: Record<string,
       try {
         await storage.setItem(countsKey(day), counts);
       } catch (error) {
-        days.warn(`[downloads] could not close day ${day} (${(error as Error).message}); its journal is kept and read`);
+        days.log.warn(
+          `[downloads] could not close day ${day} (${(error as Error).message}); its journal is kept and read`,
+        );
         return { counts, closed: false };
       }
       await journal.remove(journalKey(day));
