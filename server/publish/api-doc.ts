@@ -31,7 +31,7 @@ const PUBLISH_LIMITED = {
   '429': {
     ...LIMITED_ANSWERS['429'],
     description:
-      'Over the rate limit, or this token has 8 changes being made or waiting on the origin already: the error says when to retry',
+      'Over the rate limit, or this token has 10 changes waiting for their answer on the origin already: the error says when to retry',
   },
 };
 const COMMON = {

@@ -17,10 +17,12 @@ const TSX = import.meta.resolve('tsx');
 /** Changes that may wait behind the one being made; one more is refused 503 with Retry-After. */
 const MAX_WAITING_CHANGES = 15;
 /**
- * Changes one token may have made or waiting at once; one more is refused 429 with Retry-After, so
- * that one CI job in a loop cannot take every place on the origin from the other publishers.
+ * Changes one token may have waiting for their answer (not yet written) at once; one more is
+ * refused 429 with Retry-After, so that one CI job in a loop cannot take every place on the origin
+ * from the other publishers. A change already answered, its full build going on, counts for the
+ * origin only.
  */
-const MAX_CHANGES_PER_TOKEN = 8;
+const MAX_CHANGES_PER_TOKEN = 10;
 /** Why a change could not be made now, as the 503 says it. */
 const BUSY = {
   'disk-full': "The depot's disk is full",
@@ -45,6 +47,8 @@ type Pending = {
   worker: ChildProcess;
   command: string;
   tokenId: string | undefined;
+  /** Its record is written (or it changed nothing): its answer is on the way. */
+  written: boolean;
   wrote: (written: Written | null) => void;
   done: () => void;
   fail: (error: HTTPError) => void;
@@ -86,7 +90,10 @@ export function createBuildWorker(log: Log): BuildWorker {
     const entry = pending.get(message.id);
     if (!entry) return;
     if ('log' in message) return log.info(message.log);
-    if ('written' in message) return entry.wrote(message.written);
+    if ('written' in message) {
+      entry.written = true;
+      return entry.wrote(message.written);
+    }
     pending.delete(message.id);
     if (pending.size === 0) letGoWhenIdle();
     if ('done' in message) {
@@ -118,11 +125,11 @@ export function createBuildWorker(log: Log): BuildWorker {
   return {
     run: (change) => {
       const { tokenId } = change.request;
-      const held = [...pending.values()].filter((entry) => entry.tokenId === tokenId).length;
+      const held = [...pending.values()].filter((entry) => entry.tokenId === tokenId && !entry.written).length;
       if (tokenId !== undefined && held >= MAX_CHANGES_PER_TOKEN)
         throw new HTTPError({
           status: 429,
-          message: `Token ${tokenId} has ${held} changes being made or waiting on this origin, the most one token may; try again after Retry-After seconds`,
+          message: `Token ${tokenId} has ${held} changes waiting for their answer on this origin, the most one token may; try again after Retry-After seconds`,
           headers: { 'retry-after': '30' },
         });
       if (pending.size > MAX_WAITING_CHANGES)
@@ -150,7 +157,7 @@ export function createBuildWorker(log: Log): BuildWorker {
       const message = ToWorker.parse({ id, change });
       // How answers and the log name it: a release, or a change (an edit, withdrawal or restore).
       const command = change.command === 'release' ? 'release' : 'change';
-      pending.set(id, { worker, command, tokenId, wrote, done, fail });
+      pending.set(id, { worker, command, tokenId, written: false, wrote, done, fail });
       try {
         worker.send(message);
       } catch {
