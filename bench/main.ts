@@ -1,4 +1,4 @@
-// npm run bench [-- --rounds 3 --seconds 5 --only serving|build|release|brands|charts|counting|scale|growth] [--versions 100,1000,10000]
+// npm run bench [-- --rounds 3 --seconds 5 --only serving|build|release|publish|brands|charts|counting|scale|growth] [--versions 100,1000,10000]
 // (--versions: the growth bench's counts, default 100,1000,10000, up to 1,000,000 with --only growth, sizes above
 // --measure-up-to (default 10000) extrapolated; the release bench's large workspaces, default 1000)
 // Each figure is printed beside a baseline measured in the same run, as a ratio: these machines are
@@ -387,10 +387,9 @@ try {
   const only = values.only;
   if (!only || only === 'serving') await benchServing();
   if (!only || only === 'build') await benchBuild();
-  if (!only || only === 'release') {
-    benchClassHeaders(ROUNDS);
-    await benchRelease();
-  }
+  if (!only || only === 'release') benchClassHeaders(ROUNDS);
+  // Publishing over HTTP is timed beside `depot release` of the same run, its baseline: one bench.
+  if (!only || only === 'release' || only === 'publish') await benchRelease();
   // Not part of a plain `npm run bench`: 10,000 versions take minutes to write and build.
   if (only === 'growth') {
     const hooks = {
