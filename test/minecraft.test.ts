@@ -18,7 +18,7 @@ import {
 import { MINECRAFT_JAVA, guaranteedJavaOf, minimumJavaOf } from '../server/versions/minecraft-java.ts';
 import { resolveBuild } from '../server/versions/resolve.ts';
 import { PluginVersionRecord } from '../server/versions/schema.ts';
-import { MinecraftOption } from '../server/publish/metadata.ts';
+import { MinecraftOption } from '../server/publish/change-requests.ts';
 import { ROOT } from './helpers.ts';
 
 // Issue 39, item 3: Minecraft's year numbering (26.1, 26.1.1) and its pre-releases

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { Actor } from '../../server/audit/schema.ts';
 import type { ReleaseRequest } from '../../server/publish/change-requests.ts';
-import { MinecraftOption, ProxyOption } from '../../server/publish/metadata.ts';
+import { MinecraftOption, ProxyOption } from '../../server/publish/change-requests.ts';
 import { Channel, JavaVersion, SemVer, ServerSoftwareName } from '../../server/versions/schema.ts';
 import { RefusedError } from '../changes/refused.ts';
 

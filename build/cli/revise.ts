@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { Actor } from '../../server/audit/schema.ts';
 import type { Config } from '../../server/config.ts';
-import { MinecraftOption, ProxyOption } from '../../server/publish/metadata.ts';
+import { MinecraftOption, ProxyOption } from '../../server/publish/change-requests.ts';
 import { Channel, JavaVersion, PLUGIN_VERSION_ID, WithdrawReason } from '../../server/versions/schema.ts';
 import { revise } from '../changes/revise.ts';
 import { ON_STDERR } from '../changes/progress.ts';

@@ -1,45 +1,8 @@
 import { HTTPError } from 'h3';
 import { z } from 'zod';
-import { freeTextProblem, refuseForbiddenText } from '../free-text.ts';
-import { isMinecraftListText, parseMinecraftList, type MinecraftRange } from '../versions/minecraft.ts';
 import { Channel, JavaVersion, SemVer, ServerSoftwareName } from '../versions/schema.ts';
 import { SERVER_SOFTWARE } from '../versions/software.ts';
-import type { ReleaseRequest } from './change-requests.ts';
-
-/**
- * `--minecraft` and `minecraftVersions` (issue 15): `1.21.4`, `1.20.6-1.21.4`, `1.21.x` or a comma
- * list of them; issue 39: `26.1.1`, `1.21.10-26.1.x` and 26.x pre-releases (`26.2-snapshot-1`) too.
- */
-export const MinecraftOption = z
-  .string()
-  .max(400, { error: 'is longer than 400 characters' })
-  .transform((text, ctx): MinecraftRange[] | string => {
-    // A snapshot or pre-release name of before 26.1 (24w14a, 1.21.5-pre1) is kept as written, as
-    // before ranges: it matches only itself. A 26.x one (26.2-rc-1) is a list item, of the same meaning.
-    if (!isMinecraftListText(text)) {
-      const problem = freeTextProblem(text, { cdata: false });
-      if (problem) {
-        ctx.addIssue({ code: 'custom', message: problem });
-        return z.NEVER;
-      }
-      if (text.length <= 32) return text;
-      ctx.addIssue({ code: 'custom', message: 'must be a version, a range or a list of them such as 1.20.6-1.21.4' });
-      return z.NEVER;
-    }
-    const ranges = parseMinecraftList(text);
-    if (typeof ranges === 'string') {
-      ctx.addIssue({ code: 'custom', message: ranges });
-      return z.NEVER;
-    }
-    return ranges;
-  });
-
-/** `--proxy` and `proxyVersion`: the proxy version a build is for. */
-export const ProxyOption = z
-  .string()
-  .min(1)
-  .max(32)
-  .superRefine(refuseForbiddenText({ cdata: false }));
+import { MinecraftOption, ProxyOption, type ReleaseRequest } from './change-requests.ts';
 
 const text = (example: string) =>
   z.string({ error: (issue) => (issue.input === undefined ? `is required, e.g. ${example}` : 'must be a string') });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Channel, JavaVersion, WithdrawReason } from '../versions/schema.ts';
-import { MinecraftOption, ProxyOption } from './metadata.ts';
+import { MinecraftOption, ProxyOption } from './change-requests.ts';
 
 /**
  * `PATCH /api/plugin-versions/<id>` (issue 30 item 3): what `depot edit` changes, and `withdrawn`:
