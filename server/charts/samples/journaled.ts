@@ -86,6 +86,9 @@ export async function openJournaledSampleStore(
     range: (serverId, from, to) => readRange(storage, serverId, from, to, journal.unfoldedOf(serverId)),
     async close() {
       clearInterval(timer);
+      // A timed fold may be running, its segment sealed before the last samples came: it is awaited
+      // (foldNow returns it), then one more fold seals and folds what came after it.
+      await journal.foldNow().catch(() => {});
       await journal.foldNow().catch((error: unknown) => {
         log.warn(`[samples] could not fold the journal at stop (folded at the next start): ${String(error)}`);
       });
