@@ -283,6 +283,17 @@ modrinth('bad bodies are 400s naming the field; a body over 256 KiB is 413', asy
     }
     const large = await post(url, JSON.stringify({ hashes: Array(3000).fill(hash), algorithm: 'sha512' }));
     assert.is(large.status, 413, `${name}: large`);
+    // What a page may send to any site without a preflight: a text/plain POST, or a form's type.
+    for (const type of ['text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', undefined]) {
+      const body = JSON.stringify({ hashes: [hash], algorithm: 'sha512' });
+      const simple = await fetch(url + LOOKUP, { method: 'POST', body, headers: type ? { 'content-type': type } : {} });
+      assert.is(simple.status, 415, `${name} ${type}`);
+      assert.is(simple.headers.get('access-control-allow-origin'), '*', `${name} ${type}: CORS`);
+      assert.match(
+        ((await simple.json()) as { error: string }).error,
+        /^Send the lookup as JSON \(Content-Type: application\/json\)/,
+      );
+    }
   }
 });
 
@@ -331,7 +342,11 @@ modrinth('property: no body, however odd, gets a 500', async () => {
   );
   await fc.assert(
     fc.asyncProperty(body, async (text) => {
-      const response = await api.request(LOOKUP, { method: 'POST', body: text });
+      const response = await api.request(LOOKUP, {
+        method: 'POST',
+        body: text,
+        headers: { 'content-type': 'application/json' },
+      });
       assert.ok([200, 400].includes(response.status), `${response.status} for ${text}`);
       const answer = (await response.json()) as Record<string, unknown>;
       if (response.status === 400) assert.type(answer.error, 'string');

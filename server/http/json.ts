@@ -29,6 +29,15 @@ export function sendDocument(event: H3Event, text: string, contentType: string, 
   });
 }
 
+/**
+ * 415 unless the body is declared JSON (`application/json`, or a `+json` type). A cross-site form
+ * or fetch may send `text/plain` without a CORS preflight; a JSON type needs one.
+ */
+export function requireJsonType(event: H3Event, message: string): void {
+  const type = event.req.headers.get('content-type') ?? '';
+  if (!/^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i.test(type)) throw new HTTPError({ status: 415, message });
+}
+
 /** The most a JSON request body may hold: a few fields (and a changelog of 64 KiB, which escaping can double). */
 const MAX_JSON_BODY_BYTES = 256 * 1024;
 

@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { chargeLimit } from '../http/rate-limit.ts';
 import { refuseUnrouted, type EndpointTable } from '../http/endpoints.ts';
 import { H3, HTTPError, getRouterParam, type H3Event } from 'h3';
-import { readValidatedJsonBody } from '../http/json.ts';
+import { readValidatedJsonBody, requireJsonType } from '../http/json.ts';
 import type { Catalog } from '../versions/catalog.ts';
 import type { CatalogVersion } from '../versions/schema.ts';
 import { VERSION_RULES } from '../versions/paths.ts';
@@ -164,9 +164,7 @@ function mayChange(deps: PublishRouteDeps, publisher: Publisher, id: string, pat
 
 /** A PATCH body: JSON (415 otherwise), checked (400 naming the field). */
 async function readPatch(event: H3Event): Promise<PublishPatch> {
-  const type = event.req.headers.get('content-type') ?? '';
-  if (!/^application\/json\s*(;|$)/i.test(type))
-    throw new HTTPError({ status: 415, message: 'Send the changes as JSON (Content-Type: application/json)' });
+  requireJsonType(event, 'Send the changes as JSON (Content-Type: application/json)');
   return readValidatedJsonBody(
     event,
     PublishPatch,

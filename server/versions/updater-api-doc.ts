@@ -54,6 +54,9 @@ const UPDATE_LOOKUP: ZodOpenApiOperationObject = {
       'A body that is not JSON, an unknown algorithm or loader, a hash of the wrong shape, or too many hashes (the error names the field)',
     ),
     '413': errorAnswer('A body over 256 KiB'),
+    '415': errorAnswer(
+      'A body not sent as JSON (`Content-Type: application/json`): a text/plain POST, which a web page may send to any site without a preflight, is not taken',
+    ),
     ...LIMITED_ANSWERS,
   },
 };

@@ -1,6 +1,6 @@
 import { H3, type H3Event } from 'h3';
 import { CACHE_CONTROL, NOT_FOUND_HEADERS, PUBLIC_HEADERS } from '../http/cache.ts';
-import { readValidatedJsonBody, sendDocument } from '../http/json.ts';
+import { readValidatedJsonBody, requireJsonType, sendDocument } from '../http/json.ts';
 import { MEDIA_TYPES } from '../http/media-types.ts';
 import { sendRepresentation } from '../http/send.ts';
 import { validateNamedParams, validateQuery } from '../http/validate.ts';
@@ -36,6 +36,7 @@ export function updaterRoutes(ctx: UpdaterRouteDeps): H3 {
   app.get(VERSION_RULES.latestText.under(VERSIONS_ROOT), latestText);
   app.get(VERSION_RULES.latestTextOnJava.under(VERSIONS_ROOT), latestText);
   app.post(VERSION_RULES.byHashUpdate.under(VERSIONS_ROOT), async (event) => {
+    requireJsonType(event, `Send the lookup as JSON (Content-Type: application/json): ${LOOKUP_SHAPE}`);
     const body = await readValidatedJsonBody(event, UpdateLookupBody, LOOKUP_SHAPE);
     const bytes = new TextEncoder().encode(JSON.stringify(findUpdates(ctx.tree().catalog, body, ctx.publicUrl)));
     return sendRepresentation(event, {
