@@ -114,25 +114,38 @@ records(`a server stores at most ${MAX_KEYS_PER_DAY} new keys per UTC day; repla
   assert.is(await keys.once(SERVER, 'one-more', '{}', nothing, tomorrow), 'stored', 'a new UTC day, a new allowance');
 });
 
+/** A game server's keys, and a publisher's (the publishing API's scope, `publish:<user>`, a folder deeper). */
+const SCOPES = [
+  { scope: SERVER, folder: [SERVER] },
+  { scope: 'publish:alice', folder: ['publish', 'alice'] },
+];
+
 records('the cap is counted from the store after a restart', async () => {
-  const storage = createFileStorage(join((await prepare(), ctx.workspace.dir), 'cap-restart'));
-  for (let i = 0; i < 3; i++)
-    await idempotencyStore(storage, undefined, { maxKeysPerDay: 3 }).once(SERVER, `k-${i}`, '{}', nothing, NOW);
-  const restarted = idempotencyStore(storage, undefined, { maxKeysPerDay: 3 });
-  assert.is(await restarted.once(SERVER, 'k-3', '{}', nothing, NOW + 1), 'capped');
-  assert.is(await restarted.once(SERVER, 'k-0', '{}', nothing, NOW + 1), 'replayed');
+  for (const { scope, folder } of SCOPES) {
+    const storage = createFileStorage(join((await prepare(), ctx.workspace.dir), 'cap-restart', ...folder));
+    for (let i = 0; i < 3; i++)
+      await idempotencyStore(storage, undefined, { maxKeysPerDay: 3 }).once(scope, `k-${i}`, '{}', nothing, NOW);
+    const restarted = idempotencyStore(storage, undefined, { maxKeysPerDay: 3 });
+    assert.is(await restarted.once(scope, 'k-3', '{}', nothing, NOW + 1), 'capped', scope);
+    assert.is(await restarted.once(scope, 'k-0', '{}', nothing, NOW + 1), 'replayed', scope);
+  }
 });
 
-records("a server's keys of days before yesterday are swept at its first keyed request of a day", async () => {
-  await prepare();
-  const dir = join(ctx.workspace.dir, 'sweep');
-  const storage = createFileStorage(dir);
-  const keys = idempotencyStore(storage);
-  for (const day of [0, 1, 2, 3]) await keys.once(SERVER, `day-${day}`, '{}', nothing, NOW + day * DAY);
-  const left = await readdir(join(dir, 'idempotency', SERVER));
-  const today = Math.floor((NOW + 3 * DAY) / DAY);
-  assert.equal(left.map((name) => Number(name.split('-')[0])).sort(), [today - 1, today]);
-});
+records(
+  "a server's or publisher's keys of days before yesterday are swept at its first keyed request of a day",
+  async () => {
+    for (const { scope, folder } of SCOPES) {
+      await prepare();
+      const dir = join(ctx.workspace.dir, 'sweep', ...folder);
+      const storage = createFileStorage(dir);
+      const keys = idempotencyStore(storage);
+      for (const day of [0, 1, 2, 3]) await keys.once(scope, `day-${day}`, '{}', nothing, NOW + day * DAY);
+      const left = await readdir(join(dir, 'idempotency', ...folder));
+      const today = Math.floor((NOW + 3 * DAY) / DAY);
+      assert.equal(left.map((name) => Number(name.split('-')[0])).sort(), [today - 1, today], scope);
+    }
+  },
+);
 
 records('the former single file of keys per server is dropped, and keys work on as records', async () => {
   await prepare();

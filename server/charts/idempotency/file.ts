@@ -72,7 +72,8 @@ async function keysToday(
   // keys are dropped (they lived 24 hours) and the name becomes the server's folder.
   await storage.removeItem(`idempotency:${serverId}`);
   const stored = await storage.getKeys(`idempotency:${serverId}`);
-  const dayOf = (stored: string) => Number(stored.split(':')[2]!.split('-')[0]);
+  // The record's own name, `<day>-<digest>`, is the last segment: a publisher's scope (`publish:alice`) has two before it.
+  const dayOf = (stored: string) => Number(stored.slice(stored.lastIndexOf(':') + 1).split('-')[0]);
   const limit = pLimit(8);
   await Promise.all(
     stored.filter((key) => dayOf(key) < today - 1).map((key) => limit(() => storage.removeItem(key).catch(() => {}))), // swept again tomorrow
