@@ -1,4 +1,6 @@
 import { existsSync } from 'node:fs';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { suite } from 'uvu';
@@ -138,6 +140,56 @@ cli('refused before any request: a missing variable, --token, a URL that is not 
   const badJava = await publish([path, '--version', '9.3.0', '--java', '16', '--software', 'PaperMC']);
   assert.match(badJava.stderr.trim(), /^depot publish: --java: Unknown Java version "16"/);
   assert.is(await versionCount(), before);
+});
+
+cli('a server that echoes the Authorization header: the token is in no line printed, however it answers', async () => {
+  const { path } = await writeJar('Echo-9.3.0.jar', '9.3.0');
+  const token = `dpp_${'E'.repeat(43)}`;
+  // A proxy in front of a depot that says what it was sent: in the error, the status text, a redirect.
+  const answers = [
+    (auth: string, res: ServerResponse) =>
+      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `refused ${auth}` })),
+    (auth: string, res: ServerResponse) => res.writeHead(502, `Bad Gateway for ${auth}`).end('<html>upstream</html>'),
+    (auth: string, res: ServerResponse) =>
+      res.writeHead(302, { location: `https://elsewhere.example/?auth=${auth.slice('Bearer '.length)}` }).end(),
+  ];
+  let next = 0;
+  const echo = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => answers[next++ % answers.length]!(req.headers.authorization ?? '', res));
+  });
+  await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+  try {
+    const url = `http://127.0.0.1:${(echo.address() as AddressInfo).port}`;
+    for (let i = 0; i < answers.length; i++) {
+      const result = await runDepot(
+        [
+          'publish',
+          path,
+          '--url',
+          url,
+          '--token-env',
+          'DEPOT_TOKEN',
+          '--version',
+          '9.3.0',
+          '--java',
+          '21',
+          '--software',
+          'PaperMC',
+        ],
+        ctx.workspace,
+        { ...elsewhere(), DEPOT_TOKEN: token },
+      );
+      assert.is(result.code, 1, result.stderr);
+      assert.match(
+        result.stderr,
+        /^depot publish: (400 refused Bearer \*\*\*|502 Bad Gateway for Bearer \*\*\*|302 the depot moved to https:\/\/elsewhere\.example\/\?auth=\*\*\*)/m,
+      );
+      assert.not.ok(result.stderr.includes(token) || result.stdout.includes(token), result.stderr);
+    }
+  } finally {
+    echo.close();
+  }
 });
 
 const failedDeploy = suite('depot publish when the depot AFTER_SWAP fails');

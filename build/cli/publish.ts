@@ -68,7 +68,7 @@ export async function publishJar(args: string[], env: NodeJS.ProcessEnv): Promis
   const body = new FormData();
   body.set('file', jar, basename(file));
   body.set('metadata', JSON.stringify(metadata));
-  return answered(endpoint, await send(endpoint, token, body));
+  return answered(endpoint, await send(endpoint, token, body), token);
 }
 
 /**
@@ -213,22 +213,27 @@ async function send(endpoint: string, token: string, body: FormData): Promise<Re
   }
 }
 
-/** A 2xx's `{version}`, or a refusal `<status> <error>` (SPEC 2.9's error body; the status text otherwise). */
-async function answered(endpoint: string, response: Response): Promise<object> {
-  const body = jsonOrUndefined(await response.text());
+/**
+ * A 2xx's `{version}`, or a refusal `<status> <error>` (SPEC 2.9's error body; the status text
+ * otherwise). Whatever the server sent, the token is never in it as printed: a proxy that echoes
+ * the request's Authorization would put it in the CI log.
+ */
+async function answered(endpoint: string, response: Response, token: string): Promise<object> {
+  const withoutToken = (text: string) => text.replaceAll(token, '***');
+  const body = jsonOrUndefined(withoutToken(await response.text()));
   if (response.ok) {
     const published = Published.safeParse(body);
     if (published.success) return published.data;
     throw new RefusedError(`${response.status} ${endpoint} answered without a {version}: is --url a depot?`);
   }
-  const location = response.headers.get('location');
+  const location = response.headers.get('location') && withoutToken(response.headers.get('location')!);
   const error = (body as { error?: unknown } | undefined)?.error;
   const message =
     response.status >= 300 && response.status < 400 && location
       ? `the depot moved to ${location}: give that as --url`
       : typeof error === 'string'
         ? error
-        : response.statusText;
+        : withoutToken(response.statusText);
   // One line, whatever the server sent.
   throw new RefusedError(`${response.status} ${escapeForbidden(message)}`);
 }
