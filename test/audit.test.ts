@@ -248,6 +248,12 @@ files(
     )(['server', 'add', '--owner', 'olivia', '--name', '$HOME ]]>', '--by', '${USER}']);
     const [record] = (await printed(workspace, {}, ['--target', server.id])) as AuditRecord[];
     assert.equal([record!.actor, record!.changes.name], ['${USER}', '$HOME ]]>']);
+    // Issue 42: a --by that reads like a publishing token's record is text; only the API sets tokenId.
+    const lookalike = 'bob (token tok_0123456789ab)';
+    const other = await depotIn(workspace, {})(['server', 'add', '--owner', 'olivia', '--by', lookalike]);
+    const [theirs] = (await printed(workspace, {}, ['--target', other.id])) as AuditRecord[];
+    assert.is(theirs!.actor, lookalike);
+    assert.not.ok('tokenId' in theirs!, 'no tokenId from the CLI');
   },
 );
 

@@ -250,10 +250,11 @@ failedDeploy(
     const { text, records } = await failures();
     const deployFailures = records.filter((record) => record.action === 'deploy fail');
     assert.equal(
-      deployFailures.map(({ target, actor, changes }) => ({ target, actor, changes })),
+      deployFailures.map(({ target, actor, tokenId, changes }) => ({ target, actor, tokenId, changes })),
       (await trees()).map((tree) => ({
         target: basename(tree),
-        actor: `alice (token ${ctx.tokenId})`,
+        actor: 'alice',
+        tokenId: ctx.tokenId,
         changes: { exitCode: 3, tree },
       })),
     );

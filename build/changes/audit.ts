@@ -12,19 +12,21 @@ export type Change = {
   /** The version id, username, server id or webhook id. */
   target: string;
   actor: string;
+  /** The publishing token it came with: set by the publishing API alone. */
+  tokenId?: string | undefined;
   /** Plain JSON (undefined fields are left out): never a token, secret, ingest key or a URL's credentials. */
   changes: Record<string, unknown>;
 };
 
 /**
  * Who makes a change: `--by <name>` (checked: a refusal names `--by`), else the operating-system
- * user; with the publishing token it came with (the API), `<name> (token <id>)`.
+ * user. The publishing token a change came with is the record's `tokenId`, never part of this text.
  */
-export function actorOf(by: string | undefined, tokenId?: string): string {
+export function actorOf(by: string | undefined): string {
   if (by !== undefined) {
     const parsed = Actor.safeParse(by);
     if (!parsed.success) throw new RefusedError(`--by: ${parsed.error.issues[0]!.message}`);
-    return tokenId === undefined ? parsed.data : `${parsed.data} (token ${tokenId})`;
+    return parsed.data;
   }
   try {
     const { username } = userInfo();
@@ -37,8 +39,10 @@ export function actorOf(by: string | undefined, tokenId?: string): string {
 
 /** Appends the record of `change`, made now, to the audit log in `state`; throws when it cannot be stored. */
 function recordChange(state: StateStore, change: Change, now: Date = new Date()): Promise<void> {
+  const { tokenId, ...rest } = change;
   const changes = JSON.parse(JSON.stringify(change.changes)) as AuditRecord['changes'];
-  return auditStore(state.storage, state.redis).append({ at: now.toISOString(), ...change, changes });
+  const record = { at: now.toISOString(), ...rest, ...(tokenId === undefined ? {} : { tokenId }), changes };
+  return auditStore(state.storage, state.redis).append(record);
 }
 
 /**

@@ -143,7 +143,13 @@ export async function releaseJar(
       const { id, createdAt: _createdAt, updatedAt: _updatedAt, ...fields } = record;
       const changes = { ...fields, ...auditedScopes(options) };
       const state = { storageDir: dirs.storageDir, redisUrl: dirs.redisUrl };
-      await auditChange(state, { action: 'release', target: id, actor: actorOf(options.by, options.tokenId), changes });
+      await auditChange(state, {
+        action: 'release',
+        target: id,
+        actor: actorOf(options.by),
+        tokenId: options.tokenId,
+        changes,
+      });
     }
     released = { record, told: announced.told };
     progress.written({ id: record.id });

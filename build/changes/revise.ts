@@ -188,7 +188,7 @@ async function changeVersion(
   progress: Progress,
 ) {
   const { id } = request;
-  const actor = actorOf(request.by, request.tokenId);
+  const actor = actorOf(request.by);
   const stored = await readRecord(config.dataDir, id);
   const first = decide(stored.record, stored.version);
   if ('nothingToDo' in first) {
@@ -233,6 +233,7 @@ async function changeVersion(
         changes: { ...step.changes, ...auditedScopes(request) },
         target: id,
         actor,
+        tokenId: request.tokenId,
       });
     written = { ...decision, record: next };
     told = announced.told;

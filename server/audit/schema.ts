@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { refuseForbiddenText } from '../free-text.ts';
+import { PublishTokenId } from '../publish-tokens/schema.ts';
 
 /**
  * What the audit log records: every change of what the depot serves or who may use it (issue 29
@@ -43,8 +44,13 @@ export const AuditRecord = z.strictObject({
   action: z.enum(AUDIT_ACTIONS),
   /** The version id, username, server id, webhook id or publishing token id changed. */
   target: z.string().min(1).max(200),
-  /** `--by` or the OS user, and with a publishing token `<user> (token <id>)`. */
+  /** `--by`, the OS user, or a publishing token's user (records before issue 42: `<user> (token <id>)`). */
   actor: z.string().min(1).max(100).superRefine(refuseForbiddenText()),
+  /**
+   * The publishing token a change came with (the API's changes only): a field of its own, so that
+   * no `--by` text can read as a token's record.
+   */
+  tokenId: PublishTokenId.optional(),
   changes: Changes,
 });
 export type AuditRecord = z.infer<typeof AuditRecord>;

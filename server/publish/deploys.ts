@@ -3,6 +3,9 @@ import type { AuditStore } from '../audit/store/contract.ts';
 import type { Log } from '../helpers/log.ts';
 import { runAfterSwap, type AfterSwapResult } from './after-swap.ts';
 
+/** Who published the change a run deploys: the token's user and the token, as the audit log names them. */
+type DeployActor = { actor: string; tokenId: string };
+
 /**
  * AFTER_SWAP after each swap a publish makes (issue 30 item 5), one run at a time: two runs at once
  * would be two rsyncs into one destination. Each run copies the tree served when its turn comes, so a
@@ -10,12 +13,12 @@ import { runAfterSwap, type AfterSwapResult } from './after-swap.ts';
  */
 export type Deploys = {
   /** AFTER_SWAP on the tree served now (after any run under way): the publish's answer waits for it. */
-  run(actor: string): Promise<AfterSwapResult>;
+  run(by: DeployActor): Promise<AfterSwapResult>;
   /**
    * Once a publish's whole command has finished (its full build swapped in later trees): AFTER_SWAP
    * again if the tree served then is not the one last copied. Never rejects; a failure is logged.
    */
-  follow(finished: Promise<unknown>, actor: string): void;
+  follow(finished: Promise<unknown>, by: DeployActor): void;
 };
 
 export type DeploysOptions = {
@@ -39,15 +42,15 @@ export function createDeploys(options: DeploysOptions): Deploys {
     tail = turn.catch(() => undefined);
     return turn;
   };
-  const deploy = async (actor: string, tree: string) => {
+  const deploy = async (by: DeployActor, tree: string) => {
     lastTree = tree;
     const result = await runAfterSwap(command, tree, log, options.timeoutMs);
-    if (!result.ok) await recordFailure(options, actor, tree, result);
+    if (!result.ok) await recordFailure(options, by, tree, result);
     return result;
   };
   return {
-    run: (actor) => enqueue(async () => deploy(actor, await options.servedTree())),
-    follow(finished, actor) {
+    run: (by) => enqueue(async () => deploy(by, await options.servedTree())),
+    follow(finished, by) {
       const settled = finished.then(
         () => undefined,
         () => undefined,
@@ -56,7 +59,7 @@ export function createDeploys(options: DeploysOptions): Deploys {
         .then(() =>
           enqueue(async () => {
             const tree = await options.servedTree();
-            if (tree !== lastTree) await deploy(actor, tree);
+            if (tree !== lastTree) await deploy(by, tree);
           }),
         )
         .catch((error: unknown) => log.warn(`[publish] AFTER_SWAP after the build could not run: ${String(error)}`));
@@ -65,7 +68,7 @@ export function createDeploys(options: DeploysOptions): Deploys {
 }
 
 /** A failed run: one warning line and one audit record (`deploy fail`); a record that cannot be stored is said. */
-async function recordFailure(options: DeploysOptions, actor: string, tree: string, result: AfterSwapResult) {
+async function recordFailure(options: DeploysOptions, by: DeployActor, tree: string, result: AfterSwapResult) {
   const exit = result.exitCode ?? 'none';
   options.log.warn(
     `[publish] AFTER_SWAP failed (exit ${exit}) on tree ${basename(tree)}; this origin serves it, AFTER_SWAP's destination does not`,
@@ -75,7 +78,8 @@ async function recordFailure(options: DeploysOptions, actor: string, tree: strin
       at: new Date(options.now()).toISOString(),
       action: 'deploy fail',
       target: basename(tree),
-      actor,
+      actor: by.actor,
+      tokenId: by.tokenId,
       changes: { exitCode: result.exitCode, tree },
     });
   } catch (error) {

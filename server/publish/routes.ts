@@ -246,9 +246,9 @@ async function servedWhen(
  */
 async function deployServed(publishing: Publishing, publisher: Publisher, finished: Promise<unknown>[]) {
   if (!publishing.deploys) return {};
-  const actor = `${publisher.username} (token ${publisher.tokenId})`;
-  const deploy = await publishing.deploys.run(actor);
-  publishing.deploys.follow(Promise.allSettled(finished), actor);
+  const by = { actor: publisher.username, tokenId: publisher.tokenId };
+  const deploy = await publishing.deploys.run(by);
+  publishing.deploys.follow(Promise.allSettled(finished), by);
   return { deploy };
 }
 
