@@ -5,6 +5,7 @@ import { startOrigin } from './origin.ts';
 import { redactUrl } from './redis.ts';
 import { loadSharp } from './brands/sharp.ts';
 import { sweepLeftovers } from './sweep-leftovers.ts';
+import { hideSecrets } from './helpers/hide-secrets.ts';
 
 /**
  * stdout carries one JSON object per line (pino, written in batches off the request path): request
@@ -12,7 +13,18 @@ import { sweepLeftovers } from './sweep-leftovers.ts';
  */
 const destination = pino.destination({ dest: 1, sync: false });
 const logger = pino(
-  { base: undefined, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } },
+  {
+    base: undefined,
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+    // Every message line passes hideSecrets (request entries' paths already have): no secret of
+    // ours a request carried reaches the log, whichever part writes it.
+    hooks: {
+      logMethod(args, method) {
+        method.apply(this, args.map((arg) => (typeof arg === 'string' ? hideSecrets(arg) : arg)) as typeof args);
+      },
+    },
+  },
   destination,
 );
 

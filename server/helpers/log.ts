@@ -1,3 +1,5 @@
+import { hideSecrets } from './hide-secrets.ts';
+
 /**
  * What the server's parts need of a logger. pino's satisfies it: main.ts makes one (stdout, one
  * JSON object per line) and gives each part a child that names it (`log.child({ component:
@@ -17,8 +19,8 @@ export type Log = {
  * lines name their part in their prefix.
  */
 export const STDERR_LINES: Log = {
-  warn: (line) => console.error(line),
-  info: (line) => console.error(line),
+  warn: (line) => console.error(hideSecrets(line)),
+  info: (line) => console.error(hideSecrets(line)),
   child: () => STDERR_LINES,
 };
 

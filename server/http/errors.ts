@@ -7,6 +7,7 @@ import { isJsonObject } from '../data-files.ts';
 import { PRIVATE_HEADERS, PUBLIC_HEADERS } from './cache.ts';
 import type { EndpointTable } from './endpoints.ts';
 import { rateLimitFields } from './event-context.ts';
+import { hideSecrets } from '../helpers/hide-secrets.ts';
 
 /**
  * The one error shape (SPEC 2.9): `{ "error": message, ...data }`. An error h3 did not get from us
@@ -33,7 +34,8 @@ function answerError(caught: HTTPError, event: H3Event, endpoints: EndpointTable
     status = 500;
     body = { error: 'Internal server error' };
   } else {
-    body = { error: error.message, ...(isJsonObject(error.data) ? error.data : {}) };
+    // An error may echo what the request said (a path, an id): never a secret pasted into it.
+    body = { error: hideSecrets(error.message), ...(isJsonObject(error.data) ? error.data : {}) };
   }
   const headers = new Headers(rateLimitFields(event));
   if (!error.unhandled) error.headers?.forEach((value, name) => headers.set(name, value));

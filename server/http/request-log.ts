@@ -3,6 +3,7 @@ import type { H3EventContext } from 'h3';
 import { guarded } from './after-response.ts';
 import { connectionClient } from './client-address.ts';
 import type { AnsweredFrom } from './event-context.ts';
+import { hideSecrets } from '../helpers/hide-secrets.ts';
 
 /** One structured line per request. Built from the request line (its path, secrets cut) and our own context, never from headers or the query, so never a token or key. */
 export type RequestLog = {
@@ -18,16 +19,14 @@ export type RequestLog = {
 };
 
 /**
- * A secret of ours pasted into a path (a client that put its token where an id goes): its prefix
- * stays, to say what kind it was, and the rest is cut. The query string is never logged at all.
+ * The path a log line shows: the request line's, without its query string (never logged) and
+ * without any secret of ours pasted into it (a client that put its token where an id goes): its
+ * kind stays, to say what it was, and the rest is cut, however it was spelled (hideSecrets).
  */
-const SECRET_IN_PATH = /(?<![A-Za-z0-9])(dp[ptkw]_)[A-Za-z0-9_%-]+/g;
-
-/** The path a log line shows: the request line's, without its query string and without any secret. */
 export function loggedPath(url: string | undefined): string {
   const query = url?.indexOf('?') ?? -1;
   const path = query === -1 ? (url ?? '/') : url!.slice(0, query);
-  return path.replace(SECRET_IN_PATH, '$1[redacted]');
+  return hideSecrets(path);
 }
 
 const CACHE_NAMES: Record<AnsweredFrom, RequestLog['cache']> = {
