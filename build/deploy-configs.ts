@@ -147,6 +147,10 @@ function publishLocations(maxBytes: number): string {
   });
   return `  location ~* ^/api/plugin-versions(?:/[^/]+)?/?$ {
     client_max_body_size ${bodyLimit};
+    # A publish goes on in @publish through error_page 419: a chunked body past the limit, found
+    # there while streaming, takes its error_page 413 only if the first one left error pages on
+    # (else nginx's own HTML page).
+    recursive_error_pages on;
     error_page 413 = @too_large;
     error_page 419 = @publish;
     if ($depot_route) {

@@ -196,6 +196,18 @@ else {
     assert.is(ctx.publish.received, 0);
   });
 
+  routing(
+    "a chunked upload (no Content-Length) past PUBLISH_MAX_BYTES is the same JSON 413, not nginx's page",
+    async () => {
+      const { status, contentType, body } = await chunkedUpload(MAX_BYTES + 4 * 2 ** 20);
+      assert.is(status, 413);
+      assert.is(contentType, 'application/json; charset=utf-8');
+      assert.equal(JSON.parse(body), {
+        error: `The upload is larger than PUBLISH_MAX_BYTES allows (${MAX_BYTES} bytes)`,
+      });
+    },
+  );
+
   routing('the upload streams through: the origin has its first bytes before the client sent the rest', async () => {
     const chunk = 256 * 1024;
     const request = httpRequest(`${ctx.nginx.url}/api/plugin-versions`, {
@@ -223,6 +235,41 @@ routing.run();
 const isVersionPath = (path: string) => /^\/api\/plugin-versions\/plugin-[^/?]+$/.test(path);
 
 /** Headers announcing `bytes` and no body sent: what nginx answers from Content-Length alone. */
+/** A POST whose body is sent chunked, 256 KiB at a time, until nginx answers or `most` bytes are sent. */
+function chunkedUpload(most: number): Promise<{ status: number; contentType: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(`${ctx.nginx.url}/api/plugin-versions`, {
+      method: 'POST',
+      agent: false,
+      headers: { 'content-type': 'multipart/form-data; boundary=x', 'transfer-encoding': 'chunked' },
+    });
+    let answered = false;
+    request.on('response', (response) => {
+      answered = true;
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        request.destroy();
+        resolve({
+          status: response.statusCode!,
+          contentType: String(response.headers['content-type']),
+          body: Buffer.concat(chunks).toString(),
+        });
+      });
+    });
+    request.on('error', (error) => (answered ? undefined : reject(error)));
+    request.setTimeout(20_000, () => request.destroy(new Error('no answer in 20 s')));
+    let sent = 0;
+    const next = () => {
+      if (answered || request.destroyed) return;
+      if (sent >= most) return void request.end();
+      sent += 256 * 1024;
+      request.write(Buffer.alloc(256 * 1024, 120), () => setImmediate(next));
+    };
+    next();
+  });
+}
+
 function rawUpload(bytes: number): Promise<{ status: number; contentType: string; body: string }> {
   return new Promise((resolve, reject) => {
     const request = httpRequest(`${ctx.nginx.url}/api/plugin-versions`, {
