@@ -2,7 +2,8 @@ import { copyFile, link, lstat, mkdir, readdir, readlink, rename, rm, symlink } 
 import { basename, dirname, join, resolve } from 'node:path';
 import { NO_LOG } from '../server/helpers/log.ts';
 import { currentTreeDir, openTree } from '../server/tree/open.ts';
-import { NOT_FOUND_PAGE, type RouteEntry } from '../server/tree/format.ts';
+import { NOT_FOUND_PAGE, TREE_NAME, type RouteEntry } from '../server/tree/format.ts';
+import { shownLine } from '../server/free-text.ts';
 import { RefusedError } from './changes/refused.ts';
 import { writeFileAtomic } from '../server/write-atomic.ts';
 import { staticLayoutConfigs, staticLayoutRuleCounts, type RuleCounts } from './static-layout-configs.ts';
@@ -50,6 +51,7 @@ export async function exportStatic(distDir: string, target: string, originUrl: s
       ms: Math.round(performance.now() - started),
     };
   }
+  await refuseForeignExports(exports);
   const routes = await readRoutes(treeDir);
   const configs = staticLayoutConfigs(routes, originUrl);
   const result = {
@@ -74,8 +76,30 @@ export async function exportStatic(distDir: string, target: string, originUrl: s
   await symlink(join(exports, tree), swapping);
   await rename(swapping, out);
   for (const name of await readdir(exports))
-    if (name !== tree) await rm(join(exports, name), { recursive: true, force: true });
+    if (name !== tree && isExportName(name)) await rm(join(exports, name), { recursive: true, force: true });
   return { ...result, unchanged: false, ms: Math.round(performance.now() - started) };
+}
+
+/** What this command writes in `<dir>.exports`: one export per tree, named as the tree, and one being written. */
+const isExportName = (name: string) => TREE_NAME.test(name.replace(/\.tmp-\d+$/, ''));
+
+/**
+ * Issue 42 item 4: the export removes older exports from `<dir>.exports`, so that folder must be
+ * its own. Refused when it is a symbolic link (its target's files would go) or not a folder, or
+ * holds a name the command never writes; nothing is written or removed then.
+ */
+async function refuseForeignExports(exports: string): Promise<void> {
+  const info = await lstat(exports).catch(() => null);
+  if (!info) return;
+  const refuse = (what: string) =>
+    new RefusedError(
+      `${shownLine(exports)} ${what}, which this command never makes; move it away or name another path`,
+    );
+  if (info.isSymbolicLink()) throw refuse('is a symbolic link');
+  if (!info.isDirectory()) throw refuse('is not a folder');
+  const foreign = (await readdir(exports)).filter((name) => !isExportName(name));
+  if (foreign.length > 0)
+    throw refuse(`holds ${shownLine(foreign[0]!)}${foreign.length > 1 ? ` and ${foreign.length - 1} more` : ''}`);
 }
 
 /** The tree's routes, a release's delta tree's as the origin serves them (its base's, less what changed). */

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import { suite } from 'uvu';
 import { assertNginxAccepts } from './nginx-check.ts';
 import * as assert from 'uvu/assert';
@@ -61,6 +61,33 @@ hosts.before(async () => {
   exported.configs = staticLayoutConfigs(ctx.manifest.routes, 'http://localhost:3000');
 });
 hosts.after(() => ctx.workspace.remove());
+hosts(
+  'export-static removes only its own exports: a folder it did not make, or a link, is refused untouched',
+  async () => {
+    const dir = ctx.workspace.dir;
+    // A <dir>.exports holding a file of someone else's.
+    await mkdir(join(dir, 'pub.exports'));
+    await writeFile(join(dir, 'pub.exports', 'precious.txt'), 'keep me');
+    // A <dir>.exports that is a link to another folder: its files are not the command's to remove.
+    await mkdir(join(dir, 'victim'));
+    await writeFile(join(dir, 'victim', 'data.txt'), 'keep me too');
+    await symlink(join(dir, 'victim'), join(dir, 'two.exports'));
+    for (const [name, why] of [
+      ['pub', /pub\.exports holds precious\.txt, which this command never makes/],
+      ['two', /two\.exports is a symbolic link, which this command never makes/],
+    ] as const) {
+      const refused = await runDepot(['export-static', join(dir, name)], ctx.workspace);
+      assert.is(refused.code, 1, name);
+      assert.match(refused.stderr, why);
+      assert.not.ok(existsSync(join(dir, name)), `${name}: no export written`);
+    }
+    assert.is(await readFile(join(dir, 'pub.exports', 'precious.txt'), 'utf8'), 'keep me');
+    assert.equal(await readdir(join(dir, 'victim')), ['data.txt']);
+    // The export of the suite's start still stands, its folder holding the tree's export alone.
+    assert.equal(await readdir(`${exported.dir}.exports`), [basename(ctx.treeDir)]);
+  },
+);
+
 hosts('the tree has no per-path _headers, _redirects or 404.html: no static host could take them', async () => {
   // 61,000 rules each at 10,000 versions, where Cloudflare Pages takes 2,100 and 100 (issue 32).
   for (const name of ['_headers', '_redirects', '404.html']) assert.not.ok(existsSync(join(ctx.treeDir, name)), name);
