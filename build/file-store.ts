@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { BrandSourceRecord, sourceFile } from '../server/brands/source-record.ts';
 import { parseFile, readJsonFile } from '../server/data-files.ts';
 import { ENCODINGS, ENCODING_EXTENSIONS } from '../server/http/compress.ts';
-import { FILES_DIR, TREES_DIR } from '../server/tree/format.ts';
+import { FILES_DIR, TREE_NAME, TREES_DIR } from '../server/tree/format.ts';
 import { splitManifest } from '../server/tree/manifest-text.ts';
 
 /**
@@ -73,19 +73,23 @@ export async function removeUnusedFiles(distDir: string): Promise<number> {
   const entries = new Set<string>();
   const used = new Set<string>();
   for (const tree of await readdir(treesDir)) {
-    if (tree.startsWith('.')) continue;
+    if (!TREE_NAME.test(tree)) continue;
     const names = await treeFileNames(join(treesDir, tree), entries);
     for (const name of names) used.add(name);
   }
   for (const entry of entries) for (const name of routeFileNames(entry)) used.add(name);
   let removed = 0;
   for (const name of await storeContents(distDir)) {
-    if (used.has(name)) continue;
+    // Only files the build wrote (issue 42 item 4): `<sha256>.<ext>[.<coding>]`; another is left alone.
+    if (used.has(name) || !STORE_FILE_NAME.test(name)) continue;
     await rm(join(distDir, STORE_DIR, name), { force: true });
     removed++;
   }
   return removed;
 }
+
+/** How the build names a file of the store: its content's sha256 and its extension, and a coding's. */
+const STORE_FILE_NAME = /^[0-9a-f]{64}(\.[a-z0-9]+)+$/;
 
 /** The names in the store now. */
 async function storeContents(distDir: string): Promise<Set<string>> {

@@ -1,4 +1,4 @@
-import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { lstat, lutimes, mkdir, readFile, readdir, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { suite } from 'uvu';
@@ -8,7 +8,9 @@ import { createApi } from '../server/app.ts';
 import { loadCatalog } from '../server/versions/catalog.ts';
 import { currentTreeDir, openTree } from '../server/tree/open.ts';
 import {
+  addPaperVersion,
   assertRefusesData,
+  pluginJar,
   liveContext,
   makeWorkspace,
   startTestOrigin,
@@ -180,3 +182,39 @@ parity('a removed tree file is not silently replaced: the origin answers 500 JSO
   }
 });
 parity.run();
+
+// Issue 42 item 4: a build removes from dist/trees and dist/files only what it made there (trees
+// and content-addressed files, by their names); a file or link of someone else's stays, and a
+// link's target is never followed.
+const cleaning = suite("the build's clean-up");
+cleaning('leaves a foreign file and a symbolic link in dist/trees and dist/files untouched', async () => {
+  const workspace = await makeWorkspace();
+  try {
+    const outside = join(workspace.dir, 'outside');
+    await mkdir(outside);
+    await writeFile(join(outside, 'keep.txt'), 'keep');
+    const planted: string[] = [];
+    for (const folder of ['trees', 'files']) {
+      const notes = join(workspace.distDir, folder, 'notes.txt');
+      const link = join(workspace.distDir, folder, 'elsewhere');
+      await writeFile(notes, 'mine');
+      await symlink(outside, link);
+      // Older than any tree: the first a pruning by age would take.
+      await utimes(notes, new Date('2020-01-01'), new Date('2020-01-01'));
+      await lutimes(link, new Date('2020-01-01'), new Date('2020-01-01'));
+      planted.push(notes, link);
+    }
+    for (const version of ['42.4.0', '42.4.1', '42.4.2']) {
+      await addPaperVersion(workspace.dataDir, version, pluginJar(version));
+      await runBuild({ dataDir: workspace.dataDir, distDir: workspace.distDir, site: false });
+    }
+    for (const path of planted) assert.ok((await lstat(path).catch(() => null)) !== null, `${path} is still there`);
+    assert.is(await readFile(join(outside, 'keep.txt'), 'utf8'), 'keep');
+    // The build's own older trees were pruned as before: the current one and two previous.
+    const trees = (await readdir(join(workspace.distDir, 'trees'))).filter((name) => /^[0-9a-f]{20}$/.test(name));
+    assert.is(trees.length, 3, trees.join(', '));
+  } finally {
+    await workspace.remove();
+  }
+});
+cleaning.run();

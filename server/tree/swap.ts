@@ -1,6 +1,6 @@
 import { readdir, rename, rm, stat, symlink, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CURRENT_LINK, TREES_DIR } from './format.ts';
+import { CURRENT_LINK, TREE_NAME, TREES_DIR } from './format.ts';
 import { readBuildRecord } from './previous.ts';
 
 /** Trees kept besides the current one, so requests that started on them can finish. */
@@ -36,7 +36,8 @@ export async function swapTree(distDir: string, stagingDir: string, name: string
  * of any kept delta tree (which serves its base's answers).
  */
 async function pruneTrees(treesDir: string, keep: string) {
-  const names = (await readdir(treesDir)).filter((n) => n !== keep && !n.startsWith('.'));
+  // Only trees the build made (issue 42 item 4): another name there is someone else's, left alone.
+  const names = (await readdir(treesDir)).filter((n) => n !== keep && TREE_NAME.test(n));
   const dated = await Promise.all(names.map(async (n) => ({ n, at: (await stat(join(treesDir, n))).mtimeMs })));
   dated.sort((a, b) => b.at - a.at);
   const kept = [keep, ...dated.slice(0, KEEP_PREVIOUS).map(({ n }) => n)];
