@@ -1,4 +1,4 @@
-import type { Redis, RedisOptions } from 'ioredis';
+import type { Command, Redis, RedisOptions } from 'ioredis';
 import { STDERR_LINES, type Log } from './helpers/log.ts';
 
 /**
@@ -11,9 +11,37 @@ export const REDIS_OPTIONS = {
   enableOfflineQueue: false,
   maxRetriesPerRequest: 1,
   connectTimeout: 2000,
-  commandTimeout: 1000,
   retryStrategy: (attempt: number) => Math.min(attempt * 200, 2000),
 } satisfies RedisOptions;
+
+/** How long a command may go unanswered (withCommandDeadline) before it fails as Redis being down. */
+const COMMAND_DEADLINE_MS = 1000;
+
+/**
+ * A deadline on every command of `client` that counts Redis's silence, not this process's own
+ * stalls. ioredis's commandTimeout is a plain timer: when the event loop was busy past it (a burst
+ * of requests on a loaded machine), the timer runs before the reply already waiting in the socket
+ * is read (timers come before I/O in a turn), and a Redis that answered at once reads as one that
+ * hangs: a 503, or the rate limit failing open. This one, once due, lets that turn's I/O run first
+ * (setImmediate), then fails the command as ioredis's would.
+ */
+export function withCommandDeadline(client: Redis, ms = COMMAND_DEADLINE_MS): Redis {
+  const send = client.sendCommand.bind(client);
+  client.sendCommand = (command: Command, stream?: Parameters<Redis['sendCommand']>[1]) => {
+    const sent = send(command, stream);
+    const timer = setTimeout(
+      () =>
+        setImmediate(() => {
+          if (!command.isResolved) command.reject(new Error('Command timed out'));
+        }),
+      ms,
+    );
+    const settled = () => clearTimeout(timer);
+    command.promise.then(settled, settled);
+    return sent;
+  };
+  return client;
+}
 
 /** Logs connection trouble once per outage, and the recovery. */
 export function watchRedis(client: Redis, url: string, log: Log = STDERR_LINES): Redis {

@@ -8,7 +8,7 @@ import { createStorage, type Driver, type Storage } from 'unstorage';
 import fsLiteDriver from 'unstorage/drivers/fs-lite';
 import memoryDriver from 'unstorage/drivers/memory';
 import type { Log } from './helpers/log.ts';
-import { REDIS_OPTIONS, watchRedis } from './redis.ts';
+import { REDIS_OPTIONS, watchRedis, withCommandDeadline } from './redis.ts';
 import { TEMPORARY_FILE, writeFileAtomic } from './write-atomic.ts';
 
 export type { Storage };
@@ -208,7 +208,7 @@ export function createRedisStorage(url: string, log?: Log): StateStore {
     'unstorage/drivers/redis',
   ) as typeof import('unstorage/drivers/redis').default;
   const driver = redisDriver({ url, base: REDIS_BASE, ...REDIS_OPTIONS });
-  const redis = watchRedis(driver.getInstance!() as Redis, url, log);
+  const redis = withCommandDeadline(watchRedis(driver.getInstance!() as Redis, url, log));
   return { storage: createStorage({ driver: failingAsUnavailable(driver) }), redis };
 }
 

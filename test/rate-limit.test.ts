@@ -3,7 +3,8 @@ import * as assert from 'uvu/assert';
 import { parseRateLimit } from '../server/http/rate-limit-policy.ts';
 import { createRateLimiter, type RateLimitState, type RateLimitWindow } from '../server/http/rate-limit.ts';
 import type { OriginOptions, RunningOrigin } from '../server/origin.ts';
-import { createFileStorage } from '../server/storage.ts';
+import { createFileStorage, createRedisStorage } from '../server/storage.ts';
+import { redisReady } from '../server/redis.ts';
 import {
   findProgram,
   makeWorkspace,
@@ -286,6 +287,35 @@ else {
     });
   };
   const getOther = (path: string) => fetch(redis.other.url + path);
+
+  shared(
+    "the origin's own stall past the command deadline is no Redis outage; a Redis that hangs still is",
+    async () => {
+      const { redis: client } = createRedisStorage(redis.server.url, NO_LOG);
+      try {
+        assert.ok(await redisReady(client!, 5_000), 'connected');
+        const answered = client!.ping();
+        // The event loop busy for 1.5 s (a burst of work on a loaded machine) while Redis answers at once.
+        const stalledUntil = performance.now() + 1_500;
+        while (performance.now() < stalledUntil);
+        assert.is(await answered, 'PONG');
+        redis.server.freeze();
+        try {
+          const started = performance.now();
+          const failed = await client!.ping().then(
+            () => null,
+            (error: Error) => error.message,
+          );
+          assert.is(failed, 'Command timed out');
+          assert.ok(performance.now() - started < 2_500, `failed after ${Math.round(performance.now() - started)} ms`);
+        } finally {
+          redis.server.thaw();
+        }
+      } finally {
+        client!.disconnect();
+      }
+    },
+  );
 
   shared('two origins count against one limit: the 101st request over both gets 429', async () => {
     await startPair();
