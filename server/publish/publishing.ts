@@ -11,7 +11,6 @@ export type Publishing = {
   uploadsDir: string;
   /** null: AFTER_SWAP is not set. */
   deploys: Deploys | null;
-  log: Log;
   /** Makes the changes (issue 41): a build worker, forked when a change comes. */
   changes: BuildWorker;
   /** Resolves when this origin serves its next tree: a change waits on it, not on a poll. */
@@ -47,5 +46,5 @@ export function createPublishing(
       })
     : null;
   const changes = createBuildWorker(parts.log);
-  return { maxBytes, uploadsDir, deploys, log: parts.log, changes, nextTree: parts.nextTree };
+  return { maxBytes, uploadsDir, deploys, changes, nextTree: parts.nextTree };
 }
