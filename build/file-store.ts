@@ -80,7 +80,7 @@ export async function removeUnusedFiles(distDir: string): Promise<number> {
   for (const entry of entries) for (const name of routeFileNames(entry)) used.add(name);
   let removed = 0;
   for (const name of await storeContents(distDir)) {
-    // Only files the build wrote (issue 42 item 4): `<sha256>.<ext>[.<coding>]`; another is left alone.
+    // Only files the build wrote (issue 42 item 4, STORE_FILE_NAME); another is left alone.
     if (used.has(name) || !STORE_FILE_NAME.test(name)) continue;
     await rm(join(distDir, STORE_DIR, name), { force: true });
     removed++;
@@ -88,8 +88,11 @@ export async function removeUnusedFiles(distDir: string): Promise<number> {
   return removed;
 }
 
-/** How the build names a file of the store: its content's sha256 and its extension, and a coding's. */
-const STORE_FILE_NAME = /^[0-9a-f]{64}(\.[a-z0-9]+)+$/;
+/**
+ * How the build names a file of the store: its content's sha256 and its extension, and a coding's;
+ * and one being written (`.tmp-<pid>-<n>`), which a killed build leaves.
+ */
+const STORE_FILE_NAME = /^[0-9a-f]{64}(\.[a-z0-9]+)+(\.tmp-\d+-[0-9a-f]+)?$/;
 
 /** The names in the store now. */
 async function storeContents(distDir: string): Promise<Set<string>> {
