@@ -2,7 +2,13 @@
 // NGINX_PUBLISH_ORIGIN alone, with PUBLISH_MAX_BYTES as the body limit, streamed through; reads go
 // where they went before. Two small loopback servers stand in for the origins: the test checks
 // nginx's routing, each upstream logging what reached it.
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type ClientRequest,
+  type IncomingHttpHeaders,
+  type Server,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -234,14 +240,18 @@ routing.run();
 
 const isVersionPath = (path: string) => /^\/api\/plugin-versions\/plugin-[^/?]+$/.test(path);
 
-/** Headers announcing `bytes` and no body sent: what nginx answers from Content-Length alone. */
-/** A POST whose body is sent chunked, 256 KiB at a time, until nginx answers or `most` bytes are sent. */
-function chunkedUpload(most: number): Promise<{ status: number; contentType: string; body: string }> {
+type UploadAnswer = { status: number; contentType: string; body: string };
+
+/** A POST to the publishing path with `headers`, its body written (or not) by `send`: nginx's answer. */
+function postUpload(
+  headers: Record<string, string>,
+  send: (request: ClientRequest, answered: () => boolean) => void,
+): Promise<UploadAnswer> {
   return new Promise((resolve, reject) => {
     const request = httpRequest(`${ctx.nginx.url}/api/plugin-versions`, {
       method: 'POST',
       agent: false,
-      headers: { 'content-type': 'multipart/form-data; boundary=x', 'transfer-encoding': 'chunked' },
+      headers: { 'content-type': 'multipart/form-data; boundary=x', ...headers },
     });
     let answered = false;
     request.on('response', (response) => {
@@ -259,38 +269,23 @@ function chunkedUpload(most: number): Promise<{ status: number; contentType: str
     });
     request.on('error', (error) => (answered ? undefined : reject(error)));
     request.setTimeout(20_000, () => request.destroy(new Error('no answer in 20 s')));
+    send(request, () => answered);
+  });
+}
+
+/** Headers announcing `bytes` and no body sent: what nginx answers from Content-Length alone. */
+const rawUpload = (bytes: number) =>
+  postUpload({ 'content-length': String(bytes) }, (request) => request.flushHeaders());
+
+/** A body sent chunked, 256 KiB at a time, until nginx answers or `most` bytes are sent. */
+const chunkedUpload = (most: number) =>
+  postUpload({ 'transfer-encoding': 'chunked' }, (request, answered) => {
     let sent = 0;
     const next = () => {
-      if (answered || request.destroyed) return;
+      if (answered() || request.destroyed) return;
       if (sent >= most) return void request.end();
       sent += 256 * 1024;
       request.write(Buffer.alloc(256 * 1024, 120), () => setImmediate(next));
     };
     next();
   });
-}
-
-function rawUpload(bytes: number): Promise<{ status: number; contentType: string; body: string }> {
-  return new Promise((resolve, reject) => {
-    const request = httpRequest(`${ctx.nginx.url}/api/plugin-versions`, {
-      method: 'POST',
-      agent: false,
-      headers: { 'content-type': 'multipart/form-data; boundary=x', 'content-length': String(bytes) },
-    });
-    request.on('response', (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => {
-        request.destroy();
-        resolve({
-          status: response.statusCode!,
-          contentType: String(response.headers['content-type']),
-          body: Buffer.concat(chunks).toString(),
-        });
-      });
-    });
-    request.on('error', reject);
-    request.setTimeout(10_000, () => request.destroy(new Error('no answer in 10 s')));
-    request.flushHeaders();
-  });
-}

@@ -8,7 +8,16 @@ import { FormData, fetch } from 'undici';
 import { acquireBuildLock } from '../build/build-lock.ts';
 import { makePluginJar } from '../build/plugin-jar.ts';
 import type { PluginVersion } from '../server/versions/schema.ts';
-import { makeWorkspace, runDepot, spawnOrigin, until, type OriginProcess, type Workspace } from './helpers.ts';
+import {
+  makeWorkspace,
+  runDepot,
+  spawnOrigin,
+  startPublishing,
+  stopPublishing,
+  until,
+  type OriginProcess,
+  type Workspace,
+} from './helpers.ts';
 import { fillDisk, mountSmallDisk, type SmallDisk } from './small-disk.ts';
 
 const run = promisify(execFile);
@@ -69,31 +78,11 @@ async function start() {
   ctx.origin = await spawnOrigin(ctx.workspace);
 }
 
-async function stop() {
-  await until(
-    async () => (await readdir(ctx.workspace.distDir)).every((name) => name !== '.build.lock'),
-    'the last build',
-    120_000,
-  );
-  ctx.origin.child.kill('SIGTERM');
-  await ctx.origin.exited;
-}
-
 const changes = suite('publishing through the typed changes');
 changes.before(async () => {
-  ctx.workspace = await makeWorkspace();
-  const added = await runDepot(
-    ['token', 'add', 'alice', '--name', 'ci', '--scopes', 'publish,edit,withdraw', '--any-version'],
-    ctx.workspace,
-  );
-  assert.is(added.code, 0, added.stderr);
-  ctx.token = (JSON.parse(added.stdout) as { token: string }).token;
-  await start();
+  Object.assign(ctx, await startPublishing());
 });
-changes.after(async () => {
-  await stop();
-  await ctx.workspace.remove();
-});
+changes.after(() => stopPublishing(ctx));
 
 changes('a PATCH refused in part changes nothing: the channel stays, in data/ and served', async () => {
   const released = await publish(form('41.0.0'));

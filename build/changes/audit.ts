@@ -39,10 +39,8 @@ export function actorOf(by: string | undefined): string {
 
 /** Appends the record of `change`, made now, to the audit log in `state`; throws when it cannot be stored. */
 function recordChange(state: StateStore, change: Change, now: Date = new Date()): Promise<void> {
-  const { tokenId, ...rest } = change;
   const changes = JSON.parse(JSON.stringify(change.changes)) as AuditRecord['changes'];
-  const record = { at: now.toISOString(), ...rest, ...(tokenId === undefined ? {} : { tokenId }), changes };
-  return auditStore(state.storage, state.redis).append(record);
+  return auditStore(state.storage, state.redis).append({ at: now.toISOString(), ...change, changes });
 }
 
 /**

@@ -1,5 +1,4 @@
-/** A change's record is in data/: its id, and for a revision its new updatedAt (the served tree shows it soon after). */
-type Written = { id: string; updatedAt?: string | undefined };
+import type { Written } from '../../server/publish/worker-messages.ts';
 
 /** What a change says while it runs: its build's progress lines, and the moment its record is committed. */
 export type Progress = { log: (line: string) => void; written: (written: Written) => void };

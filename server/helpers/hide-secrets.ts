@@ -24,7 +24,6 @@ export function hideSecrets(text: string): string {
     if (next === decoded) break;
     decoded = next;
   }
-  SECRET.lastIndex = 0;
-  if (!SECRET.test(decoded)) return text;
-  return decoded.replace(SECRET, '$1[redacted]');
+  const hidden = decoded.replace(SECRET, '$1[redacted]');
+  return hidden === decoded ? text : hidden;
 }

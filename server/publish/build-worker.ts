@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { HTTPError } from 'h3';
 import type { Log } from '../helpers/log.ts';
 import { refusalError } from './refusal.ts';
-import { FromWorker, ToWorker, type ChangeCommand } from './worker-messages.ts';
+import { FromWorker, ToWorker, type ChangeCommand, type Written } from './worker-messages.ts';
 
 /**
  * Issue 41: the publishing API's changes, made by one build worker process (build/changes/worker.ts,
@@ -31,8 +31,6 @@ const BUSY = {
 
 /** A worker without a change for this long is let go (its memory with it). */
 const IDLE_MS = 60_000;
-
-export type Written = { id: string; updatedAt?: string | undefined };
 
 type ChangeRun = {
   /** The record is in data/ (its delta tree follows at once); null when nothing changed; rejected with the refusal as an HTTP error. */

@@ -11,7 +11,7 @@ import { PLUGIN_VERSION_ID } from '../versions/schema.ts';
 import type { PublishTokenStore } from '../publish-tokens/store/contract.ts';
 import { authenticatePublisher, requireScope, type Publisher } from './auth.ts';
 import { parsePublishMetadata } from './metadata.ts';
-import type { Written } from './build-worker.ts';
+import type { Written } from './worker-messages.ts';
 import { MinecraftOption, type ReviseRequest } from './change-requests.ts';
 import { receiveUpload } from './upload.ts';
 import { PublishPatch } from './patch.ts';

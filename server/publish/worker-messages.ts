@@ -24,13 +24,14 @@ const Refusal = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('conflict') }),
 ]);
 
+/** A change's record is in data/: its id, and for a revision its new updatedAt (the served tree shows it soon after). */
+const Written = z.strictObject({ id: z.string(), updatedAt: z.string().optional() });
+export type Written = z.infer<typeof Written>;
+
 /** From the worker, about change `id`: a progress line, its record committed, its end (done, refused or failed). */
 export const FromWorker = z.union([
   z.strictObject({ id: z.number().int(), log: z.string() }),
-  z.strictObject({
-    id: z.number().int(),
-    written: z.strictObject({ id: z.string(), updatedAt: z.string().optional() }),
-  }),
+  z.strictObject({ id: z.number().int(), written: Written }),
   z.strictObject({ id: z.number().int(), done: z.strictObject({ id: z.string(), unchanged: z.boolean().optional() }) }),
   z.strictObject({ id: z.number().int(), refused: z.string(), refusal: Refusal.nullable() }),
   /** `busy` (a 503 with Retry-After): the disk is full, or another build holds the build lock too long. `failed` is for the log. */
