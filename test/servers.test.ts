@@ -88,6 +88,23 @@ for (const [args, message] of refusals) {
     assert.match(result.stderr, message);
   });
 }
+cli('chart-url refuses hostile option values in one line that never repeats them', async () => {
+  const huge = 'x'.repeat(120_000);
+  const cases: [string, string, RegExp][] = [
+    ['--theme', 'dark\u202e', /^depot chart-url: --theme: must be light, dark or auto$/],
+    ['--expires', ']]>]]>', /^depot chart-url: --expires: must be a duration from 1m to 365d/],
+    ['--width', '$var', /^depot chart-url: --width: must be an integer from 200 to 2000$/],
+    ['--format', 'svg\u0007', /^depot chart-url: --format: must be svg, png, json or csv$/],
+    ['--background', huge, /^depot chart-url: --background: /],
+  ];
+  for (const [option, value, message] of cases) {
+    const result = await runDepot(['chart-url', ctx.accounts.publicServer.id, option, value], ctx.workspace);
+    assert.is(result.code, 1, option);
+    assert.match(result.stderr.trim(), message);
+    assert.is(result.stderr.trim().split('\n').length, 1, result.stderr.slice(0, 300));
+    assert.not.ok(result.stderr.includes(value), `${option}: the value is not repeated`);
+  }
+});
 cli.run();
 
 const http = suite('ingestion and charts over HTTP');
