@@ -74,6 +74,13 @@ async function childrenOf(pid: number): Promise<number[]> {
 const rssMiB = async (pid: number) =>
   Number(/VmRSS:\s+(\d+) kB/.exec(await readFile(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 
+/** The origin and its build worker (its child) killed at once, as a machine's crash would. */
+async function killOriginAndWorker() {
+  for (const pid of await childrenOf(ctx.origin.child.pid!)) process.kill(pid, 'SIGKILL');
+  ctx.origin.child.kill('SIGKILL');
+  await ctx.origin.exited;
+}
+
 async function start() {
   ctx.origin = await spawnOrigin(ctx.workspace);
 }
@@ -181,22 +188,22 @@ changes("a token does only what its scopes say, on its user's versions unless ma
 });
 
 changes(
-  'a release answered 201 is in the audit log, even when the origin and its worker are killed right after',
+  'a release answered 201 and a PATCH answered 200 are audited and served, even when the origin and its worker are killed right after',
   async () => {
+    const audited = async (id: string) => {
+      const audit = await runDepot(['audit', '--target', id], ctx.workspace);
+      assert.is(audit.code, 0, audit.stderr);
+      return audit.stdout
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as { action: string; actor: string; tokenId?: string });
+    };
     const released = await publish(form('41.2.0'));
     assert.is(released.status, 201, released.body.error);
-    // The worker is the origin's child: both are killed, as a machine's crash would.
-    const workers = await childrenOf(ctx.origin.child.pid!);
-    for (const pid of workers) process.kill(pid, 'SIGKILL');
-    ctx.origin.child.kill('SIGKILL');
-    await ctx.origin.exited;
-    const audit = await runDepot(['audit', '--target', released.body.version.id], ctx.workspace);
-    assert.is(audit.code, 0, audit.stderr);
-    const records = audit.stdout
-      .trim()
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as { action: string; actor: string; tokenId?: string });
+    const { id } = released.body.version;
+    await killOriginAndWorker();
+    const records = await audited(id);
     assert.equal(
       records.map((record) => record.action),
       ['release'],
@@ -205,8 +212,19 @@ changes(
     assert.match(records[0]!.tokenId!, /^tok_[0-9a-f]{12}$/);
     // The kill may have left the build lock; the next start takes it over. The release is served.
     await start();
-    const served = await fetch(`${ctx.origin.url}/api/plugin-versions/${released.body.version.id}`);
+    const served = await fetch(`${ctx.origin.url}/api/plugin-versions/${id}`);
     assert.is(served.status, 200, 'served after the restart');
+    // The other kind of change, through the same door.
+    const edited = await patch(id, { channel: 'beta' });
+    assert.is(edited.status, 200, edited.body.error);
+    await killOriginAndWorker();
+    assert.equal(
+      (await audited(id)).map((record) => record.action),
+      ['release', 'edit'],
+    );
+    await start();
+    const after = await fetch(`${ctx.origin.url}/api/plugin-versions/${id}`);
+    assert.is(((await after.json()) as { version: PluginVersion }).version.channel, 'beta', 'served after the restart');
   },
 );
 
